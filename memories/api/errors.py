@@ -1,0 +1,32 @@
+"""Map every failure to a JSON body that names the field and the problem."""
+
+from __future__ import annotations
+
+from django.db import DatabaseError
+from rest_framework import status
+from rest_framework.exceptions import ParseError
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from memories.embedding import EmbeddingError
+from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, MemoryNotFound):
+        return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, VersionConflict):
+        body = {"detail": str(exc), "current_version": exc.current_version}
+        if exc.superseded_by:
+            body["superseded_by"] = exc.superseded_by
+        return Response(body, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, InvalidOperation):
+        return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, EmbeddingError):
+        return Response({"detail": f"embedding service unavailable: {exc}"}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    if isinstance(exc, DatabaseError):
+        return Response({"detail": "database unavailable, nothing was written; retry later"},
+                        status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    if isinstance(exc, ParseError):
+        return Response({"body": [str(exc.detail)]}, status=status.HTTP_400_BAD_REQUEST)
+    return drf_exception_handler(exc, context)

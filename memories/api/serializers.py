@@ -1,0 +1,181 @@
+"""Input serializers validate; output serializers render. No rules live here."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import serializers
+
+from memories.models import MemoryHistory, MemoryItem, MemoryStatus, MemoryType
+from memories.search import MODES
+from memories.writing import MemorySpec
+
+
+class StrictCharField(serializers.CharField):
+    """A string, and only a string: 123 or true for a text field is a client bug."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictFloatField(serializers.FloatField):
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictIntegerField(serializers.IntegerField):
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictDictField(serializers.JSONField):
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("Expected a JSON object.")
+        return super().to_internal_value(data)
+
+
+class RejectUnknownFieldsMixin:
+    """Typos in field names are errors, not silently ignored options."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = set(data) - set(self.fields)
+            if unknown:
+                raise serializers.ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
+        return super().to_internal_value(data)
+
+
+def _text_field(**kwargs) -> StrictCharField:
+    return StrictCharField(max_length=settings.MEMORY_MAX_TEXT_CHARS, trim_whitespace=True, **kwargs)
+
+
+def _scope_field() -> StrictCharField:
+    return StrictCharField(max_length=255, required=False, allow_blank=True, default="")
+
+
+def _tags_field() -> serializers.ListField:
+    return serializers.ListField(child=StrictCharField(max_length=100), required=False, default=list, max_length=50)
+
+
+class MemoryCreateSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    user_id = StrictCharField(max_length=255)
+    text = _text_field()
+    memory_type = serializers.ChoiceField(choices=MemoryType.values, required=False, default="fact")
+    importance = StrictFloatField(min_value=0, max_value=1, required=False, default=0.5)
+    tags = _tags_field()
+    data = StrictDictField(required=False, default=dict)
+    agent_id = _scope_field()
+    session_id = _scope_field()
+    group_id = _scope_field()
+    valid_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+    def to_spec(self) -> MemorySpec:
+        return MemorySpec(**self.validated_data)
+
+
+class MemoryBatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    memories = MemoryCreateSerializer(many=True, allow_empty=False, max_length=settings.MEMORY_BATCH_MAX)
+
+    def to_specs(self) -> list[MemorySpec]:
+        return [MemorySpec(**m) for m in self.validated_data["memories"]]
+
+
+class MemoryPatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    text = _text_field(required=False)
+    importance = StrictFloatField(min_value=0, max_value=1, required=False)
+    tags = serializers.ListField(child=StrictCharField(max_length=100), required=False, max_length=50)
+    data = StrictDictField(required=False)
+    expected_version = StrictIntegerField(min_value=1, required=False)
+
+    def validate(self, attrs):
+        if not set(attrs) - {"expected_version"}:
+            raise serializers.ValidationError({"non_field_errors": ["Nothing to change: give text, importance, "
+                                                                    "tags or data."]})
+        return attrs
+
+
+class MemorySearchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    user_id = StrictCharField(max_length=255)
+    query = StrictCharField(max_length=2000)
+    mode = serializers.ChoiceField(choices=MODES, required=False, default="hybrid")
+    memory_types = serializers.ListField(child=serializers.ChoiceField(choices=MemoryType.values), required=False,
+                                         allow_empty=False)
+    tags = serializers.ListField(child=StrictCharField(max_length=100), required=False, allow_empty=False)
+    start_time = serializers.DateTimeField(required=False)
+    end_time = serializers.DateTimeField(required=False)
+    as_of = serializers.DateTimeField(required=False)
+    min_score = StrictFloatField(required=False, min_value=0)
+    limit = StrictIntegerField(required=False, default=10, min_value=1, max_value=settings.SEARCH_MAX_LIMIT)
+
+    def validate(self, attrs):
+        start, end = attrs.get("start_time"), attrs.get("end_time")
+        if start and end and start > end:
+            raise serializers.ValidationError({"end_time": ["end_time must not be before start_time."]})
+        return attrs
+
+
+class MemorySerializer(serializers.ModelSerializer):
+    superseded_by = serializers.UUIDField(source="superseded_by_id", read_only=True, allow_null=True)
+
+    class Meta:
+        model = MemoryItem
+        fields = [
+            "id", "user_id", "agent_id", "session_id", "group_id", "memory_type", "text", "data", "tags",
+            "importance", "confidence", "status", "version", "content_hash", "valid_at", "invalid_at",
+            "created_at", "expired_at", "updated_at", "superseded_by", "embedding_state",
+        ]
+        read_only_fields = fields
+
+
+class WriteResultSerializer(serializers.Serializer):
+    operation = serializers.ChoiceField(choices=["ADD", "NOOP", "UPDATE", "DELETE"])
+    reason = serializers.CharField(allow_blank=True)
+    memory = MemorySerializer()
+
+
+class BatchResultSerializer(serializers.Serializer):
+    results = WriteResultSerializer(many=True)
+
+
+class ScoreSerializer(serializers.Serializer):
+    semantic = serializers.FloatField(allow_null=True)
+    keyword = serializers.FloatField(allow_null=True)
+    fusion = serializers.FloatField()
+    recency = serializers.FloatField()
+    importance = serializers.FloatField()
+    stage = serializers.FloatField()
+
+
+class SearchResultSerializer(serializers.Serializer):
+    memory = MemorySerializer()
+    score = serializers.FloatField()
+    scores = ScoreSerializer()
+
+
+class SearchResponseSerializer(serializers.Serializer):
+    results = SearchResultSerializer(many=True)
+
+
+class HistorySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MemoryHistory
+        fields = ["id", "memory_id", "event", "old_text", "new_text", "old_data", "new_data", "actor", "reason",
+                  "job_id", "created_at"]
+        read_only_fields = fields
+
+
+class ErasureSerializer(serializers.Serializer):
+    user_id = serializers.CharField()
+    memories = serializers.IntegerField()
+    vectors = serializers.IntegerField()
+    sources = serializers.IntegerField()
+    history_scrubbed = serializers.IntegerField()
+
+
+MEMORY_STATUSES = MemoryStatus.values

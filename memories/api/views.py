@@ -1,0 +1,115 @@
+"""HTTP views: validate input, call one service or selector, render output."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories import selectors, writing
+from memories.api.filters import MemoryFilter
+from memories.api.serializers import (
+    BatchResultSerializer,
+    ErasureSerializer,
+    HistorySerializer,
+    MemoryBatchSerializer,
+    MemoryCreateSerializer,
+    MemoryPatchSerializer,
+    MemorySearchSerializer,
+    MemorySerializer,
+    SearchResponseSerializer,
+    WriteResultSerializer,
+)
+from memories.health import service_health
+from memories.models import MemoryStatus
+from memories.search import SearchQuery, memory_search
+
+
+def _write_result(result: writing.WriteResult) -> dict:
+    return {"operation": result.operation, "reason": result.reason, "memory": MemorySerializer(result.memory).data}
+
+
+class MemoryListCreateView(generics.ListAPIView):
+    serializer_class = MemorySerializer
+    filterset_class = MemoryFilter
+
+    def get_queryset(self):
+        return selectors.memory_list(tenant=self.request.user.tenant)
+
+    @extend_schema(request=MemoryCreateSerializer, responses={201: WriteResultSerializer})
+    def post(self, request):
+        serializer = MemoryCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = writing.memory_create(tenant=request.user.tenant, spec=serializer.to_spec(), actor=request.user.actor)
+        return Response(_write_result(result), status=status.HTTP_201_CREATED)
+
+
+class MemoryBatchView(APIView):
+    @extend_schema(request=MemoryBatchSerializer, responses={201: BatchResultSerializer})
+    def post(self, request):
+        serializer = MemoryBatchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        results = writing.memory_create_batch(tenant=request.user.tenant, specs=serializer.to_specs(),
+                                              actor=request.user.actor)
+        return Response({"results": [_write_result(r) for r in results]}, status=status.HTTP_201_CREATED)
+
+
+class MemoryDetailView(APIView):
+    @extend_schema(responses={200: MemorySerializer, 404: OpenApiResponse(description="not found")})
+    def get(self, request, memory_id):
+        return Response(MemorySerializer(selectors.memory_get(tenant=request.user.tenant, memory_id=memory_id)).data)
+
+    @extend_schema(request=MemoryPatchSerializer, responses={200: WriteResultSerializer,
+                                                             409: OpenApiResponse(description="version conflict")})
+    def patch(self, request, memory_id):
+        serializer = MemoryPatchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = writing.memory_update(tenant=request.user.tenant, memory_id=memory_id, actor=request.user.actor,
+                                       **serializer.validated_data)
+        return Response(_write_result(result))
+
+    @extend_schema(responses={200: WriteResultSerializer})
+    def delete(self, request, memory_id):
+        result = writing.memory_set_status(tenant=request.user.tenant, memory_id=memory_id,
+                                           status=MemoryStatus.ARCHIVED, actor=request.user.actor,
+                                           reason="deleted through the API")
+        return Response(_write_result(result))
+
+
+class MemoryHistoryView(APIView):
+    @extend_schema(responses={200: HistorySerializer(many=True)})
+    def get(self, request, memory_id):
+        rows = selectors.memory_history(tenant=request.user.tenant, memory_id=memory_id)
+        return Response({"results": HistorySerializer(rows, many=True).data})
+
+
+class MemorySearchView(APIView):
+    @extend_schema(request=MemorySearchSerializer, responses={200: SearchResponseSerializer})
+    def post(self, request):
+        serializer = MemorySearchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        results = memory_search(tenant=request.user.tenant, query=SearchQuery(**serializer.validated_data))
+        return Response({"results": [
+            {"memory": MemorySerializer(r.memory).data, "score": r.score, "scores": r.scores} for r in results
+        ]})
+
+
+class UserMemoriesView(APIView):
+    @extend_schema(responses={200: ErasureSerializer})
+    def delete(self, request, user_id):
+        report = writing.user_forget(tenant=request.user.tenant, user_id=user_id, actor=request.user.actor)
+        return Response({"user_id": user_id, **report.__dict__})
+
+
+class HealthView(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses={200: OpenApiResponse(description="all essential parts work"),
+                              503: OpenApiResponse(description="an essential part is down")})
+    def get(self, request):
+        report = service_health()
+        code = status.HTTP_503_SERVICE_UNAVAILABLE if report["status"] == "unavailable" else status.HTTP_200_OK
+        return Response(report, status=code)

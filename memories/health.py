@@ -1,0 +1,63 @@
+"""Service health: each dependency checked, none of them allowed to raise."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import connection
+
+
+def _check_database() -> dict:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            row = cursor.fetchone()
+        return {"database": {"ok": True}, "vector_extension": {"ok": row is not None,
+                                                               "version": row[0] if row else None}}
+    except Exception as exc:  # noqa: BLE001 - health reports, never raises
+        return {"database": {"ok": False, "error": str(exc)[:300]}, "vector_extension": {"ok": False}}
+
+
+def _check_embedder() -> dict:
+    try:
+        from memories.embedding import get_embedder
+
+        embedder = get_embedder()
+        return {"ok": True, "provider": settings.EMBEDDING_PROVIDER, "model": embedder.name,
+                "dimensions": embedder.dimensions}
+    except Exception as exc:  # noqa: BLE001
+        return {"ok": False, "provider": settings.EMBEDDING_PROVIDER, "error": str(exc)[:300]}
+
+
+def _check_broker() -> dict:
+    if not settings.CELERY_BROKER_URL:
+        return {"ok": True, "mode": "eager"}
+    try:
+        from memory_project.celery import app
+
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+        return {"ok": True, "mode": "broker"}
+    except Exception as exc:  # noqa: BLE001
+        return {"ok": False, "mode": "broker", "error": str(exc)[:300]}
+
+
+def _check_redis() -> dict:
+    if not settings.REDIS_URL:
+        return {"ok": True, "enabled": False, "note": "REDIS_URL unset: working memory is off"}
+    try:
+        import redis
+
+        redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1).ping()
+        return {"ok": True, "enabled": True}
+    except Exception as exc:  # noqa: BLE001
+        return {"ok": False, "enabled": True, "error": str(exc)[:300]}
+
+
+def service_health() -> dict:
+    checks = {**_check_database(), "embedder": _check_embedder(), "broker": _check_broker(),
+              "working_memory": _check_redis()}
+    essential = ("database", "vector_extension", "embedder")
+    status = "ok" if all(checks[name]["ok"] for name in essential) else "unavailable"
+    if status == "ok" and not all(c["ok"] for c in checks.values()):
+        status = "degraded"
+    return {"status": status, "checks": checks}

@@ -1,0 +1,240 @@
+"""The memory record and its satellites (vectors, history, sources, review queue).
+
+Rules about changing these rows live in writing.py; nothing here has
+behaviour beyond field definitions and constraints.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import Q
+from pgvector.django import HalfVectorField
+
+
+class Tenant(models.Model):
+    """A customer: every memory, key and query belongs to exactly one."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "tenants"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ApiKey(models.Model):
+    """A client credential. Only the SHA-256 of the key is stored."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, db_index=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "api_keys"
+
+    def __str__(self) -> str:
+        return f"{self.tenant.name}:{self.prefix}"
+
+
+class MemoryType(models.TextChoices):
+    FACT = "fact"
+    EPISODIC = "episodic"
+    TRAIT = "trait"
+    PROFILE = "profile"
+    TASK = "task"
+    DOCUMENT = "document"
+
+
+class MemoryStatus(models.TextChoices):
+    PENDING = "pending"
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+    REJECTED = "rejected"
+
+
+class EmbeddingState(models.TextChoices):
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class MemoryItem(models.Model):
+    """One memory: the single source of truth, versioned and bitemporal.
+
+    valid_at/invalid_at are world time (when the fact held); created_at/
+    expired_at are system time (when this row was the current version).
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="memories")
+    user_id = models.CharField(max_length=255)
+    agent_id = models.CharField(max_length=255, blank=True, default="")
+    session_id = models.CharField(max_length=255, blank=True, default="")
+    group_id = models.CharField(max_length=255, blank=True, default="")
+    memory_type = models.CharField(max_length=16, choices=MemoryType.choices, default=MemoryType.FACT)
+    text = models.TextField()
+    data = models.JSONField(default=dict, blank=True)
+    importance = models.FloatField(default=0.5)
+    confidence = models.FloatField(default=1.0)
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    content_hash = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE)
+    valid_at = models.DateTimeField(null=True, blank=True)
+    invalid_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    expired_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField()
+    version = models.PositiveIntegerField(default=1)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    access_count = models.PositiveIntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    embedding_state = models.CharField(
+        max_length=16, choices=EmbeddingState.choices, default=EmbeddingState.PENDING
+    )
+    embedding_error = models.TextField(blank=True, default="")
+    # Full-text document: jieba-segmented, lower-cased text fed to to_tsvector('simple').
+    search_vector = SearchVectorField(null=True, editable=False)
+
+    class Meta:
+        db_table = "memory_items"
+        indexes = [
+            models.Index(fields=["tenant", "user_id", "-created_at"], name="memory_user_created"),
+            models.Index(fields=["tenant", "user_id", "memory_type"], name="memory_user_type"),
+            models.Index(fields=["tenant", "status", "-created_at"], name="memory_status_created"),
+            models.Index(fields=["tenant", "user_id", "valid_at", "invalid_at"], name="memory_user_valid"),
+            models.Index(
+                fields=["embedding_state"],
+                name="memory_needs_embedding",
+                condition=~Q(embedding_state="done"),
+            ),
+            GinIndex(fields=["search_vector"], name="memory_search_vector"),
+            GinIndex(fields=["tags"], name="memory_tags"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(importance__gte=0) & Q(importance__lte=1), name="memory_importance_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_range"
+            ),
+            models.CheckConstraint(condition=Q(memory_type__in=MemoryType.values), name="memory_type_known"),
+            models.CheckConstraint(condition=Q(status__in=MemoryStatus.values), name="memory_status_known"),
+            models.CheckConstraint(
+                condition=Q(embedding_state__in=EmbeddingState.values), name="memory_embedding_state_known"
+            ),
+            models.CheckConstraint(condition=~Q(user_id=""), name="memory_user_id_not_empty"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="memory_version_positive"),
+            # One current row per text per user: the dedupe hash is enforced, not just checked.
+            models.UniqueConstraint(
+                fields=["tenant", "user_id", "content_hash"],
+                condition=Q(expired_at__isnull=True, status__in=["active", "pending"]),
+                name="memory_unique_current_hash",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+    @property
+    def is_current(self) -> bool:
+        return self.expired_at is None
+
+
+class MemoryVector(models.Model):
+    """One embedded chunk of a memory, under one model.
+
+    tenant/user_id/memory_type/status are copied from the item (kept in step
+    by writing.py) so per-user vector search needs no join.
+    """
+
+    item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="vectors")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    user_id = models.CharField(max_length=255)
+    memory_type = models.CharField(max_length=16)
+    status = models.CharField(max_length=16)
+    chunk_index = models.PositiveSmallIntegerField(default=0)
+    chunk_text = models.TextField()
+    model = models.CharField(max_length=200)
+    dimensions = models.PositiveSmallIntegerField()
+    # Unsized halfvec: two models of different sizes can coexist during a
+    # switch. The HNSW index is per model, on a sized cast (see vector_index.py).
+    embedding = HalfVectorField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_vectors"
+        indexes = [
+            models.Index(fields=["tenant", "user_id", "model"], name="vector_user_model"),
+            models.Index(fields=["item", "model"], name="vector_item_model"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "model", "chunk_index"], name="vector_unique_chunk"),
+        ]
+
+
+class HistoryEvent(models.TextChoices):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    SUPERSEDE = "SUPERSEDE"
+    MERGE = "MERGE"
+    APPROVE = "APPROVE"
+    REJECT = "REJECT"
+    RESTORE = "RESTORE"
+    INVALIDATE = "INVALIDATE"
+    ERASE = "ERASE"
+    STAGE_CHANGE = "STAGE_CHANGE"
+
+
+class MemoryHistory(models.Model):
+    """Append-only audit of every change. memory_id is not a foreign key:
+    rows outlive an erased memory (with their content scrubbed)."""
+
+    memory_id = models.UUIDField(db_index=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    user_id = models.CharField(max_length=255)
+    event = models.CharField(max_length=16, choices=HistoryEvent.choices)
+    old_text = models.TextField(null=True, blank=True)
+    new_text = models.TextField(null=True, blank=True)
+    old_data = models.JSONField(null=True, blank=True)
+    new_data = models.JSONField(null=True, blank=True)
+    actor = models.CharField(max_length=150)
+    reason = models.TextField(blank=True, default="")
+    job_id = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        db_table = "memory_history"
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["tenant", "user_id", "-created_at"], name="history_user_created")]
+        constraints = [
+            models.CheckConstraint(condition=Q(event__in=HistoryEvent.values), name="history_event_known"),
+        ]
+
+
+class MemorySource(models.Model):
+    """Where a memory came from: a session and the message indices in it."""
+
+    item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="sources")
+    session_id = models.CharField(max_length=255, blank=True, default="")
+    message_indices = ArrayField(models.PositiveIntegerField(), default=list, blank=True)
+    job_id = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_sources"
+        indexes = [models.Index(fields=["session_id"], name="source_session")]

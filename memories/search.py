@@ -1,0 +1,287 @@
+"""Every rule about finding a memory: semantic, keyword and hybrid retrieval,
+reciprocal rank fusion and the final score.
+
+final score = fusion x (1 + recency bonus + importance bonus + trait stage boost),
+with each part returned so a person can see why a memory came back.
+
+The vector side picks its plan by the user's size: a user's own rows by
+b-tree with exact distance (sub-millisecond, recall 1.0) up to
+SEARCH_EXACT_MAX_ROWS vectors, the per-model HNSW index with iterative scan
+beyond that and for tenant-wide search.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memories.embedding import Embedder, embed_query, get_embedder
+from memories.models import MemoryItem, MemoryStatus, Tenant
+from memories.text import query_tokens, tsquery_from_tokens
+
+MODES = ("semantic", "keyword", "hybrid")
+RECENCY_WEIGHT = 0.15
+RECENCY_SCALE_SECONDS = 30 * 24 * 3600.0
+IMPORTANCE_WEIGHT = 0.15
+STAGE_BOOST = {"core": 0.25, "established": 0.15, "emerging": 0.05}
+ACTIVE_TRAIT_STAGES = tuple(STAGE_BOOST)
+
+
+@dataclass
+class SearchQuery:
+    query: str
+    user_id: str | None = None  # None: tenant-wide
+    mode: str = "hybrid"
+    memory_types: list[str] | None = None
+    tags: list[str] | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    as_of: datetime | None = None
+    min_score: float | None = None
+    limit: int = 10
+
+
+@dataclass
+class ScoredMemory:
+    memory: MemoryItem
+    score: float
+    scores: dict = field(default_factory=dict)
+
+
+@dataclass
+class SearchPlan:
+    """How the vector side ran; returned for benchmarks and debugging."""
+
+    vector_plan: str = ""  # exact | hnsw | none
+    candidates_semantic: int = 0
+    candidates_keyword: int = 0
+
+
+# --------------------------------------------------------------------------- filters
+
+
+def _item_filters(tenant: Tenant, q: SearchQuery, now: datetime) -> tuple[str, list]:
+    """SQL conditions on memory_items (alias m) shared by both retrievers."""
+    clauses = ["m.tenant_id = %s"]
+    params: list = [tenant.id]
+    if q.user_id is not None:
+        clauses.append("m.user_id = %s")
+        params.append(q.user_id)
+    if q.as_of is not None:
+        # Bitemporal: recorded by then and not yet replaced, and true in the world then.
+        clauses.append(
+            "m.created_at <= %s AND (m.expired_at IS NULL OR m.expired_at > %s)"
+            " AND (m.valid_at IS NULL OR m.valid_at <= %s) AND (m.invalid_at IS NULL OR m.invalid_at > %s)"
+            " AND m.status IN ('active', 'archived')"
+        )
+        params += [q.as_of] * 4
+    else:
+        clauses.append("m.expired_at IS NULL AND m.status = 'active' AND (m.invalid_at IS NULL OR m.invalid_at > %s)")
+        params.append(now)
+    if q.memory_types:
+        clauses.append("m.memory_type = ANY(%s)")
+        params.append(list(q.memory_types))
+    if q.tags:
+        clauses.append("m.tags && %s::varchar[]")
+        params.append(list(q.tags))
+    if q.start_time is not None:
+        clauses.append("COALESCE(m.valid_at, m.created_at) >= %s")
+        params.append(q.start_time)
+    if q.end_time is not None:
+        clauses.append("COALESCE(m.valid_at, m.created_at) <= %s")
+        params.append(q.end_time)
+    return " AND ".join(clauses), params
+
+
+# --------------------------------------------------------------------------- retrievers
+
+
+def _vector_literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.6g}" for x in vector.tolist()) + "]"
+
+
+def _user_vector_count(tenant: Tenant, user_id: str, model: str, cap: int) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memory_vectors WHERE tenant_id = %s AND user_id = %s"
+            " AND model = %s LIMIT %s) AS s",
+            [tenant.id, user_id, model, cap + 1],
+        )
+        return cursor.fetchone()[0]
+
+
+def choose_vector_plan(tenant: Tenant, user_id: str | None, model: str) -> str:
+    if user_id is None:
+        return "hnsw"
+    cap = settings.SEARCH_EXACT_MAX_ROWS
+    return "exact" if _user_vector_count(tenant, user_id, model, cap) <= cap else "hnsw"
+
+
+def semantic_candidates(
+    tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, dimensions: int, pool: int, now: datetime,
+    plan: str,
+) -> list[tuple[str, float]]:
+    """(memory id, cosine distance of its best chunk), nearest first."""
+    where, params = _item_filters(tenant, q, now)
+    literal = _vector_literal(vector)
+    if plan == "exact":
+        sql = f"""
+            SELECT v.item_id, MIN(v.embedding <=> %s::halfvec) AS distance
+            FROM memory_vectors v JOIN memory_items m ON m.id = v.item_id
+            WHERE v.tenant_id = %s AND v.user_id = %s AND v.model = %s AND {where}
+            GROUP BY v.item_id ORDER BY distance LIMIT %s"""
+        args = [literal, tenant.id, q.user_id, model, *params, pool]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, args)
+            return [(str(r[0]), float(r[1])) for r in cursor.fetchall()]
+    # HNSW: the sized cast and model predicate match the per-model partial index.
+    user_clause = "AND v.user_id = %s" if q.user_id is not None else ""
+    status_clause = "" if q.as_of is not None else "AND v.status = 'active'"
+    overfetch = pool * 4
+    sql = f"""
+        WITH nearest AS MATERIALIZED (
+            SELECT v.item_id, v.embedding::halfvec({dimensions}) <=> %s::halfvec({dimensions}) AS distance
+            FROM memory_vectors v
+            WHERE v.model = %s AND v.tenant_id = %s {user_clause} {status_clause}
+            ORDER BY v.embedding::halfvec({dimensions}) <=> %s::halfvec({dimensions})
+            LIMIT %s
+        )
+        SELECT n.item_id, MIN(n.distance) AS distance
+        FROM nearest n JOIN memory_items m ON m.id = n.item_id
+        WHERE {where}
+        GROUP BY n.item_id ORDER BY distance LIMIT %s"""
+    args = [literal, model, tenant.id, *([q.user_id] if q.user_id is not None else []), literal, overfetch,
+            *params, pool]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {max(int(settings.SEARCH_HNSW_EF), overfetch)}")
+        cursor.execute(sql, args)
+        return [(str(r[0]), float(r[1])) for r in cursor.fetchall()]
+
+
+def keyword_candidates(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> list[tuple[str, float]]:
+    """(memory id, full-text rank), best first. Query words are OR-ed; ts_rank_cd
+    with length normalisation orders them."""
+    tokens = query_tokens(q.query)
+    if not tokens:
+        return []
+    where, params = _item_filters(tenant, q, now)
+    sql = f"""
+        SELECT m.id, ts_rank_cd(m.search_vector, query, 1) AS rank
+        FROM memory_items m, to_tsquery('simple', %s) AS query
+        WHERE {where} AND m.search_vector @@ query
+        ORDER BY rank DESC, m.created_at DESC LIMIT %s"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [tsquery_from_tokens(tokens), *params, pool])
+        return [(str(r[0]), float(r[1])) for r in cursor.fetchall()]
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def recency_bonus(memory: MemoryItem, now: datetime) -> float:
+    """0..0.15, halving roughly every three weeks; emotionally charged memories fade slower."""
+    moment = memory.valid_at or memory.created_at
+    age = max((now - moment).total_seconds(), 0.0)
+    arousal = 0.0
+    emotion = memory.data.get("emotion") if isinstance(memory.data, dict) else None
+    if isinstance(emotion, dict):
+        try:
+            arousal = min(max(float(emotion.get("arousal", 0) or 0), 0.0), 1.0)
+        except (TypeError, ValueError):
+            arousal = 0.0
+    return RECENCY_WEIGHT * math.exp(-age / (RECENCY_SCALE_SECONDS * (1 + arousal * 0.5)))
+
+
+def importance_bonus(memory: MemoryItem) -> float:
+    return IMPORTANCE_WEIGHT * (memory.importance if memory.importance is not None else 0.5)
+
+
+def _trait_stages(ids: list[str]) -> dict[str, str]:
+    from traits.models import Trait
+
+    if not ids:
+        return {}
+    return {str(k): v for k, v in Trait.objects.filter(memory_id__in=ids).values_list("memory_id", "stage")}
+
+
+def reciprocal_rank_fusion(ranked_lists: list[list[str]], k: int) -> dict[str, float]:
+    fused: dict[str, float] = {}
+    for ranked in ranked_lists:
+        for rank, memory_id in enumerate(ranked, start=1):
+            fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+def memory_search(
+    *, tenant: Tenant, query: SearchQuery, embedder: Embedder | None = None, plan: SearchPlan | None = None
+) -> list[ScoredMemory]:
+    """Search one user's (or the tenant's) memories; see the module docstring."""
+    if query.mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}")
+    now = timezone.now()
+    plan = plan or SearchPlan()
+    pool = max(query.limit * 3, 50)
+    semantic: list[tuple[str, float]] = []
+    keyword: list[tuple[str, float]] = []
+
+    if query.mode in ("semantic", "hybrid"):
+        embedder = embedder or get_embedder()
+        vector = embed_query(query.query, embedder)
+        plan.vector_plan = choose_vector_plan(tenant, query.user_id, embedder.name)
+        semantic = semantic_candidates(tenant, query, vector, embedder.name, embedder.dimensions, pool, now,
+                                       plan.vector_plan)
+    if query.mode in ("keyword", "hybrid"):
+        keyword = keyword_candidates(tenant, query, pool, now)
+    plan.candidates_semantic, plan.candidates_keyword = len(semantic), len(keyword)
+
+    fused = reciprocal_rank_fusion([[i for i, _ in semantic], [i for i, _ in keyword]], settings.SEARCH_RRF_K)
+    if not fused:
+        return []
+    similarity = {i: 1.0 - d for i, d in semantic}
+    keyword_rank = dict(keyword)
+    items = {str(m.id): m for m in MemoryItem.objects.filter(id__in=list(fused))}
+    stages = _trait_stages([i for i, m in items.items() if m.memory_type == "trait"])
+
+    results: list[ScoredMemory] = []
+    for memory_id, fusion in fused.items():
+        memory = items.get(memory_id)
+        if memory is None:
+            continue
+        stage = stages.get(memory_id)
+        if memory.memory_type == "trait" and stage not in ACTIVE_TRAIT_STAGES:
+            continue  # trends, candidates and dissolved traits are not shown to agents
+        recency = recency_bonus(memory, now)
+        importance = importance_bonus(memory)
+        stage_boost = STAGE_BOOST.get(stage or "", 0.0)
+        score = fusion * (1.0 + recency + importance + stage_boost)
+        if query.min_score is not None and score < query.min_score:
+            continue
+        results.append(ScoredMemory(memory=memory, score=score, scores={
+            "semantic": similarity.get(memory_id),
+            "keyword": keyword_rank.get(memory_id),
+            "fusion": fusion,
+            "recency": recency,
+            "importance": importance,
+            "stage": stage_boost,
+        }))
+    results.sort(key=lambda r: (-r.score, str(r.memory.id)))
+    return results[: query.limit]
+
+
+def exact_tenant_neighbours(tenant: Tenant, vector: np.ndarray, model: str, limit: int) -> list[str]:
+    """Brute-force nearest vectors tenant-wide: the ground truth for HNSW recall."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_indexscan = off")
+        cursor.execute(
+            "SELECT item_id FROM memory_vectors WHERE tenant_id = %s AND model = %s AND status = %s"
+            " ORDER BY embedding <=> %s::halfvec LIMIT %s",
+            [tenant.id, model, MemoryStatus.ACTIVE, _vector_literal(vector), limit],
+        )
+        return [str(r[0]) for r in cursor.fetchall()]

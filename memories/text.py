@@ -1,0 +1,96 @@
+"""Text rules shared by writes and search: normalisation, dedupe hash, segmentation.
+
+Postgres has no Chinese parser here, so documents and queries are segmented
+in Python (jieba) and indexed with the 'simple' configuration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import unicodedata
+from functools import lru_cache
+
+_WHITESPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_jieba_lock = threading.Lock()
+
+# Function words that match nearly every memory; dropped from keyword queries.
+ENGLISH_STOPWORDS = frozenset(
+    """a an the and or but if then of at by for with about against between into through during before
+    after above below to from up down in out on off over under again further once here there when where
+    why how all any both each few more most other some such no nor not only own same so than too very
+    s t can will just don should now i me my myself we our ours ourselves you your yours yourself
+    yourselves he him his himself she her hers herself it its itself they them their theirs themselves
+    what which who whom this that these those am is are was were be been being have has had having do
+    does did doing would could ought i'm you're he's she's it's we're they're i've you've we've
+    they've i'd you'd he'd she'd we'd they'd i'll you'll he'll she'll we'll they'll isn't aren't
+    wasn't weren't hasn't haven't hadn't doesn't didn't won't wouldn't shan't shouldn't can't cannot
+    couldn't mustn't let's that's who's what's here's there's when's where's why's how's as until while
+    also get got like yes yeah oh wow really""".split()
+)
+CHINESE_STOPWORDS = frozenset("的 了 是 在 我 你 他 她 它 们 和 与 也 就 都 而 及 着 吗 呢 吧 啊 么 什么 怎么 哪 那 这 一个 有 没有 不".split())
+
+
+def normalize_text(text: str) -> str:
+    """The form two texts must share to count as the same memory."""
+    text = unicodedata.normalize("NFKC", text)
+    return _WHITESPACE.sub(" ", text).strip().casefold()
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
+
+
+def has_han(text: str) -> bool:
+    return bool(_HAN.search(text))
+
+
+@lru_cache(maxsize=1)
+def _jieba():
+    """Load jieba once per process (first load takes about 3 s)."""
+    with _jieba_lock:
+        import logging
+
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        jieba.initialize()
+        return jieba
+
+
+def index_tokens(text: str) -> list[str]:
+    """Tokens of a document for the full-text index (search-mode segmentation for Han)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    if has_han(text):
+        pieces = _jieba().cut_for_search(text)
+        return [t for piece in pieces for t in _WORD.findall(piece)]
+    return _WORD.findall(text)
+
+
+def query_tokens(text: str) -> list[str]:
+    """Content words of a query: precise-mode segmentation, stopwords dropped."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    if has_han(text):
+        pieces = _jieba().cut(text)
+        tokens = [t for piece in pieces for t in _WORD.findall(piece)]
+    else:
+        tokens = _WORD.findall(text)
+    seen: dict[str, None] = {}
+    for token in tokens:
+        if token in ENGLISH_STOPWORDS or token in CHINESE_STOPWORDS:
+            continue
+        seen.setdefault(token, None)
+    return list(seen)
+
+
+def index_document(text: str) -> str:
+    """The string stored through to_tsvector('simple', ...)."""
+    return " ".join(index_tokens(text))
+
+
+def tsquery_from_tokens(tokens: list[str]) -> str:
+    """An OR query over tokens; tokens are \\w+ only, so no quoting is needed."""
+    return " | ".join(tokens)

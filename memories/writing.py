@@ -1,0 +1,539 @@
+"""Every rule about changing a memory: save, update, supersede, invalidate,
+merge, archive, restore, forget.
+
+Each public function is one transaction and writes its MemoryHistory rows in
+it; embedding is enqueued only after commit. Views, admin actions, tasks and
+commands call these and nothing else to change a memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict
+from memories.models import (
+    EmbeddingState,
+    HistoryEvent,
+    MemoryHistory,
+    MemoryItem,
+    MemorySource,
+    MemoryStatus,
+    MemoryVector,
+    Tenant,
+)
+from memories.text import content_hash, index_document
+
+logger = logging.getLogger(__name__)
+
+CURRENT_STATUSES = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
+
+
+@dataclass
+class MemorySpec:
+    """What a client asks to remember; validated by the API before it gets here."""
+
+    user_id: str
+    text: str
+    memory_type: str = "fact"
+    importance: float = 0.5
+    confidence: float = 1.0
+    tags: list[str] = field(default_factory=list)
+    data: dict = field(default_factory=dict)
+    agent_id: str = ""
+    session_id: str = ""
+    group_id: str = ""
+    valid_at: datetime | None = None
+    status: str = MemoryStatus.ACTIVE
+    source_session_id: str = ""
+    source_message_indices: list[int] = field(default_factory=list)
+
+
+@dataclass
+class WriteResult:
+    operation: str  # ADD | NOOP | UPDATE | DELETE
+    memory: MemoryItem
+    reason: str = ""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _history(
+    memory: MemoryItem,
+    event: str,
+    *,
+    actor: str,
+    old_text: str | None = None,
+    new_text: str | None = None,
+    old_data: dict | None = None,
+    new_data: dict | None = None,
+    reason: str = "",
+    job_id: str = "",
+) -> MemoryHistory:
+    return MemoryHistory(
+        memory_id=memory.id,
+        tenant_id=memory.tenant_id,
+        user_id=memory.user_id,
+        event=event,
+        old_text=old_text,
+        new_text=new_text,
+        old_data=old_data,
+        new_data=new_data,
+        actor=actor,
+        reason=reason,
+        job_id=job_id,
+    )
+
+
+def _snapshot(memory: MemoryItem) -> dict:
+    """The non-text fields a history row records as old/new data."""
+    return {
+        "memory_type": memory.memory_type,
+        "importance": memory.importance,
+        "confidence": memory.confidence,
+        "tags": list(memory.tags),
+        "data": memory.data,
+        "status": memory.status,
+        "valid_at": memory.valid_at.isoformat() if memory.valid_at else None,
+        "invalid_at": memory.invalid_at.isoformat() if memory.invalid_at else None,
+        "version": memory.version,
+    }
+
+
+def _refresh_search_vectors(items: Sequence[MemoryItem]) -> None:
+    """Write the full-text vectors of freshly saved rows in one statement."""
+    if not items:
+        return
+    ids = [str(item.id) for item in items]
+    documents = [index_document(item.text) for item in items]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE memory_items AS m SET search_vector = to_tsvector('simple', d.doc)
+            FROM unnest(%s::uuid[], %s::text[]) AS d(id, doc) WHERE m.id = d.id
+            """,
+            [ids, documents],
+        )
+
+
+def _enqueue_embedding(item_ids: Iterable[uuid.UUID]) -> None:
+    ids = [str(i) for i in item_ids]
+    if not ids:
+        return
+
+    def send() -> None:
+        from memories.tasks import embed_memories
+
+        try:
+            embed_memories.delay(ids)
+        except Exception:  # broker down: the rows stay 'pending' for backfill
+            logger.exception("could not enqueue embedding for %d memories; backfill will pick them up", len(ids))
+
+    transaction.on_commit(send)
+
+
+def _sync_vector_status(items: Iterable[MemoryItem]) -> None:
+    for item in items:
+        MemoryVector.objects.filter(item_id=item.id).update(status=item.status, memory_type=item.memory_type)
+
+
+def _lock_memory(tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
+    try:
+        return MemoryItem.objects.select_for_update().get(tenant=tenant, id=memory_id)
+    except (MemoryItem.DoesNotExist, ValueError, TypeError):
+        raise MemoryNotFound(f"memory {memory_id} not found") from None
+
+
+def _check_version(memory: MemoryItem, expected_version: int | None) -> None:
+    if memory.expired_at is not None:
+        raise VersionConflict(
+            f"memory {memory.id} is no longer current",
+            current_version=memory.version,
+            superseded_by=str(memory.superseded_by_id) if memory.superseded_by_id else None,
+        )
+    if expected_version is not None and expected_version != memory.version:
+        raise VersionConflict(
+            f"expected version {expected_version}, memory is at version {memory.version}",
+            current_version=memory.version,
+        )
+
+
+def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides) -> MemoryItem:
+    values = dict(
+        id=uuid.uuid4(),
+        tenant=tenant,
+        user_id=spec.user_id,
+        agent_id=spec.agent_id,
+        session_id=spec.session_id,
+        group_id=spec.group_id,
+        memory_type=spec.memory_type,
+        text=spec.text,
+        data=spec.data,
+        importance=spec.importance,
+        confidence=spec.confidence,
+        tags=list(dict.fromkeys(spec.tags)),
+        content_hash=content_hash(spec.text),
+        status=spec.status,
+        valid_at=spec.valid_at or now,
+        created_at=now,
+        updated_at=now,
+        embedding_state=EmbeddingState.PENDING,
+    )
+    values.update(overrides)
+    return MemoryItem(**values)
+
+
+# --------------------------------------------------------------------------- create
+
+
+def memory_create(*, tenant: Tenant, spec: MemorySpec, actor: str, job_id: str = "") -> WriteResult:
+    """Save one memory; the same text for the same user again is a NOOP."""
+    return memory_create_batch(tenant=tenant, specs=[spec], actor=actor, job_id=job_id)[0]
+
+
+def memory_create_batch(
+    *, tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_id: str = ""
+) -> list[WriteResult]:
+    """Save many memories in one transaction, deduplicated by content hash.
+
+    An existing current memory with the same text is a NOOP, or an UPDATE when
+    the request brings tags or data keys it lacks. A concurrent writer of the
+    same text makes the unique index fire; the batch is then retried and sees
+    the other's row.
+    """
+    for attempt in range(3):
+        try:
+            with transaction.atomic():
+                return _create_batch(tenant, specs, actor, job_id)
+        except IntegrityError as exc:
+            if "memory_unique_current_hash" not in str(exc) or attempt == 2:
+                raise
+            logger.info("concurrent save of the same text; retrying batch")
+    raise AssertionError("unreachable")
+
+
+def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_id: str) -> list[WriteResult]:
+    now = timezone.now()
+    hashes = [content_hash(spec.text) for spec in specs]
+    existing: dict[tuple[str, str], MemoryItem] = {}
+    if specs:
+        rows = (
+            MemoryItem.objects.select_for_update()
+            .filter(
+                tenant=tenant,
+                user_id__in={s.user_id for s in specs},
+                content_hash__in=set(hashes),
+                expired_at__isnull=True,
+                status__in=CURRENT_STATUSES,
+            )
+            .order_by("id")
+        )
+        existing = {(row.user_id, row.content_hash): row for row in rows}
+
+    results: list[WriteResult] = []
+    new_items: list[MemoryItem] = []
+    new_sources: list[MemorySource] = []
+    history: list[MemoryHistory] = []
+    updated: dict[uuid.UUID, MemoryItem] = {}
+
+    for spec, digest in zip(specs, hashes):
+        key = (spec.user_id, digest)
+        current = existing.get(key)
+        if current is None:
+            item = _new_item(tenant, spec, now)
+            existing[key] = item
+            new_items.append(item)
+            history.append(_history(item, HistoryEvent.ADD, actor=actor, new_text=item.text,
+                                    new_data=_snapshot(item), job_id=job_id))
+            if spec.source_session_id or spec.source_message_indices:
+                new_sources.append(MemorySource(item=item, session_id=spec.source_session_id,
+                                                message_indices=spec.source_message_indices, job_id=job_id))
+            results.append(WriteResult("ADD", item))
+            continue
+        new_tags = [t for t in spec.tags if t not in current.tags]
+        new_data = {k: v for k, v in spec.data.items() if k not in current.data}
+        if not new_tags and not new_data:
+            results.append(WriteResult("NOOP", current, reason="same content as an existing memory"))
+            continue
+        before = _snapshot(current)
+        current.tags = list(current.tags) + new_tags
+        current.data = {**current.data, **new_data}
+        current.importance = max(current.importance, spec.importance)
+        if current.id not in {i.id for i in new_items}:
+            current.version += 1
+            current.updated_at = now
+            updated[current.id] = current
+            history.append(_history(current, HistoryEvent.UPDATE, actor=actor, old_data=before,
+                                    new_data=_snapshot(current), reason="same text with new tags or data",
+                                    job_id=job_id))
+        results.append(WriteResult("UPDATE", current, reason="same text with new tags or data"))
+
+    MemoryItem.objects.bulk_create(new_items, batch_size=1000)
+    if updated:
+        MemoryItem.objects.bulk_update(list(updated.values()), ["tags", "data", "importance", "version", "updated_at"])
+    MemorySource.objects.bulk_create(new_sources, batch_size=1000)
+    MemoryHistory.objects.bulk_create(history, batch_size=1000)
+    _refresh_search_vectors(new_items)
+    _enqueue_embedding(item.id for item in new_items)
+    return results
+
+
+# --------------------------------------------------------------------------- change
+
+
+def memory_update(
+    *,
+    tenant: Tenant,
+    memory_id: uuid.UUID | str,
+    actor: str,
+    text: str | None = None,
+    importance: float | None = None,
+    tags: list[str] | None = None,
+    data: dict | None = None,
+    expected_version: int | None = None,
+    reason: str = "",
+) -> WriteResult:
+    """Change a memory. A new text supersedes it (a new row, version + 1);
+    other fields change in place with version + 1. Stale versions conflict."""
+    with transaction.atomic():
+        memory = _lock_memory(tenant, memory_id)
+        _check_version(memory, expected_version)
+        if text is not None and content_hash(text) != memory.content_hash:
+            new = _supersede_locked(memory, new_text=text, actor=actor, reason=reason,
+                                    importance=importance, tags=tags, data=data)
+            return WriteResult("UPDATE", new, reason="text changed: new version")
+        before = _snapshot(memory)
+        if importance is not None:
+            memory.importance = importance
+        if tags is not None:
+            memory.tags = list(dict.fromkeys(tags))
+        if data is not None:
+            memory.data = data
+        if _snapshot(memory) == before:
+            return WriteResult("NOOP", memory, reason="nothing changed")
+        memory.version += 1
+        memory.updated_at = timezone.now()
+        memory.save(update_fields=["importance", "tags", "data", "version", "updated_at"])
+        _history(memory, HistoryEvent.UPDATE, actor=actor, old_data=before, new_data=_snapshot(memory),
+                 reason=reason).save()
+        return WriteResult("UPDATE", memory)
+
+
+def memory_supersede(
+    *,
+    tenant: Tenant,
+    memory_id: uuid.UUID | str,
+    new_text: str,
+    actor: str,
+    reason: str = "",
+    expected_version: int | None = None,
+    job_id: str = "",
+) -> MemoryItem:
+    """Replace a memory's text with a new version; the old row is expired, never overwritten."""
+    with transaction.atomic():
+        memory = _lock_memory(tenant, memory_id)
+        _check_version(memory, expected_version)
+        return _supersede_locked(memory, new_text=new_text, actor=actor, reason=reason, job_id=job_id)
+
+
+def _supersede_locked(
+    memory: MemoryItem,
+    *,
+    new_text: str,
+    actor: str,
+    reason: str = "",
+    importance: float | None = None,
+    tags: list[str] | None = None,
+    data: dict | None = None,
+    job_id: str = "",
+    event: str = HistoryEvent.SUPERSEDE,
+) -> MemoryItem:
+    now = timezone.now()
+    digest = content_hash(new_text)
+    clash = (
+        MemoryItem.objects.filter(tenant_id=memory.tenant_id, user_id=memory.user_id, content_hash=digest,
+                                  expired_at__isnull=True, status__in=CURRENT_STATUSES)
+        .exclude(id=memory.id)
+        .values_list("id", flat=True)
+        .first()
+    )
+    if clash:
+        raise VersionConflict(f"memory {clash} of this user already has this text", current_version=memory.version)
+    spec = MemorySpec(
+        user_id=memory.user_id, text=new_text, memory_type=memory.memory_type,
+        importance=memory.importance if importance is None else importance, confidence=memory.confidence,
+        tags=list(memory.tags) if tags is None else tags, data=memory.data if data is None else data,
+        agent_id=memory.agent_id, session_id=memory.session_id, group_id=memory.group_id,
+        valid_at=memory.valid_at, status=memory.status,
+    )
+    memory.expired_at = now
+    memory.updated_at = now
+    memory.save(update_fields=["expired_at", "updated_at"])
+    new = _new_item(memory.tenant, spec, now, version=memory.version + 1)
+    new.save(force_insert=True)
+    memory.superseded_by = new
+    memory.save(update_fields=["superseded_by"])
+    MemorySource.objects.bulk_create(
+        MemorySource(item=new, session_id=s.session_id, message_indices=s.message_indices, job_id=s.job_id)
+        for s in memory.sources.all()
+    )
+    MemoryHistory.objects.bulk_create([
+        _history(memory, event, actor=actor, old_text=memory.text, new_text=new_text,
+                 reason=reason or f"superseded by {new.id}", job_id=job_id),
+        _history(new, HistoryEvent.ADD, actor=actor, old_text=memory.text, new_text=new_text,
+                 new_data=_snapshot(new), reason=f"new version of {memory.id}", job_id=job_id),
+    ])
+    _refresh_search_vectors([new])
+    _enqueue_embedding([new.id])
+    return new
+
+
+def memory_invalidate(
+    *, tenant: Tenant, memory_id: uuid.UUID | str, invalid_at: datetime, actor: str, reason: str, job_id: str = ""
+) -> MemoryItem:
+    """A contradicted fact stops holding at `invalid_at` (world time) and stops
+    being current now (system time). It is kept for as_of queries, never deleted."""
+    with transaction.atomic():
+        memory = _lock_memory(tenant, memory_id)
+        _check_version(memory, None)
+        before = _snapshot(memory)
+        now = timezone.now()
+        memory.invalid_at = invalid_at
+        memory.expired_at = now
+        memory.updated_at = now
+        memory.save(update_fields=["invalid_at", "expired_at", "updated_at"])
+        _history(memory, HistoryEvent.INVALIDATE, actor=actor, old_text=memory.text, old_data=before,
+                 new_data=_snapshot(memory), reason=reason, job_id=job_id).save()
+        return memory
+
+
+def memory_merge(
+    *, tenant: Tenant, memory_ids: Sequence[uuid.UUID | str], merged_text: str, actor: str, reason: str = ""
+) -> MemoryItem:
+    """Merge memories of one user into one new memory; the originals are superseded by it."""
+    if len(set(map(str, memory_ids))) < 2:
+        raise InvalidOperation("select at least two memories to merge", field="memory_ids")
+    with transaction.atomic():
+        memories = list(MemoryItem.objects.select_for_update().filter(tenant=tenant, id__in=memory_ids).order_by("id"))
+        if len(memories) != len(set(map(str, memory_ids))):
+            raise MemoryNotFound("one or more memories to merge were not found")
+        if len({m.user_id for m in memories}) > 1:
+            raise InvalidOperation("memories of different users cannot be merged", field="memory_ids")
+        for memory in memories:
+            _check_version(memory, None)
+        now = timezone.now()
+        first = memories[0]
+        tags = list(dict.fromkeys(t for m in memories for t in m.tags))
+        data: dict = {}
+        for m in memories:
+            data = {**m.data, **data}
+        for m in memories:
+            m.expired_at = now
+            m.updated_at = now
+        MemoryItem.objects.bulk_update(memories, ["expired_at", "updated_at"])
+        spec = MemorySpec(
+            user_id=first.user_id, text=merged_text, memory_type=first.memory_type,
+            importance=max(m.importance for m in memories), confidence=max(m.confidence for m in memories),
+            tags=tags, data=data, agent_id=first.agent_id, group_id=first.group_id,
+            valid_at=min((m.valid_at for m in memories if m.valid_at), default=now),
+        )
+        merged = _new_item(tenant, spec, now, version=max(m.version for m in memories) + 1)
+        clash = MemoryItem.objects.filter(tenant=tenant, user_id=first.user_id, content_hash=merged.content_hash,
+                                          expired_at__isnull=True, status__in=CURRENT_STATUSES).first()
+        if clash:
+            raise VersionConflict(f"memory {clash.id} of this user already has the merged text")
+        merged.save(force_insert=True)
+        for m in memories:
+            m.superseded_by = merged
+        MemoryItem.objects.bulk_update(memories, ["superseded_by"])
+        MemorySource.objects.bulk_create(
+            MemorySource(item=merged, session_id=s.session_id, message_indices=s.message_indices, job_id=s.job_id)
+            for s in MemorySource.objects.filter(item__in=memories)
+        )
+        merged_ids = ", ".join(str(m.id) for m in memories)
+        MemoryHistory.objects.bulk_create(
+            [_history(m, HistoryEvent.MERGE, actor=actor, old_text=m.text, new_text=merged_text,
+                      reason=reason or f"merged into {merged.id}") for m in memories]
+            + [_history(merged, HistoryEvent.MERGE, actor=actor, new_text=merged_text, new_data=_snapshot(merged),
+                        reason=reason or f"merged from {merged_ids}")]
+        )
+        _refresh_search_vectors([merged])
+        _enqueue_embedding([merged.id])
+        return merged
+
+
+def memory_set_status(
+    *, tenant: Tenant, memory_id: uuid.UUID | str, status: str, actor: str, reason: str = "",
+    expected_version: int | None = None,
+) -> WriteResult:
+    """Archive (soft delete), restore, approve or reject a memory, as a history event."""
+    events = {
+        MemoryStatus.ARCHIVED: HistoryEvent.DELETE,
+        MemoryStatus.ACTIVE: HistoryEvent.RESTORE,
+        MemoryStatus.REJECTED: HistoryEvent.REJECT,
+    }
+    with transaction.atomic():
+        memory = _lock_memory(tenant, memory_id)
+        if expected_version is not None and expected_version != memory.version:
+            raise VersionConflict(f"expected version {expected_version}, memory is at version {memory.version}",
+                                  current_version=memory.version)
+        if memory.status == status:
+            return WriteResult("NOOP", memory, reason=f"already {status}")
+        if status in CURRENT_STATUSES and memory.expired_at is None:
+            clash = (MemoryItem.objects.filter(tenant=tenant, user_id=memory.user_id, content_hash=memory.content_hash,
+                                               expired_at__isnull=True, status__in=CURRENT_STATUSES)
+                     .exclude(id=memory.id).first())
+            if clash:
+                raise VersionConflict(f"memory {clash.id} with the same text is already current")
+        event = HistoryEvent.APPROVE if memory.status == MemoryStatus.PENDING and status == "active" else events[status]
+        before = _snapshot(memory)
+        memory.status = status
+        memory.version += 1
+        memory.updated_at = timezone.now()
+        memory.save(update_fields=["status", "version", "updated_at"])
+        _sync_vector_status([memory])
+        _history(memory, event, actor=actor, old_data=before, new_data=_snapshot(memory), reason=reason).save()
+        return WriteResult("DELETE" if status == MemoryStatus.ARCHIVED else "UPDATE", memory)
+
+
+@dataclass
+class ErasureReport:
+    memories: int
+    vectors: int
+    sources: int
+    history_scrubbed: int
+
+
+def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasure request") -> ErasureReport:
+    """Erase one user's memories and vectors. History rows stay, without content,
+    and one ERASE row per memory records who erased it."""
+    with transaction.atomic():
+        items = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
+        ids = list(items.values_list("id", flat=True))
+        vectors = MemoryVector.objects.filter(item_id__in=ids).count()
+        sources = MemorySource.objects.filter(item_id__in=ids).count()
+        scrubbed = MemoryHistory.objects.filter(tenant=tenant, user_id=user_id).update(
+            old_text=None, new_text=None, old_data=None, new_data=None
+        )
+        MemoryHistory.objects.bulk_create(
+            MemoryHistory(memory_id=i, tenant=tenant, user_id=user_id, event=HistoryEvent.ERASE, actor=actor,
+                          reason=reason) for i in ids
+        )
+        _delete_user_rows(tenant, user_id, ids)
+        return ErasureReport(memories=len(ids), vectors=vectors, sources=sources, history_scrubbed=scrubbed)
+
+
+def _delete_user_rows(tenant: Tenant, user_id: str, ids: list) -> None:
+    from traits.models import Trait, TraitEvidence
+
+    TraitEvidence.objects.filter(memory_id__in=ids).delete()
+    Trait.objects.filter(memory_id__in=ids).delete()
+    MemoryItem.objects.filter(id__in=ids).update(superseded_by=None)
+    MemoryItem.objects.filter(id__in=ids).delete()

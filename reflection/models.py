@@ -1,0 +1,47 @@
+"""Reflection cycles: one pass over a user's new memories that grows traits."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from memories.models import Tenant
+
+
+class CycleTrigger(models.TextChoices):
+    IMPORTANCE = "importance_accumulated"
+    SCHEDULED = "scheduled"
+    SESSION_END = "session_end"
+
+
+class CycleStatus(models.TextChoices):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class ReflectionCycle(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    user_id = models.CharField(max_length=255)
+    trigger = models.CharField(max_length=32, choices=CycleTrigger.choices)
+    trigger_value = models.FloatField(null=True, blank=True)
+    watermark = models.DateTimeField(null=True, blank=True)
+    memories_scanned = models.PositiveIntegerField(default=0)
+    traits_created = models.PositiveIntegerField(default=0)
+    traits_updated = models.PositiveIntegerField(default=0)
+    traits_dissolved = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(auto_now_add=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=CycleStatus.choices, default=CycleStatus.RUNNING)
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        db_table = "reflection_cycles"
+        indexes = [models.Index(fields=["tenant", "user_id", "-started_at"], name="cycle_user_started")]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=CycleStatus.values), name="cycle_status_known"),
+            # Two cycles never run for one user at once: enforced by the database.
+            models.UniqueConstraint(
+                fields=["tenant", "user_id"], condition=Q(status="running"), name="cycle_one_running_per_user"
+            ),
+        ]

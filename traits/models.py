@@ -1,0 +1,106 @@
+"""Trait memories: behaviours, preferences and core values earned from evidence."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from memories.models import MemoryItem
+
+
+class TraitSubtype(models.TextChoices):
+    BEHAVIOR = "behavior"
+    PREFERENCE = "preference"
+    CORE = "core"
+
+
+class TraitStage(models.TextChoices):
+    TREND = "trend"
+    CANDIDATE = "candidate"
+    EMERGING = "emerging"
+    ESTABLISHED = "established"
+    CORE = "core"
+    DISSOLVED = "dissolved"
+
+
+class TraitContext(models.TextChoices):
+    WORK = "work"
+    PERSONAL = "personal"
+    SOCIAL = "social"
+    LEARNING = "learning"
+    GENERAL = "general"
+    CONTEXTUAL = "contextual"
+
+
+class TraitOrigin(models.TextChoices):
+    REFLECTION = "reflection"
+    TREND_PROMOTION = "trend_promotion"
+    CONTRADICTION_SPLIT = "contradiction_split"
+
+
+class Trait(models.Model):
+    """Trait columns for a MemoryItem of type trait (1:1, same primary key)."""
+
+    memory = models.OneToOneField(MemoryItem, on_delete=models.CASCADE, primary_key=True, related_name="trait")
+    subtype = models.CharField(max_length=16, choices=TraitSubtype.choices)
+    stage = models.CharField(max_length=16, choices=TraitStage.choices, default=TraitStage.TREND)
+    confidence = models.FloatField(default=0.0)
+    context = models.CharField(max_length=16, choices=TraitContext.choices, default=TraitContext.GENERAL)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
+    reinforcement_count = models.PositiveIntegerField(default=0)
+    contradiction_count = models.PositiveIntegerField(default=0)
+    first_observed_at = models.DateTimeField(null=True, blank=True)
+    last_reinforced_at = models.DateTimeField(null=True, blank=True)
+    window_start = models.DateTimeField(null=True, blank=True)
+    window_end = models.DateTimeField(null=True, blank=True)
+    derived_from = models.CharField(max_length=24, choices=TraitOrigin.choices, default=TraitOrigin.REFLECTION)
+    pinned = models.BooleanField(default=False)
+
+    class Meta:
+        db_table = "traits"
+        indexes = [
+            models.Index(
+                fields=["stage", "-confidence"],
+                name="trait_active_confidence",
+                condition=~Q(stage__in=["dissolved", "trend"]),
+            ),
+            models.Index(fields=["window_end"], name="trait_trend_window", condition=Q(stage="trend")),
+            models.Index(fields=["parent"], name="trait_parent", condition=Q(parent__isnull=False)),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(subtype__in=TraitSubtype.values), name="trait_subtype_known"),
+            models.CheckConstraint(condition=Q(stage__in=TraitStage.values), name="trait_stage_known"),
+            models.CheckConstraint(condition=Q(context__in=TraitContext.values), name="trait_context_known"),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="trait_confidence_range"
+            ),
+        ]
+
+
+class EvidenceKind(models.TextChoices):
+    SUPPORTING = "supporting"
+    CONTRADICTING = "contradicting"
+
+
+class EvidenceQuality(models.TextChoices):
+    A = "A"
+    B = "B"
+    C = "C"
+    D = "D"
+
+
+class TraitEvidence(models.Model):
+    trait = models.ForeignKey(Trait, on_delete=models.CASCADE, related_name="evidence")
+    memory = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="trait_evidence")
+    kind = models.CharField(max_length=16, choices=EvidenceKind.choices)
+    quality = models.CharField(max_length=1, choices=EvidenceQuality.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "trait_evidence"
+        indexes = [models.Index(fields=["trait", "kind"], name="evidence_trait_kind")]
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=EvidenceKind.values), name="evidence_kind_known"),
+            models.CheckConstraint(condition=Q(quality__in=EvidenceQuality.values), name="evidence_quality_known"),
+            models.UniqueConstraint(fields=["trait", "memory"], name="evidence_unique_memory"),
+        ]
