@@ -185,6 +185,9 @@ class MemoryVector(models.Model):
             models.UniqueConstraint(fields=["item", "model", "chunk_index"], name="vector_unique_chunk"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.item_id}#{self.chunk_index} ({self.model})"
+
 
 class HistoryEvent(models.TextChoices):
     ADD = "ADD"
@@ -225,6 +228,9 @@ class MemoryHistory(models.Model):
             models.CheckConstraint(condition=Q(event__in=HistoryEvent.values), name="history_event_known"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.event} {self.memory_id} by {self.actor}"
+
 
 class MemorySource(models.Model):
     """Where a memory came from: a session and the message indices in it."""
@@ -238,3 +244,6 @@ class MemorySource(models.Model):
     class Meta:
         db_table = "memory_sources"
         indexes = [models.Index(fields=["session_id"], name="source_session")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}{self.message_indices}"

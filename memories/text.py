@@ -31,7 +31,9 @@ ENGLISH_STOPWORDS = frozenset(
     couldn't mustn't let's that's who's what's here's there's when's where's why's how's as until while
     also get got like yes yeah oh wow really""".split()
 )
-CHINESE_STOPWORDS = frozenset("的 了 是 在 我 你 他 她 它 们 和 与 也 就 都 而 及 着 吗 呢 吧 啊 么 什么 怎么 哪 那 这 一个 有 没有 不".split())
+CHINESE_STOPWORDS = frozenset(
+    "的 了 是 在 我 你 他 她 它 们 和 与 也 就 都 而 及 着 吗 呢 吧 啊 么 什么 怎么 哪 那 这 一个 有 没有 不".split()
+)
 
 
 def normalize_text(text: str) -> str:

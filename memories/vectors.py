@@ -56,7 +56,7 @@ def embed_items(item_ids: Sequence[str], *, embedder: Embedder | None = None,
         MemoryVector(item_id=item.id, tenant_id=item.tenant_id, user_id=item.user_id, memory_type=item.memory_type,
                      status=item.status, chunk_index=index, chunk_text=piece, model=embedder.name,
                      dimensions=embedder.dimensions, embedding=vector)
-        for (item, index, piece), vector in zip(chunks, matrix)
+        for (item, index, piece), vector in zip(chunks, matrix, strict=True)
     ]
     with transaction.atomic():
         # Rows erased meanwhile must not get orphan vectors: lock what still exists.

@@ -243,7 +243,7 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
     history: list[MemoryHistory] = []
     updated: dict[uuid.UUID, MemoryItem] = {}
 
-    for spec, digest in zip(specs, hashes):
+    for spec, digest in zip(specs, hashes, strict=True):
         key = (spec.user_id, digest)
         current = existing.get(key)
         if current is None:

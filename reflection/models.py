@@ -45,3 +45,6 @@ class ReflectionCycle(models.Model):
                 fields=["tenant", "user_id"], condition=Q(status="running"), name="cycle_one_running_per_user"
             ),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.trigger} {self.status}"

@@ -76,6 +76,9 @@ class Trait(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.subtype}/{self.stage}: {self.memory.text[:60]}"
+
 
 class EvidenceKind(models.TextChoices):
     SUPPORTING = "supporting"
@@ -104,3 +107,6 @@ class TraitEvidence(models.Model):
             models.CheckConstraint(condition=Q(quality__in=EvidenceQuality.values), name="evidence_quality_known"),
             models.UniqueConstraint(fields=["trait", "memory"], name="evidence_unique_memory"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.quality} for {self.trait_id}"

@@ -1,0 +1,39 @@
+# `make run` serves the API and admin; `make test` runs the whole suite.
+# Both build .venv on first use. DATABASE_URL unset = embedded PostgreSQL under var/.
+PYTHON_BIN ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint bench bench-quality bench-admin db-stop clean-db worker
+
+$(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
+	test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements/dev.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py runserver 127.0.0.1:$(PORT) --insecure
+
+worker: install
+	$(VENV)/bin/celery -A memory_project worker -l info
+
+test: install
+	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+bench: install
+	$(PY) bench/core.py $(BENCH_ARGS)
+
+bench-quality: install
+	$(PY) bench/locomo.py $(BENCH_ARGS)
+
+db-stop: install
+	$(PY) -c "from pathlib import Path; from memory_project.embedded_db import stop_embedded_server as s; print('stopped' if s(Path('var')) else 'not running')"

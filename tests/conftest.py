@@ -1,0 +1,82 @@
+"""Shared fixtures: two tenants with keys (every test can check isolation),
+and an API client that runs on-commit work (embedding) as a real request would."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from memories.keys import api_key_create
+
+
+class Api:
+    """A tenant's API client; on-commit callbacks (embedding) run before it returns."""
+
+    def __init__(self, raw_key: str, capture):
+        self.client = APIClient()
+        self.client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+        self._capture = capture
+        self.raw_key = raw_key
+
+    def _call(self, method: str, path: str, data=None, **kwargs):
+        with self._capture(execute=True):
+            return getattr(self.client, method)(f"/api/v1/{path}", data, format="json", **kwargs)
+
+    def get(self, path: str, data=None):
+        with self._capture(execute=True):
+            return self.client.get(f"/api/v1/{path}", data)
+
+    def post(self, path: str, data=None):
+        return self._call("post", path, data)
+
+    def patch(self, path: str, data=None):
+        return self._call("patch", path, data)
+
+    def delete(self, path: str):
+        with self._capture(execute=True):
+            return self.client.delete(f"/api/v1/{path}")
+
+    def remember(self, user_id: str, text: str, **fields) -> dict:
+        response = self.post("memories", {"user_id": user_id, "text": text, **fields})
+        assert response.status_code == 201, response.content
+        return response.json()["memory"]
+
+    def search(self, user_id: str, query: str, **fields) -> list[dict]:
+        response = self.post("memories/search", {"user_id": user_id, "query": query, **fields})
+        assert response.status_code == 200, response.content
+        return response.json()["results"]
+
+
+@pytest.fixture
+def key_a(db):
+    return api_key_create(tenant_name="acme")
+
+
+@pytest.fixture
+def key_b(db):
+    return api_key_create(tenant_name="globex")
+
+
+@pytest.fixture
+def tenant_a(key_a):
+    return key_a.api_key.tenant
+
+
+@pytest.fixture
+def tenant_b(key_b):
+    return key_b.api_key.tenant
+
+
+@pytest.fixture
+def api(key_a, django_capture_on_commit_callbacks) -> Api:
+    return Api(key_a.raw_key, django_capture_on_commit_callbacks)
+
+
+@pytest.fixture
+def api_b(key_b, django_capture_on_commit_callbacks) -> Api:
+    return Api(key_b.raw_key, django_capture_on_commit_callbacks)
+
+
+@pytest.fixture
+def anonymous() -> APIClient:
+    return APIClient()

@@ -1,0 +1,59 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories.keys import api_key_revoke
+from memories.models import ApiKey, MemoryItem
+
+
+def test_a_request_without_a_key_is_401(anonymous):
+    response = anonymous.get("/api/v1/memories")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Bearer"
+
+
+@pytest.mark.parametrize("header", ["Bearer nope", "Bearer mk_0000_wrong", "Basic abc", "Bearer "])
+def test_a_bad_key_is_401(anonymous, key_a, header):
+    response = anonymous.get("/api/v1/memories", HTTP_AUTHORIZATION=header)
+    assert response.status_code == 401
+
+
+def test_a_revoked_key_is_401(api, key_a):
+    assert api.get("memories").status_code == 200
+    api_key_revoke(prefix=key_a.api_key.prefix)
+    assert api.get("memories").status_code == 401
+
+
+def test_an_expired_key_is_401(api, key_a):
+    ApiKey.objects.filter(pk=key_a.api_key.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert api.get("memories").status_code == 401
+
+
+def test_only_a_hash_of_the_key_is_stored(key_a):
+    stored = ApiKey.objects.get(pk=key_a.api_key.pk)
+    assert key_a.raw_key not in (stored.key_hash, stored.prefix, stored.name)
+    assert len(stored.key_hash) == 64
+
+
+def test_another_tenant_cannot_touch_a_memory(api, api_b):
+    memory = api.remember("alice", "Alice's bank is Monzo.")
+    assert api_b.get(f"memories/{memory['id']}").status_code == 404
+    assert api_b.get(f"memories/{memory['id']}/history").status_code == 404
+    assert api_b.patch(f"memories/{memory['id']}", {"importance": 0.1}).status_code == 404
+    assert api_b.patch(f"memories/{memory['id']}", {"text": "hijacked"}).status_code == 404
+    assert api_b.delete(f"memories/{memory['id']}").status_code == 404
+    assert api_b.get("memories").json()["results"] == []
+    assert api_b.get("memories", {"user_id": "alice"}).json()["results"] == []
+    for mode in ("semantic", "keyword", "hybrid"):
+        assert api_b.search("alice", "Monzo bank", mode=mode) == []
+    assert api_b.delete("users/alice/memories").json()["memories"] == 0
+    item = MemoryItem.objects.get(id=memory["id"])
+    assert item.status == "active" and item.importance == 0.5 and item.text == "Alice's bank is Monzo."
+
+
+def test_the_same_user_id_in_two_tenants_is_two_users(api, api_b):
+    api.remember("alice", "Tenant A's Alice likes jazz.")
+    api_b.remember("alice", "Tenant B's Alice likes metal.")
+    texts = [r["memory"]["text"] for r in api_b.search("alice", "likes music")]
+    assert texts == ["Tenant B's Alice likes metal."]

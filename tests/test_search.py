@@ -1,0 +1,127 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories.search import SearchPlan, SearchQuery, memory_search
+
+
+def _texts(results):
+    return [r["memory"]["text"] for r in results]
+
+
+@pytest.fixture
+def alice_memories(api):
+    api.remember("alice", "Alice is allergic to peanuts.", memory_type="profile", tags=["health"], importance=0.9)
+    api.remember("alice", "Alice went hiking in the Alps last summer.", memory_type="episodic", tags=["travel"],
+                 valid_at="2024-07-10T00:00:00Z")
+    api.remember("alice", "Alice prefers short, direct answers.", memory_type="fact", tags=["style"])
+    api.remember("alice", "我喜欢在北京吃烤鸭", memory_type="fact", tags=["food"])
+    api.remember("alice", "我在上海的一家银行工作", memory_type="profile", tags=["work"])
+    api.remember("bob", "Bob is allergic to cats.")
+
+
+def test_keyword_search_finds_english_words(api, alice_memories):
+    results = api.search("alice", "peanuts allergy", mode="keyword")
+    assert _texts(results)[0] == "Alice is allergic to peanuts."
+    assert results[0]["scores"]["keyword"] > 0 and results[0]["scores"]["semantic"] is None
+
+
+def test_keyword_search_segments_chinese(api, alice_memories):
+    assert _texts(api.search("alice", "烤鸭", mode="keyword")) == ["我喜欢在北京吃烤鸭"]
+    assert _texts(api.search("alice", "他在哪里工作？", mode="keyword")) == ["我在上海的一家银行工作"]
+    assert _texts(api.search("alice", "北京", mode="keyword")) == ["我喜欢在北京吃烤鸭"]
+
+
+def test_semantic_search_ranks_by_similarity(api, alice_memories):
+    results = api.search("alice", "Alice hiking in the Alps", mode="semantic")
+    by_similarity = sorted(results, key=lambda r: -r["scores"]["semantic"])
+    assert by_similarity[0]["memory"]["text"] == "Alice went hiking in the Alps last summer."
+    # The final score adds recency and importance: a fresh, important memory can
+    # outrank a closer but old one (valid_at 2024) — the formula, not noise.
+    assert results[0]["memory"]["text"] == "Alice is allergic to peanuts."
+
+
+def test_hybrid_returns_score_parts(api, alice_memories):
+    results = api.search("alice", "allergic to peanuts")
+    top = results[0]
+    assert top["memory"]["text"] == "Alice is allergic to peanuts."
+    parts = top["scores"]
+    assert set(parts) == {"semantic", "keyword", "fusion", "recency", "importance", "stage"}
+    expected = parts["fusion"] * (1 + parts["recency"] + parts["importance"] + parts["stage"])
+    assert top["score"] == pytest.approx(expected)
+    assert parts["importance"] == pytest.approx(0.15 * 0.9)
+    assert all(r["memory"]["user_id"] == "alice" for r in results)
+
+
+def test_filters_by_type_tag_and_time(api, alice_memories):
+    assert {r["memory"]["memory_type"] for r in api.search("alice", "Alice", memory_types=["profile"])} == {"profile"}
+    assert _texts(api.search("alice", "Alice", tags=["travel"])) == ["Alice went hiking in the Alps last summer."]
+    window = api.search("alice", "Alice hiking", start_time="2024-07-01T00:00:00Z", end_time="2024-07-31T00:00:00Z")
+    assert _texts(window) == ["Alice went hiking in the Alps last summer."]
+
+
+def test_limit_and_min_score(api, alice_memories):
+    assert len(api.search("alice", "Alice", limit=2)) == 2
+    assert api.search("alice", "Alice", min_score=10) == []
+
+
+def test_as_of_returns_what_was_known_then(api, tenant_a):
+    old = api.remember("alice", "Alice lives in Lisbon.", valid_at="2020-01-01T00:00:00Z")
+    before_move = timezone.now()
+    api.patch(f"memories/{old['id']}", {"text": "Alice lives in Porto."})
+    assert _texts(api.search("alice", "where does Alice live", mode="keyword")) == ["Alice lives in Porto."]
+    then = api.search("alice", "where does Alice live", mode="keyword", as_of=before_move.isoformat())
+    assert _texts(then) == ["Alice lives in Lisbon."]
+    assert api.search("alice", "Alice lives", as_of="2019-06-01T00:00:00Z") == []
+
+
+def test_an_invalidated_fact_is_not_returned_now_but_is_as_of_then(api, tenant_a):
+    from memories.writing import memory_invalidate
+
+    memory = api.remember("alice", "Alice works at Initech.", valid_at="2021-01-01T00:00:00Z")
+    while_true = timezone.now()
+    memory_invalidate(tenant=tenant_a, memory_id=memory["id"], invalid_at=timezone.now(), actor="test",
+                      reason="changed jobs")
+    assert api.search("alice", "Initech", mode="keyword") == []
+    assert _texts(api.search("alice", "Initech", mode="keyword", as_of=while_true.isoformat())) == [
+        "Alice works at Initech."
+    ]
+    # Valid in 2022 in the world, but the service did not know it yet then.
+    assert api.search("alice", "Initech", mode="keyword", as_of="2022-06-01T00:00:00Z") == []
+    # Recorded just now, so a moment before it was recorded sees nothing.
+    before = (while_true - timedelta(minutes=5)).isoformat()
+    assert api.search("alice", "Initech", mode="keyword", as_of=before) == []
+
+
+def test_the_hnsw_plan_finds_what_the_exact_plan_finds(api, tenant_a, settings):
+    for i in range(30):
+        api.remember("alice", f"Alice note {i} about topic {i % 5}")
+    exact = SearchPlan()
+    query = SearchQuery(query="note about topic 3", user_id="alice", mode="semantic", limit=5)
+    exact_ids = [r.memory.id for r in memory_search(tenant=tenant_a, query=query, plan=exact)]
+    settings.SEARCH_EXACT_MAX_ROWS = 10
+    hnsw = SearchPlan()
+    hnsw_ids = [r.memory.id for r in memory_search(tenant=tenant_a, query=query, plan=hnsw)]
+    assert (exact.vector_plan, hnsw.vector_plan) == ("exact", "hnsw")
+    assert hnsw_ids == exact_ids
+
+
+def test_tenant_wide_search_uses_hnsw_and_stays_in_the_tenant(api, api_b, tenant_a):
+    api.remember("alice", "Alice collects stamps.")
+    api.remember("carol", "Carol collects coins.")
+    api_b.remember("dave", "Dave collects stamps too.")
+    plan = SearchPlan()
+    results = memory_search(tenant=tenant_a, query=SearchQuery(query="collects stamps", limit=10), plan=plan)
+    assert plan.vector_plan == "hnsw"
+    assert {r.memory.user_id for r in results} == {"alice", "carol"}
+
+
+def test_a_memory_not_yet_embedded_is_found_by_keyword(api, tenant_a):
+    from memories.models import MemoryItem, MemoryVector
+
+    memory = api.remember("alice", "Alice's passport expires in March.")
+    MemoryVector.objects.all().delete()
+    MemoryItem.objects.update(embedding_state="pending")
+    assert _texts(api.search("alice", "passport expires")) == ["Alice's passport expires in March."]
+    assert memory
