@@ -80,3 +80,12 @@ def api_b(key_b, django_capture_on_commit_callbacks) -> Api:
 @pytest.fixture
 def anonymous() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def fake_openai():
+    from tests.fake_openai import FakeOpenAI
+
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()

@@ -1,0 +1,56 @@
+def test_list_filters_by_user_type_tag_status_and_time(api):
+    api.remember("alice", "A profile fact.", memory_type="profile", tags=["x"])
+    api.remember("alice", "An episode.", memory_type="episodic")
+    gone = api.remember("alice", "Archived one.")
+    api.delete(f"memories/{gone['id']}")
+    api.remember("bob", "Bob's fact.")
+
+    def texts(**params):
+        return sorted(m["text"] for m in api.get("memories", params).json()["results"])
+
+    assert texts(user_id="alice") == ["A profile fact.", "An episode.", "Archived one."]
+    assert texts(user_id="alice", memory_type="episodic") == ["An episode."]
+    assert texts(tag="x") == ["A profile fact."]
+    assert texts(status="archived") == ["Archived one."]
+    assert texts(created_after="2000-01-01T00:00:00Z", user_id="bob") == ["Bob's fact."]
+    assert texts(created_before="2000-01-01T00:00:00Z") == []
+
+
+def test_list_is_paginated_with_a_cursor(api):
+    api.post("memories/batch", {"memories": [{"user_id": "alice", "text": f"note {i}"} for i in range(7)]})
+    first = api.get("memories", {"page_size": 5}).json()
+    assert len(first["results"]) == 5 and first["next"]
+    second = api.client.get(first["next"]).json()
+    assert len(second["results"]) == 2
+    ids = {m["id"] for m in first["results"]} | {m["id"] for m in second["results"]}
+    assert len(ids) == 7
+
+
+def test_health_reports_each_part(anonymous, db):
+    response = anonymous.get("/api/v1/health")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] in ("ok", "degraded")
+    checks = body["checks"]
+    assert checks["database"]["ok"] and checks["vector_extension"]["ok"]
+    assert checks["embedder"]["model"] == "hash-384"
+    assert checks["broker"]["mode"] == "eager"
+
+
+def test_health_says_when_redis_is_down(anonymous, db, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    body = anonymous.get("/api/v1/health").json()
+    assert body["status"] == "degraded" and body["checks"]["working_memory"]["ok"] is False
+
+
+def test_the_openapi_schema_and_docs_are_served(anonymous, db):
+    schema = anonymous.get("/api/v1/schema/", HTTP_ACCEPT="application/json")
+    assert schema.status_code == 200
+    paths = schema.json()["paths"]
+    for path in ("/api/v1/memories", "/api/v1/memories/batch", "/api/v1/memories/search",
+                 "/api/v1/memories/{memory_id}", "/api/v1/memories/{memory_id}/history",
+                 "/api/v1/users/{user_id}/memories", "/api/v1/health"):
+        assert path in paths
+    docs = anonymous.get("/api/v1/docs/")
+    assert docs.status_code == 200 and b"swagger" in docs.content.lower()
+    assert b"cdn" not in docs.content.lower()
