@@ -30,10 +30,10 @@ lint: install
 	$(VENV)/bin/ruff check .
 
 bench: install
-	$(PY) bench/core.py $(BENCH_ARGS)
+	cd bench && ../$(PY) core.py $(BENCH_ARGS)
 
 bench-quality: install
-	$(PY) bench/locomo.py $(BENCH_ARGS)
+	cd bench && ../$(PY) locomo.py $(BENCH_ARGS)
 
 db-stop: install
 	$(PY) -c "from pathlib import Path; from memory_project.embedded_db import stop_embedded_server as s; print('stopped' if s(Path('var')) else 'not running')"

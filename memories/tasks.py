@@ -7,7 +7,7 @@ import logging
 from celery import shared_task
 
 from memories.embedding import EmbeddingError
-from memories.vectors import embed_items
+from memories.vectors import embed_items, mark_embedding_failed
 
 logger = logging.getLogger(__name__)
 
@@ -17,7 +17,10 @@ def embed_memories(self, item_ids: list[str]) -> dict:
     """Embed memories after commit. Idempotent: re-running replaces the vectors."""
     try:
         report = embed_items(item_ids)
-    except EmbeddingError as exc:
+    except Exception as exc:
+        if not isinstance(exc, EmbeddingError):
+            logger.exception("embedding task crashed")
+            mark_embedding_failed(item_ids, exc)
         if self.request.is_eager:
             # In-process mode: leave the rows marked failed for `backfill` rather
             # than failing the request that saved them.

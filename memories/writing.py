@@ -14,7 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import IntegrityError, connection, transaction
+from django.contrib.postgres.search import SearchVector
+from django.db import IntegrityError, transaction
+from django.db.models import Value
 from django.utils import timezone
 
 from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict
@@ -107,20 +109,10 @@ def _snapshot(memory: MemoryItem) -> dict:
     }
 
 
-def _refresh_search_vectors(items: Sequence[MemoryItem]) -> None:
-    """Write the full-text vectors of freshly saved rows in one statement."""
-    if not items:
-        return
-    ids = [str(item.id) for item in items]
-    documents = [index_document(item.text) for item in items]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            UPDATE memory_items AS m SET search_vector = to_tsvector('simple', d.doc)
-            FROM unnest(%s::uuid[], %s::text[]) AS d(id, doc) WHERE m.id = d.id
-            """,
-            [ids, documents],
-        )
+def search_document(text: str) -> SearchVector:
+    """The full-text vector of a text, computed by the INSERT itself: Python
+    segments (jieba for Chinese), Postgres builds the tsvector."""
+    return SearchVector(Value(index_document(text)), config="simple")
 
 
 def _enqueue_embedding(item_ids: Iterable[uuid.UUID]) -> None:
@@ -185,6 +177,7 @@ def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides) -> M
         created_at=now,
         updated_at=now,
         embedding_state=EmbeddingState.PENDING,
+        search_vector=search_document(spec.text),
     )
     values.update(overrides)
     return MemoryItem(**values)
@@ -280,7 +273,6 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
         MemoryItem.objects.bulk_update(list(updated.values()), ["tags", "data", "importance", "version", "updated_at"])
     MemorySource.objects.bulk_create(new_sources, batch_size=1000)
     MemoryHistory.objects.bulk_create(history, batch_size=1000)
-    _refresh_search_vectors(new_items)
     _enqueue_embedding(item.id for item in new_items)
     return results
 
@@ -390,7 +382,6 @@ def _supersede_locked(
         _history(new, HistoryEvent.ADD, actor=actor, old_text=memory.text, new_text=new_text,
                  new_data=_snapshot(new), reason=f"new version of {memory.id}", job_id=job_id),
     ])
-    _refresh_search_vectors([new])
     _enqueue_embedding([new.id])
     return new
 
@@ -464,7 +455,6 @@ def memory_merge(
             + [_history(merged, HistoryEvent.MERGE, actor=actor, new_text=merged_text, new_data=_snapshot(merged),
                         reason=reason or f"merged from {merged_ids}")]
         )
-        _refresh_search_vectors([merged])
         _enqueue_embedding([merged.id])
         return merged
 

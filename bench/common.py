@@ -1,0 +1,85 @@
+"""Helpers shared by the benchmarks: Django set-up on a separate database,
+percentiles, a table printer, and a gunicorn server for HTTP timings."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def setup_django(database: str = "memory_bench", provider: str = "hash") -> None:
+    """Benchmarks use their own database in the embedded server, never the dev one."""
+    os.environ.setdefault("EMBEDDED_DB_NAME", database)
+    os.environ.setdefault("EMBEDDING_PROVIDER", provider)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def percentiles(samples_ms: list[float]) -> dict[str, float]:
+    ordered = sorted(samples_ms)
+
+    def pick(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+    return {"p50": statistics.median(ordered), "p95": pick(0.95), "p99": pick(0.99), "n": len(ordered)}
+
+
+def print_table(title: str, rows: list[dict], columns: list[str]) -> None:
+    print(f"\n## {title}\n")
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "|".join(" --- " for _ in columns) + "|")
+    for row in rows:
+        cells = []
+        for column in columns:
+            value = row.get(column, "")
+            cells.append(f"{value:.2f}" if isinstance(value, float) else str(value))
+        print("| " + " | ".join(cells) + " |")
+    sys.stdout.flush()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def gunicorn_server(env: dict[str, str], workers: int = 2):
+    """Serve the project with gunicorn on a free loopback port; yields the port."""
+    port = free_port()
+    full_env = {**os.environ, **env}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "memory_project.wsgi:application", "-b", f"127.0.0.1:{port}",
+         "-w", str(workers), "--log-level", "warning", "--timeout", "120"],
+        cwd=ROOT, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                break
+            if process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited: {process.stderr.read().decode()[-2000:]}")
+            time.sleep(0.2)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()

@@ -1,0 +1,233 @@
+"""Core benchmark: batch ingest, per-user search latency (both vector plans),
+HNSW recall against exact search, and HTTP end-to-end latency.
+
+    make bench                       # N = 10,000 memories over 1,000 users
+    make bench BENCH_ARGS="--n 100000"
+    make bench BENCH_ARGS="--n 1000000 --skip-local"
+
+Loading is resumable: rerunning with the same N continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import random
+import time
+
+from common import gunicorn_server, percentiles, print_table, setup_django
+
+NAMES = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Gosia", "Hiro", "Ines", "Jonas"]
+VERBS = ["likes", "visited", "bought", "is learning", "plans to try", "dislikes", "cooked", "recommended",
+         "lost", "borrowed", "painted", "repaired", "photographed", "wrote about", "sold"]
+OBJECTS = ["a red bicycle", "Thai curry", "the Louvre", "a violin", "rock climbing", "Portuguese", "a vintage camera",
+           "sourdough bread", "the Alps", "a chess set", "jazz records", "a sailing boat", "Kyoto temples",
+           "a garden shed", "espresso machines", "marathon shoes", "a telescope", "board games", "yoga classes",
+           "a ceramic vase", "electric guitars", "mountain huts", "green tea", "a puppy", "tax forms"]
+WHEN = ["last week", "in 2019", "every Sunday", "yesterday", "during the holidays", "after work", "in spring",
+        "on her birthday", "twice a month", "at university"]
+PLACES = ["in Lisbon", "in Berlin", "at home", "near the lake", "in Osaka", "at the office", "in Nairobi",
+          "downtown", "in Montreal", "at the market"]
+
+
+def memory_text(i: int) -> str:
+    rng = random.Random(i)
+    return (f"{rng.choice(NAMES)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(PLACES)} "
+            f"{rng.choice(WHEN)} (note {i}).")
+
+
+def query_text(rng: random.Random) -> str:
+    return f"{rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(PLACES)}"
+
+
+def load(tenant, n: int, users: int, batch: int = 1000) -> dict:
+    from memories.models import MemoryItem
+    from memories.writing import MemorySpec, memory_create_batch
+
+    have = MemoryItem.objects.filter(tenant=tenant).count()
+    if have >= n:
+        print(f"tenant {tenant.name}: {have} memories already loaded (resumed)")
+        return {"loaded": 0, "seconds": 0.0, "rate": None}
+    print(f"loading {n - have} memories into {tenant.name} (from {have})...", flush=True)
+    started = time.perf_counter()
+    for start in range(have, n, batch):
+        end = min(start + batch, n)
+        specs = [MemorySpec(user_id=f"user-{i % users}", text=memory_text(i)) for i in range(start, end)]
+        memory_create_batch(tenant=tenant, specs=specs, actor="bench")
+        done = min(start + batch, n)
+        if (done // batch) % 10 == 0 or done == n:
+            elapsed = time.perf_counter() - started
+            print(f"  {done}/{n}  {(done - have) / elapsed:.0f} memories/s", flush=True)
+    seconds = time.perf_counter() - started
+    return {"loaded": n - have, "seconds": seconds, "rate": (n - have) / seconds}
+
+
+def time_searches(tenant, queries: list[tuple[str, str]], mode: str, **kwargs) -> tuple[dict, str]:
+    from memories.search import SearchPlan, SearchQuery, memory_search
+
+    samples, plans = [], set()
+    for user_id, text in queries[:20]:  # warm-up
+        memory_search(tenant=tenant, query=SearchQuery(query=text, user_id=user_id, mode=mode), **kwargs)
+    for user_id, text in queries:
+        plan = SearchPlan()
+        started = time.perf_counter()
+        memory_search(tenant=tenant, query=SearchQuery(query=text, user_id=user_id, mode=mode), plan=plan, **kwargs)
+        samples.append((time.perf_counter() - started) * 1000)
+        plans.add(plan.vector_plan)
+    return percentiles(samples), "/".join(sorted(plans))
+
+
+def hnsw_recall(tenant, embedder, rng: random.Random, count: int = 100, k: int = 10) -> float:
+    from django.utils import timezone
+
+    from memories.search import SearchQuery, exact_tenant_neighbours, semantic_candidates
+
+    total = 0.0
+    for _ in range(count):
+        text = query_text(rng)
+        vector = embedder.embed_query(text)
+        truth = exact_tenant_neighbours(tenant, vector, embedder.name, k)
+        found = semantic_candidates(tenant, SearchQuery(query=text, limit=k), vector, embedder.name,
+                                    embedder.dimensions, k, timezone.now(), "hnsw")
+        total += len({i for i, _ in found[:k]} & set(truth)) / max(len(truth), 1)
+    return total / count
+
+
+def http_searches(port: int, key: str, queries: list[tuple[str, str]], mode: str) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    samples = []
+    for index, (user_id, text) in enumerate(queries):
+        body = json.dumps({"user_id": user_id, "query": text, "mode": mode})
+        started = time.perf_counter()
+        conn.request("POST", "/api/v1/memories/search", body=body, headers=headers)
+        response = conn.getresponse()
+        payload = response.read()
+        elapsed = (time.perf_counter() - started) * 1000
+        if response.status != 200:
+            raise RuntimeError(f"HTTP {response.status}: {payload[:300]!r}")
+        if index >= 20:  # the first requests warm both workers
+            samples.append(elapsed)
+    return percentiles(samples)
+
+
+def embedder_speed(texts: list[str]) -> list[dict]:
+    from memories.embedding import LocalEmbedder
+
+    rows = []
+    for backend in ("torch", "onnx"):
+        embedder = LocalEmbedder(backend=backend, cache_dir=None if backend == "torch" else _models_dir())
+        embedder.embed_documents(texts[:64])
+        started = time.perf_counter()
+        embedder.embed_documents(texts)
+        rate = len(texts) / (time.perf_counter() - started)
+        singles = []
+        for text in texts[:200]:
+            t0 = time.perf_counter()
+            embedder.embed_query(text)
+            singles.append((time.perf_counter() - t0) * 1000)
+        rows.append({"backend": backend, "batch sentences/s": rate, "one query p50 ms": percentiles(singles)["p50"],
+                     "one query p95 ms": percentiles(singles)["p95"]})
+    return rows
+
+
+def _models_dir():
+    from django.conf import settings
+
+    return settings.VAR_DIR / "models"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=10_000, help="memories to load (hash embedder)")
+    parser.add_argument("--users", type=int, default=1_000)
+    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--local-n", type=int, default=2_000,
+                        help="memories embedded with the local model for the HTTP/local runs (20 users)")
+    parser.add_argument("--skip-local", action="store_true", help="skip the local-model runs")
+    parser.add_argument("--skip-http", action="store_true")
+    args = parser.parse_args()
+
+    setup_django()
+    from django.conf import settings
+
+    from memories.embedding import HashEmbedder, LocalEmbedder
+    from memories.keys import api_key_create
+    from memories.models import Tenant
+    from memories.vectors import embed_items
+
+    rng = random.Random(7)
+    tenant, _ = Tenant.objects.get_or_create(name=f"bench-{args.n}")
+    ingest = load(tenant, args.n, args.users)
+    queries = [(f"user-{rng.randrange(args.users)}", query_text(rng)) for _ in range(args.queries)]
+
+    rows = []
+    for mode in ("hybrid", "semantic", "keyword"):
+        stats, plan = time_searches(tenant, queries, mode)
+        rows.append({"path": "service function", "mode": mode, "plan": plan or "-", **stats})
+    exact_max = settings.SEARCH_EXACT_MAX_ROWS
+    settings.SEARCH_EXACT_MAX_ROWS = 0  # force the filtered HNSW scan for per-user search
+    hnsw_queries = queries[:200]
+    for mode in ("hybrid", "semantic"):
+        stats, plan = time_searches(tenant, hnsw_queries, mode)
+        rows.append({"path": "service function", "mode": mode, "plan": plan, **stats})
+    settings.SEARCH_EXACT_MAX_ROWS = exact_max
+    recall = hnsw_recall(tenant, HashEmbedder(settings.EMBEDDING_DIMENSIONS), random.Random(11))
+
+    if not args.skip_http:
+        key = api_key_create(tenant_name=tenant.name, name="bench").raw_key
+        with gunicorn_server({"EMBEDDED_DB_NAME": "memory_bench", "EMBEDDING_PROVIDER": "hash"}) as port:
+            for mode in ("hybrid", "semantic"):
+                rows.append({"path": "HTTP (gunicorn, 2 workers)", "mode": mode, "plan": "exact",
+                             **http_searches(port, key, queries, mode)})
+
+    local_rows, speed_rows, local_ingest = [], [], None
+    if not args.skip_local:
+        local_tenant, _ = Tenant.objects.get_or_create(name=f"bench-local-{args.local_n}")
+        local_users = max(args.local_n // 100, 1)
+        embedder = LocalEmbedder(backend="onnx", cache_dir=_models_dir())
+        from memories import embedding
+
+        embedding.get_embedder.cache_clear()
+        settings.EMBEDDING_PROVIDER = "local"
+        local_ingest = load(local_tenant, args.local_n, local_users)
+        from memories.models import MemoryItem
+
+        pending = list(MemoryItem.objects.filter(tenant=local_tenant).exclude(embedding_state="done")
+                       .values_list("id", flat=True))
+        if pending:
+            embed_items([str(i) for i in pending], embedder=embedder)
+        local_queries = [(f"user-{rng.randrange(local_users)}", query_text(rng)) for _ in range(300)]
+        stats, plan = time_searches(local_tenant, local_queries, "hybrid", embedder=embedder)
+        local_rows.append({"path": "service function", "mode": "hybrid", "plan": plan, **stats})
+        if not args.skip_http:
+            key = api_key_create(tenant_name=local_tenant.name, name="bench").raw_key
+            with gunicorn_server({"EMBEDDED_DB_NAME": "memory_bench", "EMBEDDING_PROVIDER": "local"}) as port:
+                local_rows.append({"path": "HTTP (gunicorn, 2 workers)", "mode": "hybrid", "plan": "exact",
+                                   **http_searches(port, key, local_queries, "hybrid")})
+        speed_rows = embedder_speed([memory_text(i) for i in range(1000)])
+
+    print_table(f"Search latency, hash embedder, {args.n:,} memories over {args.users:,} users (ms)", rows,
+                ["path", "mode", "plan", "p50", "p95", "p99", "n"])
+    if local_rows:
+        print_table(f"Search latency, local MiniLM (ONNX), {args.local_n:,} memories, ~100 per user (ms)",
+                    local_rows, ["path", "mode", "plan", "p50", "p95", "p99", "n"])
+    ingest_rows = [{"embedder": "hash", "memories": ingest["loaded"], "seconds": ingest["seconds"],
+                    "memories/s": ingest["rate"] or "resumed"}]
+    if local_ingest:
+        ingest_rows.append({"embedder": "local MiniLM (ONNX)", "memories": local_ingest["loaded"],
+                            "seconds": local_ingest["seconds"], "memories/s": local_ingest["rate"] or "resumed"})
+    print_table("Batch ingest through memory_create_batch (1,000 per batch, embedding included)", ingest_rows,
+                ["embedder", "memories", "seconds", "memories/s"])
+    if speed_rows:
+        print_table("Local model: torch vs the shipped ONNX backend (1,000 sentences; 200 single queries)",
+                    speed_rows, ["backend", "batch sentences/s", "one query p50 ms", "one query p95 ms"])
+    print(f"\nHNSW recall@10 against exact search, tenant-wide, 100 queries: {recall:.3f}")
+    hybrid = rows[0]
+    print(f"\nsummary: n={args.n} hybrid_p95_ms={hybrid['p95']:.2f} hnsw_recall@10={recall:.3f} "
+          f"ingest_hash_per_s={ingest['rate'] or 0:.0f}")
+
+
+if __name__ == "__main__":
+    main()
