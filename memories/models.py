@@ -247,3 +247,101 @@ class MemorySource(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id}{self.message_indices}"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    RETRYING = "retrying"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class ConversationJob(models.Model):
+    """One conversation sent for extraction. The messages are kept so a failed
+    job can be re-run; the operations it took are its result."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="jobs")
+    user_id = models.CharField(max_length=255)
+    session_id = models.CharField(max_length=255)
+    agent_id = models.CharField(max_length=255, blank=True, default="")
+    group_id = models.CharField(max_length=255, blank=True, default="")
+    participants = models.JSONField(default=dict, blank=True)
+    messages = models.JSONField()
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    extractor = models.CharField(max_length=32, blank=True, default="")
+    operations = models.JSONField(default=list, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "conversation_jobs"
+        indexes = [models.Index(fields=["tenant", "user_id", "-created_at"], name="job_user_created")]
+        constraints = [models.CheckConstraint(condition=Q(status__in=JobStatus.values), name="job_status_known")]
+
+    def __str__(self) -> str:
+        return f"job {self.id} ({self.status})"
+
+
+class CandidateStatus(models.TextChoices):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+class CandidateOperation(models.TextChoices):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    INVALIDATE = "INVALIDATE"  # contradiction: the target stops holding, the proposal is added
+
+
+class Candidate(models.Model):
+    """An extracted memory the governance gate held back for a person to decide."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="candidates")
+    user_id = models.CharField(max_length=255)
+    job = models.ForeignKey(ConversationJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    operation = models.CharField(max_length=16, choices=CandidateOperation.choices)
+    text = models.TextField()
+    memory_type = models.CharField(max_length=16, choices=MemoryType.choices, default=MemoryType.FACT)
+    importance = models.FloatField(default=0.5)
+    confidence = models.FloatField(default=0.5)
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    valid_at = models.DateTimeField(null=True, blank=True)
+    target = models.ForeignKey(MemoryItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reasons = ArrayField(models.CharField(max_length=32), default=list)
+    reason_detail = models.TextField(blank=True, default="")
+    session_id = models.CharField(max_length=255, blank=True, default="")
+    group_id = models.CharField(max_length=255, blank=True, default="")
+    agent_id = models.CharField(max_length=255, blank=True, default="")
+    source_messages = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=16, choices=CandidateStatus.choices, default=CandidateStatus.PENDING)
+    resolved_by = models.CharField(max_length=150, blank=True, default="")
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    result_memory = models.ForeignKey(MemoryItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "review_candidates"
+        indexes = [
+            models.Index(fields=["tenant", "status", "created_at"], name="candidate_queue"),
+            models.Index(fields=["tenant", "user_id"], name="candidate_user"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=CandidateStatus.values), name="candidate_status_known"),
+            models.CheckConstraint(condition=Q(operation__in=CandidateOperation.values),
+                                   name="candidate_operation_known"),
+            models.CheckConstraint(condition=Q(confidence__gte=0) & Q(confidence__lte=1),
+                                   name="candidate_confidence_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.operation} {self.text[:60]} ({self.status})"

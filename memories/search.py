@@ -285,3 +285,13 @@ def exact_tenant_neighbours(tenant: Tenant, vector: np.ndarray, model: str, limi
             [tenant.id, model, MemoryStatus.ACTIVE, _vector_literal(vector), limit],
         )
         return [str(r[0]) for r in cursor.fetchall()]
+
+
+def nearest_memories(*, tenant: Tenant, user_id: str, vector: np.ndarray, model: str, dimensions: int,
+                     limit: int = 1) -> list[tuple[str, float]]:
+    """The user's current memories closest to a vector: (id, cosine similarity)."""
+    now = timezone.now()
+    query = SearchQuery(query="", user_id=user_id, limit=limit)
+    plan = choose_vector_plan(tenant, user_id, model)
+    found = semantic_candidates(tenant, query, vector, model, dimensions, limit, now, plan)
+    return [(memory_id, 1.0 - distance) for memory_id, distance in found]

@@ -7,7 +7,7 @@ import uuid
 from django.db.models import QuerySet
 
 from memories.errors import MemoryNotFound
-from memories.models import MemoryHistory, MemoryItem, Tenant
+from memories.models import ConversationJob, MemoryHistory, MemoryItem, Tenant
 
 
 def memory_list(*, tenant: Tenant) -> QuerySet[MemoryItem]:
@@ -42,3 +42,10 @@ def memory_history(*, tenant: Tenant, memory_id: uuid.UUID | str) -> QuerySet[Me
     return MemoryHistory.objects.filter(tenant=tenant, memory_id__in=memory_lineage_ids(memory)).order_by(
         "created_at", "id"
     )
+
+
+def job_get(*, tenant: Tenant, job_id: uuid.UUID | str) -> ConversationJob:
+    try:
+        return ConversationJob.objects.get(tenant=tenant, id=job_id)
+    except (ConversationJob.DoesNotExist, ValueError):
+        raise MemoryNotFound(f"job {job_id} not found") from None

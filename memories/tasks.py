@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from celery import shared_task
+from django.conf import settings
 
 from memories.embedding import EmbeddingError
+from memories.extraction import ExtractionError
+from memories.ingestion import conversation_job_mark, conversation_job_run, job_failure_reason
+from memories.models import JobStatus
 from memories.vectors import embed_items, mark_embedding_failed
 
 logger = logging.getLogger(__name__)
@@ -28,3 +33,30 @@ def embed_memories(self, item_ids: list[str]) -> dict:
             return {"embedded": 0, "failed": len(item_ids)}
         raise self.retry(exc=exc, countdown=min(2 ** self.request.retries * 5, 300)) from exc
     return {"embedded": report.embedded, "vectors": report.vectors}
+
+
+@shared_task(bind=True, acks_late=True, max_retries=None)
+def run_conversation_job(self, job_id: str) -> dict:
+    """Run one conversation job. Retryable extraction failures (timeout, 429,
+    5xx, bad JSON) are retried with exponential backoff up to
+    EXTRACTION_MAX_RETRIES; then the job fails with the reason and keeps its
+    conversation for `POST /jobs/{id}/retry`. Idempotent on redelivery."""
+    attempt = self.request.retries
+    while True:
+        try:
+            job = conversation_job_run(job_id)
+            return {"status": job.status, "counts": job.counts}
+        except ExtractionError as exc:
+            if not exc.retryable or attempt >= settings.EXTRACTION_MAX_RETRIES:
+                conversation_job_mark(job_id, JobStatus.FAILED, job_failure_reason(exc))
+                return {"status": JobStatus.FAILED, "error": str(exc)}
+            delay = settings.EXTRACTION_RETRY_BACKOFF * (2 ** attempt)
+            conversation_job_mark(job_id, JobStatus.RETRYING, f"attempt {attempt + 1} failed: {exc}")
+            if not self.request.is_eager:
+                raise self.retry(exc=exc, countdown=delay) from exc
+            time.sleep(delay)  # in-process mode: the request waits, still bounded
+            attempt += 1
+        except Exception as exc:
+            logger.exception("conversation job %s crashed", job_id)
+            conversation_job_mark(job_id, JobStatus.FAILED, job_failure_reason(exc))
+            raise

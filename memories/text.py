@@ -63,17 +63,32 @@ def _jieba():
         return jieba
 
 
+@lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+_LATIN_WORD = re.compile(r"^[a-z][a-z']*$")
+
+
+def stem(token: str) -> str:
+    """English Snowball stem for Latin-script words ('moved' -> 'move'); other tokens as they are."""
+    return _stemmer().stemWord(token) if _LATIN_WORD.match(token) else token
+
+
 def index_tokens(text: str) -> list[str]:
-    """Tokens of a document for the full-text index (search-mode segmentation for Han)."""
+    """Tokens of a document for the full-text index (search-mode segmentation for Han), stemmed."""
     text = unicodedata.normalize("NFKC", text).casefold()
     if has_han(text):
         pieces = _jieba().cut_for_search(text)
-        return [t for piece in pieces for t in _WORD.findall(piece)]
-    return _WORD.findall(text)
+        return [stem(t) for piece in pieces for t in _WORD.findall(piece)]
+    return [stem(t) for t in _WORD.findall(text)]
 
 
 def query_tokens(text: str) -> list[str]:
-    """Content words of a query: precise-mode segmentation, stopwords dropped."""
+    """Content words of a query: precise-mode segmentation, stopwords dropped, stemmed."""
     text = unicodedata.normalize("NFKC", text).casefold()
     if has_han(text):
         pieces = _jieba().cut(text)
@@ -84,7 +99,7 @@ def query_tokens(text: str) -> list[str]:
     for token in tokens:
         if token in ENGLISH_STOPWORDS or token in CHINESE_STOPWORDS:
             continue
-        seen.setdefault(token, None)
+        seen.setdefault(stem(token), None)
     return list(seen)
 
 

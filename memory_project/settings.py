@@ -212,6 +212,21 @@ EMBEDDING_LOCAL_BACKEND = env_str("EMBEDDING_LOCAL_BACKEND", "onnx")  # onnx | t
 EMBEDDING_CHUNK_CHARS = env_int("EMBEDDING_CHUNK_CHARS", 500)
 EMBEDDING_CHUNK_OVERLAP = env_int("EMBEDDING_CHUNK_OVERLAP", 50)
 
+# --- Extraction and the governance gate.
+EXTRACTION_PROVIDER = env_str("EXTRACTION_PROVIDER", "")  # llm | rules; default: llm when LLM_BASE_URL is set
+LLM_BASE_URL = env_str("LLM_BASE_URL")
+LLM_MODEL = env_str("LLM_MODEL", "gpt-4o-mini")
+LLM_API_KEY = env_str("LLM_API_KEY", "not-needed")
+LLM_TIMEOUT = env_float("LLM_TIMEOUT", 30.0)
+EXTRACTION_MAX_RETRIES = env_int("EXTRACTION_MAX_RETRIES", 3)
+EXTRACTION_RETRY_BACKOFF = env_float("EXTRACTION_RETRY_BACKOFF", 2.0)  # seconds, doubled per try
+MEMORY_IMPORTANCE_THRESHOLD = env_float("MEMORY_IMPORTANCE_THRESHOLD", 0.3)  # below: dropped as trivia
+MEMORY_REVIEW_CONFIDENCE = env_float("MEMORY_REVIEW_CONFIDENCE", 0.5)  # below: held for review
+MEMORY_NEAR_DUPLICATE = env_float("MEMORY_NEAR_DUPLICATE", 0.95)  # cosine at or above: same memory
+SENSITIVE_DETECTORS = [d for d in env_str("SENSITIVE_DETECTORS", "email,phone,card,national_id").split(",") if d]
+WORKING_MEMORY_SIZE = env_int("WORKING_MEMORY_SIZE", 50)
+WORKING_MEMORY_TTL = env_int("WORKING_MEMORY_TTL", 24 * 3600)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

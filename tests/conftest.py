@@ -89,3 +89,26 @@ def fake_openai():
     server = FakeOpenAI().start()
     yield server
     server.stop()
+
+
+def converse(api: Api, messages: list, *, user_id: str = "alice", session_id: str = "s1", **fields) -> dict:
+    """Send a conversation (strings are user turns) and return the finished job."""
+    turns = [{"role": "user", "content": m} if isinstance(m, str) else m for m in messages]
+    response = api.post("conversations", {"user_id": user_id, "session_id": session_id, "messages": turns,
+                                          **fields})
+    assert response.status_code == 202, response.content
+    # Inside a test transaction the job runs after the view returns: read it back.
+    return api.get(f"jobs/{response.json()['job_id']}").json()
+
+
+@pytest.fixture
+def redis_url(settings):
+    """The machine's Redis (database 14), emptied before and after."""
+    import redis
+
+    url = "redis://127.0.0.1:6379/14"
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    settings.REDIS_URL = url
+    yield url
+    client.flushdb()

@@ -179,3 +179,82 @@ class ErasureSerializer(serializers.Serializer):
 
 
 MEMORY_STATUSES = MemoryStatus.values
+
+
+class MessageSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    role = serializers.ChoiceField(choices=["user", "assistant", "system", "tool"])
+    content = StrictCharField(max_length=settings.MEMORY_MAX_TEXT_CHARS)
+    name = StrictCharField(max_length=255, required=False, allow_blank=True)
+    created_at = serializers.DateTimeField(required=False)
+
+
+class ConversationSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    user_id = StrictCharField(max_length=255)
+    session_id = StrictCharField(max_length=255)
+    messages = MessageSerializer(many=True, allow_empty=False, max_length=500)
+    agent_id = _scope_field()
+    group_id = _scope_field()
+    participants = serializers.DictField(child=StrictCharField(max_length=255), required=False, default=dict)
+
+    def validate(self, attrs):
+        for message in attrs["messages"]:
+            if "created_at" in message:
+                message["created_at"] = message["created_at"].isoformat()
+        return attrs
+
+
+class JobSerializer(serializers.Serializer):
+    job_id = serializers.UUIDField(source="id")
+    status = serializers.CharField()
+    user_id = serializers.CharField()
+    session_id = serializers.CharField()
+    attempts = serializers.IntegerField()
+    error = serializers.CharField(allow_blank=True)
+    extractor = serializers.CharField(allow_blank=True)
+    operations = serializers.JSONField()
+    counts = serializers.JSONField()
+    warnings = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class CandidateSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    user_id = serializers.CharField()
+    operation = serializers.CharField()
+    text = serializers.CharField()
+    memory_type = serializers.CharField()
+    importance = serializers.FloatField()
+    confidence = serializers.FloatField()
+    tags = serializers.ListField(child=serializers.CharField())
+    reasons = serializers.ListField(child=serializers.CharField())
+    reason_detail = serializers.CharField(allow_blank=True)
+    target = MemorySerializer(allow_null=True)
+    session_id = serializers.CharField(allow_blank=True)
+    source_messages = serializers.JSONField()
+    status = serializers.CharField()
+    resolved_by = serializers.CharField(allow_blank=True)
+    resolved_at = serializers.DateTimeField(allow_null=True)
+    result_memory = serializers.UUIDField(source="result_memory_id", allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class ApproveSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    text = _text_field(required=False)
+
+
+class RejectSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    reason = StrictCharField(max_length=1000, required=False, allow_blank=True, default="")
+
+
+class ContextRequestSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    user_id = StrictCharField(max_length=255)
+    query = StrictCharField(max_length=2000)
+    limit = StrictIntegerField(required=False, default=10, min_value=1, max_value=settings.SEARCH_MAX_LIMIT)
+    max_chars = StrictIntegerField(required=False, default=2000, min_value=100, max_value=100_000)
+
+
+class ContextResponseSerializer(serializers.Serializer):
+    context = serializers.CharField(allow_blank=True)
+    memories = SearchResultSerializer(many=True)
+    working_memory = serializers.CharField()

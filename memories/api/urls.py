@@ -9,5 +9,12 @@ urlpatterns = [
     path("memories/<uuid:memory_id>", views.MemoryDetailView.as_view(), name="memory-detail"),
     path("memories/<uuid:memory_id>/history", views.MemoryHistoryView.as_view(), name="memory-history"),
     path("users/<str:user_id>/memories", views.UserMemoriesView.as_view(), name="user-memories"),
+    path("conversations", views.ConversationView.as_view(), name="conversations"),
+    path("jobs/<uuid:job_id>", views.JobDetailView.as_view(), name="job-detail"),
+    path("jobs/<uuid:job_id>/retry", views.JobRetryView.as_view(), name="job-retry"),
+    path("review", views.ReviewListView.as_view(), name="review-list"),
+    path("review/<uuid:candidate_id>/approve", views.ReviewApproveView.as_view(), name="review-approve"),
+    path("review/<uuid:candidate_id>/reject", views.ReviewRejectView.as_view(), name="review-reject"),
+    path("context", views.ContextView.as_view(), name="context"),
     path("health", views.HealthView.as_view(), name="health"),
 ]

@@ -8,20 +8,28 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories import selectors, writing
+from memories import governance, ingestion, selectors, writing
 from memories.api.filters import MemoryFilter
 from memories.api.serializers import (
+    ApproveSerializer,
     BatchResultSerializer,
+    CandidateSerializer,
+    ContextRequestSerializer,
+    ContextResponseSerializer,
+    ConversationSerializer,
     ErasureSerializer,
     HistorySerializer,
+    JobSerializer,
     MemoryBatchSerializer,
     MemoryCreateSerializer,
     MemoryPatchSerializer,
     MemorySearchSerializer,
     MemorySerializer,
+    RejectSerializer,
     SearchResponseSerializer,
     WriteResultSerializer,
 )
+from memories.context import build_context
 from memories.health import service_health
 from memories.models import MemoryStatus
 from memories.search import SearchQuery, memory_search
@@ -113,3 +121,69 @@ class HealthView(APIView):
         report = service_health()
         code = status.HTTP_503_SERVICE_UNAVAILABLE if report["status"] == "unavailable" else status.HTTP_200_OK
         return Response(report, status=code)
+
+
+def _job_body(job) -> dict:
+    return JobSerializer(job).data
+
+
+class ConversationView(APIView):
+    @extend_schema(request=ConversationSerializer, responses={202: JobSerializer})
+    def post(self, request):
+        serializer = ConversationSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        job = ingestion.conversation_job_create(tenant=request.user.tenant, **serializer.validated_data)
+        job.refresh_from_db()  # in-process mode the job has already run: return its outcome inline
+        return Response(_job_body(job), status=status.HTTP_202_ACCEPTED)
+
+
+class JobDetailView(APIView):
+    @extend_schema(responses={200: JobSerializer})
+    def get(self, request, job_id):
+        return Response(_job_body(selectors.job_get(tenant=request.user.tenant, job_id=job_id)))
+
+
+class JobRetryView(APIView):
+    @extend_schema(request=None, responses={202: JobSerializer})
+    def post(self, request, job_id):
+        job = ingestion.conversation_job_retry(tenant=request.user.tenant, job_id=job_id)
+        return Response(_job_body(job), status=status.HTTP_202_ACCEPTED)
+
+
+class ReviewListView(APIView):
+    @extend_schema(responses={200: CandidateSerializer(many=True)})
+    def get(self, request):
+        rows = governance.candidate_pending(tenant=request.user.tenant)
+        return Response({"results": CandidateSerializer(rows, many=True).data})
+
+
+class ReviewApproveView(APIView):
+    @extend_schema(request=ApproveSerializer, responses={200: CandidateSerializer})
+    def post(self, request, candidate_id):
+        serializer = ApproveSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        candidate = governance.candidate_approve(tenant=request.user.tenant, candidate_id=candidate_id,
+                                                 actor=request.user.actor,
+                                                 edited_text=serializer.validated_data.get("text"))
+        return Response(CandidateSerializer(candidate).data)
+
+
+class ReviewRejectView(APIView):
+    @extend_schema(request=RejectSerializer, responses={200: CandidateSerializer})
+    def post(self, request, candidate_id):
+        serializer = RejectSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        candidate = governance.candidate_reject(tenant=request.user.tenant, candidate_id=candidate_id,
+                                                actor=request.user.actor, reason=serializer.validated_data["reason"])
+        return Response(CandidateSerializer(candidate).data)
+
+
+class ContextView(APIView):
+    @extend_schema(request=ContextRequestSerializer, responses={200: ContextResponseSerializer})
+    def post(self, request):
+        serializer = ContextRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        built = build_context(tenant=request.user.tenant, **serializer.validated_data)
+        return Response({"context": built.text, "working_memory": built.working_memory, "memories": [
+            {"memory": MemorySerializer(r.memory).data, "score": r.score, "scores": r.scores} for r in built.memories
+        ]})

@@ -1,0 +1,438 @@
+"""Conversation turns -> candidate memories.
+
+Two extractors behind one interface:
+- RulesExtractor: offline; keeps first-person statements of preference,
+  identity, plans, facts and events (English and Chinese), rewritten in the
+  third person with the speaker's name, with absolute dates beside relative
+  ones; drops greetings, questions and small talk.
+- LLMExtractor: any OpenAI-compatible chat endpoint through the `openai`
+  client; prompts are files in memories/prompts/. Malformed items are
+  repaired or dropped one by one; a malformed reply as a whole is a
+  retryable error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
+
+from django.conf import settings
+
+from memories.models import MemoryType
+from memories.text import has_han
+
+PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+
+
+class ExtractionError(Exception):
+    """Extraction failed. `retryable` errors (timeouts, 429, 5xx, bad JSON) are retried."""
+
+    def __init__(self, message: str, *, retryable: bool):
+        super().__init__(message)
+        self.retryable = retryable
+
+
+@dataclass
+class Message:
+    index: int
+    role: str
+    content: str
+    name: str = ""
+    created_at: datetime | None = None
+
+
+@dataclass
+class CandidateMemory:
+    subject: str  # participant name the memory is about
+    text: str
+    memory_type: str = MemoryType.FACT
+    importance: float = 0.5
+    confidence: float = 0.8
+    tags: list[str] = field(default_factory=list)
+    valid_at: datetime | None = None
+    key: str = ""
+    value: str = ""
+    contradicts: str | None = None
+    source_messages: list[int] = field(default_factory=list)
+
+
+@dataclass
+class ExistingMemory:
+    id: str
+    text: str
+
+
+class Extractor(Protocol):
+    name: str
+
+    def extract(self, *, messages: list[Message], speakers: dict[str, str], existing: list[ExistingMemory],
+                now: datetime) -> list[CandidateMemory]: ...
+
+
+# --------------------------------------------------------------------------- dates
+
+
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"]
+
+
+def format_date(moment: datetime) -> str:
+    return f"{_MONTHS[moment.month - 1]} {moment.day}, {moment.year}"
+
+
+_RELATIVE_EN = {
+    "today": 0, "tonight": 0, "this morning": 0, "yesterday": -1, "tomorrow": 1, "last week": -7,
+    "next week": 7, "last month": -30, "next month": 30, "last year": -365, "next year": 365,
+    "last weekend": -7, "this weekend": 0,
+}
+_RELATIVE_ZH = {"今天": 0, "昨天": -1, "明天": 1, "前天": -2, "后天": 2, "上周": -7, "下周": 7, "上个月": -30,
+                "下个月": 30, "去年": -365, "明年": 365}
+_RELATIVE_EN_RE = re.compile(r"\b(" + "|".join(sorted(_RELATIVE_EN, key=len, reverse=True)) + r")\b", re.I)
+_RELATIVE_ZH_RE = re.compile("(" + "|".join(sorted(_RELATIVE_ZH, key=len, reverse=True)) + ")")
+
+
+def anchor_relative_dates(text: str, moment: datetime) -> tuple[str, datetime | None]:
+    """Add the absolute date beside the first relative expression; return the
+    text and the date the statement refers to (None if it names none)."""
+    match = _RELATIVE_EN_RE.search(text)
+    if match:
+        when = moment + timedelta(days=_RELATIVE_EN[match.group(1).lower()])
+        end = match.end()
+        return f"{text[:end]} ({format_date(when)}){text[end:]}", when
+    match = _RELATIVE_ZH_RE.search(text)
+    if match:
+        when = moment + timedelta(days=_RELATIVE_ZH[match.group(1)])
+        end = match.end()
+        return f"{text[:end]}（{when.year}年{when.month}月{when.day}日）{text[end:]}", when
+    return text, None
+
+
+# --------------------------------------------------------------------------- rules
+
+
+# ASCII punctuation ends a sentence only before whitespace ("alice.smith@example.com" stays whole).
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
+_SMALL_TALK = re.compile(
+    r"^(hi|hello|hey|thanks|thank you|ok|okay|sure|bye|good (morning|night|evening)|lol|cool|great|nice|yes|no|"
+    r"你好|您好|谢谢|好的|再见|嗯|哈哈)\b", re.I)
+_HEDGE = re.compile(r"\b(maybe|probably|i think|i guess|perhaps|not sure|might)\b|可能|也许|大概|好像", re.I)
+
+_VERB_3RD = {"am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "go": "goes", "was": "was",
+             "can": "can", "will": "will", "would": "would", "should": "should", "could": "could",
+             "can't": "can't", "don't": "doesn't", "won't": "won't", "didn't": "didn't"}
+
+
+_PAST_TENSE = frozenset("""went got ran met bought saw took made wrote read lost won had did was were found left felt
+    thought told gave came became began kept heard sat spent taught brought caught drove flew grew knew sang swam threw
+    woke wore ate fell forgot held paid said sent slept sold spoke stood understood might may must""".split())
+
+
+def third_person_verb(verb: str) -> str:
+    lower = verb.lower()
+    if lower in _VERB_3RD:
+        return _VERB_3RD[lower]
+    if lower in _PAST_TENSE or re.search(r"(ed)$", lower):
+        return verb
+    if re.search(r"(s|sh|ch|x|z|o)$", lower):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", lower):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+_PRONOUNS = [(re.compile(r"\bmyself\b", re.I), "{name}"), (re.compile(r"\bmy\b", re.I), "{name}'s"),
+             (re.compile(r"\bmine\b", re.I), "{name}'s"), (re.compile(r"\bI'm\b"), "{name} is"),
+             (re.compile(r"\bI've\b"), "{name} has"), (re.compile(r"\bI'd\b"), "{name} would"),
+             (re.compile(r"\bI'll\b"), "{name} will"), (re.compile(r"\bI am\b"), "{name} is"),
+             (re.compile(r"\bI\b"), "{name}"), (re.compile(r"\bme\b", re.I), "{name}")]
+
+
+def to_third_person(sentence: str, name: str) -> str:
+    """'I love my dog' -> 'Alice loves Alice's dog' style rewrite, verbs conjugated."""
+    def conjugate(match: re.Match) -> str:
+        adverb = match.group(2) or ""
+        return f"{name} {adverb}{third_person_verb(match.group(3))}"
+
+    text = re.sub(r"\b(I)\s+((?:really|also|usually|always|often|never|still|just|totally|actually)\s+)?"
+                  r"(?!am\b|'m\b)([a-z']+)", conjugate, sentence, count=1)
+    for pattern, replacement in _PRONOUNS:
+        text = pattern.sub(replacement.format(name=name), text)
+    return text[0].upper() + text[1:] if text else text
+
+
+@dataclass
+class _Rule:
+    pattern: re.Pattern
+    memory_type: str
+    importance: float
+    tag: str
+    key: str = ""
+    value_group: int = 0
+
+
+_EN_RULES = [
+    _Rule(re.compile(r"\bmy name is ([\w .'-]+)", re.I), MemoryType.PROFILE, 0.9, "identity", "name", 1),
+    _Rule(re.compile(r"\bI (?:live|am living|'m living) in ([\w .,'-]+)", re.I), MemoryType.PROFILE, 0.8,
+          "residence", "residence", 1),
+    _Rule(re.compile(r"\bI (?:just )?moved to ([\w .,'-]+)", re.I), MemoryType.PROFILE, 0.8, "residence",
+          "residence", 1),
+    _Rule(re.compile(r"\bI work (?:as (?:a |an )?|at |for )([\w .,&'-]+)", re.I), MemoryType.PROFILE, 0.8, "work",
+          "work", 1),
+    _Rule(re.compile(r"\bI(?:'m| am) (?:a|an) ([\w -]+?(?:er|or|ist|ian|ant|ent|nurse|doctor|chef|student|"
+                     r"engineer|designer|developer|teacher|lawyer|artist|writer|manager))\b", re.I),
+          MemoryType.PROFILE, 0.8, "work", "occupation", 1),
+    _Rule(re.compile(r"\bI(?:'m| am) (\d{1,3}) years old", re.I), MemoryType.PROFILE, 0.7, "identity", "age", 1),
+    _Rule(re.compile(r"\bI(?:'m| am) (?:from|originally from) ([\w .,'-]+)", re.I), MemoryType.PROFILE, 0.7,
+          "identity", "origin", 1),
+    _Rule(re.compile(r"\bI(?:'m| am) allergic to ([\w .,'-]+)", re.I), MemoryType.PROFILE, 0.9, "health"),
+    _Rule(re.compile(r"\bmy (wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mother|mom|"
+                     r"father|dad|brother|sister|friend|boss|dog|cat|pet)\b", re.I), MemoryType.FACT, 0.7, "family"),
+    _Rule(re.compile(r"\bI (?:really |also |totally )?(?:love|like|enjoy|prefer|adore|hate|dislike|can't stand)\b",
+                     re.I), MemoryType.FACT, 0.6, "preference"),
+    _Rule(re.compile(r"\bI(?:'m| am) (?:going to|planning to|about to|thinking of)\b|\bI (?:will|plan to|want to|"
+                     r"intend to|hope to|need to|might try|may try)\b", re.I), MemoryType.TASK, 0.6, "plan"),
+    _Rule(re.compile(r"\bI (?:just |recently |finally )?(?:went|visited|bought|met|started|finished|got|joined|"
+                     r"adopted|ran|attended|lost|won|graduated|took|made|painted|wrote|read|saw|travel(?:l)?ed|"
+                     r"signed up|learned|quit|celebrated|volunteered)\b", re.I), MemoryType.EPISODIC, 0.5, "event"),
+    _Rule(re.compile(r"\bI(?:'ve| have) (?:a|an|two|three|four|\d+|been)\b", re.I), MemoryType.FACT, 0.5, "fact"),
+    _Rule(re.compile(r"\bI(?:'m| am) (?:\w+ing)\b", re.I), MemoryType.EPISODIC, 0.4, "activity"),
+]
+
+_ZH_RULES = [
+    _Rule(re.compile(r"我叫(\S+)"), MemoryType.PROFILE, 0.9, "identity", "name", 1),
+    _Rule(re.compile(r"我(?:住在|搬到了?|搬去了?)([^，。,！!？?]+)"), MemoryType.PROFILE, 0.8, "residence",
+          "residence", 1),
+    _Rule(re.compile(r"我在([^，。,]+?)(?:工作|上班)"), MemoryType.PROFILE, 0.8, "work", "work", 1),
+    _Rule(re.compile(r"我是(?:一名|一个|个)?([^，。,]+)"), MemoryType.PROFILE, 0.7, "identity"),
+    _Rule(re.compile(r"我对([^，。,]+)过敏"), MemoryType.PROFILE, 0.9, "health"),
+    _Rule(re.compile(r"我的?(妻子|老婆|丈夫|老公|女儿|儿子|孩子|妈妈|母亲|爸爸|父亲|哥哥|姐姐|弟弟|妹妹|朋友|老板|狗|猫)"),
+          MemoryType.FACT, 0.7, "family"),
+    _Rule(re.compile(r"我(?:很|非常|最|也|特别)?(?:喜欢|爱|讨厌|不喜欢|偏好|更喜欢)"), MemoryType.FACT, 0.6,
+          "preference"),
+    _Rule(re.compile(r"我(?:打算|计划|准备|想要|要去|将要|下周要|明天要)"), MemoryType.TASK, 0.6, "plan"),
+    _Rule(re.compile(r"我(?:昨天|上周|刚刚|刚|最近)?(?:去了|买了|见了|开始|完成了|参加了|养了|学会了)"),
+          MemoryType.EPISODIC, 0.5, "event"),
+    _Rule(re.compile(r"我有"), MemoryType.FACT, 0.5, "fact"),
+]
+
+
+_VALUE_END = re.compile(r"\s+(?:last|next|this|yesterday|today|tomorrow|and|because|since|with|but|in \d{4})\b"
+                        r"|[，。,;；]", re.I)
+
+
+def _slot_value(raw: str) -> str:
+    """'Berlin last week' -> 'berlin': the slot value without trailing clauses."""
+    return _VALUE_END.split(raw, maxsplit=1)[0].strip(" .,，。").lower()
+
+
+class RulesExtractor:
+    """Offline extraction of first-person statements, English and Chinese."""
+
+    name = "rules"
+
+    def extract(self, *, messages: list[Message], speakers: dict[str, str], existing: list[ExistingMemory],
+                now: datetime) -> list[CandidateMemory]:
+        out: list[CandidateMemory] = []
+        for message in messages:
+            subject = self._subject(message, speakers)
+            if subject is None:
+                continue
+            moment = message.created_at or now
+            for sentence in _SENTENCE_SPLIT.split(message.content):
+                candidate = self._sentence(sentence.strip(), subject, moment)
+                if candidate:
+                    candidate.source_messages = [message.index]
+                    out.append(candidate)
+        return out
+
+    @staticmethod
+    def _subject(message: Message, speakers: dict[str, str]) -> str | None:
+        """Whose statement this is, or None for assistant turns and unknown speakers."""
+        if message.role != "user":
+            return None
+        if message.name:
+            return message.name if message.name in speakers else None
+        return next(iter(speakers), None) if len(speakers) == 1 else None
+
+    def _sentence(self, sentence: str, subject: str, moment: datetime) -> CandidateMemory | None:
+        if len(sentence) < 4 or sentence.endswith(("?", "？")) or _SMALL_TALK.match(sentence):
+            return None
+        chinese = has_han(sentence)
+        for rule in _ZH_RULES if chinese else _EN_RULES:
+            match = rule.pattern.search(sentence)
+            if not match:
+                continue
+            clause = sentence[match.start():] if not chinese else sentence
+            clause = clause.rstrip(" .!。！")
+            if chinese:
+                text = clause.replace("我的", f"{subject}的").replace("我", subject)
+            else:
+                text = to_third_person(clause, subject)
+            text, when = anchor_relative_dates(text, moment)
+            value = _slot_value(match.group(rule.value_group)) if rule.value_group else ""
+            hedged = bool(_HEDGE.search(sentence))
+            return CandidateMemory(
+                subject=subject, text=text, memory_type=rule.memory_type, importance=rule.importance,
+                confidence=0.4 if hedged else 0.8, tags=[rule.tag], valid_at=when or moment,
+                key=rule.key if value else "", value=value.lower() if value else "",
+            )
+        return None
+
+
+# --------------------------------------------------------------------------- LLM
+
+
+@lru_cache(maxsize=4)
+def load_prompt(name: str) -> str:
+    return (PROMPTS_DIR / name).read_text(encoding="utf-8")
+
+
+_TYPE_ALIASES = {"trait_hint": MemoryType.FACT, "trait hint": MemoryType.FACT, "semantic": MemoryType.FACT,
+                 "event": MemoryType.EPISODIC, "plan": MemoryType.TASK, "preference": MemoryType.FACT}
+
+
+def _clamp(value, default: float) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return default
+    return min(max(number, 0.0), 1.0)
+
+
+def _parse_datetime(value) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    from django.utils.dateparse import parse_date, parse_datetime
+    from django.utils.timezone import is_naive, make_aware
+
+    try:
+        parsed = parse_datetime(value)
+        if parsed is None:
+            day = parse_date(value)
+            parsed = datetime(day.year, day.month, day.day) if day else None
+    except ValueError:
+        return None
+    if parsed is not None and is_naive(parsed):
+        parsed = make_aware(parsed)
+    return parsed
+
+
+def parse_llm_reply(content: str | None, *, speakers: dict[str, str], message_count: int,
+                    existing_ids: set[str]) -> tuple[list[CandidateMemory], list[str]]:
+    """Turn the model's reply into candidates. Bad items are dropped with a
+    note; a reply that is not JSON at all raises a retryable error."""
+    if not content:
+        raise ExtractionError("the model returned an empty reply", retryable=True)
+    try:
+        payload = json.loads(content)
+    except json.JSONDecodeError:
+        block = re.search(r"\{.*\}", content, re.S)  # repair: JSON wrapped in prose or fences
+        try:
+            payload = json.loads(block.group(0)) if block else None
+        except json.JSONDecodeError:
+            payload = None
+        if payload is None:
+            raise ExtractionError("the model's reply is not valid JSON", retryable=True) from None
+    items = payload.get("memories") if isinstance(payload, dict) else payload
+    if not isinstance(items, list):
+        raise ExtractionError("the model's reply has no 'memories' list", retryable=True)
+    candidates, notes = [], []
+    for position, item in enumerate(items):
+        if not isinstance(item, dict):
+            notes.append(f"item {position}: not an object, dropped")
+            continue
+        text = item.get("text")
+        if not isinstance(text, str) or not text.strip():
+            notes.append(f"item {position}: no text, dropped")
+            continue
+        subject = item.get("subject")
+        if len(speakers) == 1 and subject not in speakers:
+            subject = next(iter(speakers))
+        if subject not in speakers:
+            notes.append(f"item {position}: subject {subject!r} is not a participant, dropped")
+            continue
+        raw_type = str(item.get("type", "fact")).lower()
+        memory_type = _TYPE_ALIASES.get(raw_type, raw_type)
+        if memory_type not in MemoryType.values or memory_type == MemoryType.TRAIT:
+            memory_type = MemoryType.FACT
+        tags = [str(t)[:100] for t in item.get("tags", []) if isinstance(t, (str, int))][:20] \
+            if isinstance(item.get("tags"), list) else []
+        if raw_type in ("trait_hint", "trait hint"):
+            tags.append("trait_hint")
+        sources = [i for i in item.get("source_messages", []) if isinstance(i, int) and 0 <= i < message_count] \
+            if isinstance(item.get("source_messages"), list) else []
+        contradicts = item.get("contradicts")
+        candidates.append(CandidateMemory(
+            subject=subject, text=text.strip()[: settings.MEMORY_MAX_TEXT_CHARS], memory_type=memory_type,
+            importance=_clamp(item.get("importance"), 0.5), confidence=_clamp(item.get("confidence"), 0.5),
+            tags=tags, valid_at=_parse_datetime(item.get("valid_at")),
+            key=str(item.get("key") or "")[:100], value=str(item.get("value") or "")[:500].lower(),
+            contradicts=str(contradicts) if contradicts and str(contradicts) in existing_ids else None,
+            source_messages=sources,
+        ))
+    return candidates, notes
+
+
+class LLMExtractor:
+    """Extraction through any OpenAI-compatible chat endpoint."""
+
+    name = "llm"
+
+    def __init__(self, *, base_url: str, model: str, api_key: str, timeout: float):
+        from openai import OpenAI
+
+        self.model = model
+        # Retries belong to the Celery task (bounded, with backoff), not the client.
+        self._client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+        self.notes: list[str] = []
+
+    def extract(self, *, messages: list[Message], speakers: dict[str, str], existing: list[ExistingMemory],
+                now: datetime) -> list[CandidateMemory]:
+        import openai
+
+        conversation = "\n".join(
+            f"[{m.index}] {(m.created_at or now).date().isoformat()} {m.name or m.role} ({m.role}): {m.content}"
+            for m in messages
+        )
+        user_prompt = load_prompt("extract_user.md").format(
+            today=now.date().isoformat(),
+            participants="\n".join(f"- {name}" for name in speakers) or "- (none)",
+            existing="\n".join(f"- {m.id}: {m.text}" for m in existing) or "(none)",
+            conversation=conversation,
+        )
+        try:
+            response = self._client.chat.completions.create(
+                model=self.model, temperature=0, response_format={"type": "json_object"},
+                messages=[{"role": "system", "content": load_prompt("extract_system.md")},
+                          {"role": "user", "content": user_prompt}],
+            )
+        except openai.APITimeoutError as exc:
+            raise ExtractionError(f"LLM timed out: {exc}", retryable=True) from exc
+        except openai.RateLimitError as exc:
+            raise ExtractionError(f"LLM rate limited (429): {exc}", retryable=True) from exc
+        except openai.APIConnectionError as exc:
+            raise ExtractionError(f"LLM unreachable: {exc}", retryable=True) from exc
+        except openai.APIStatusError as exc:
+            raise ExtractionError(f"LLM returned {exc.status_code}: {exc}",
+                                  retryable=exc.status_code >= 500 or exc.status_code == 408) from exc
+        content = response.choices[0].message.content if response.choices else None
+        candidates, self.notes = parse_llm_reply(content, speakers=speakers, message_count=len(messages),
+                                                 existing_ids={m.id for m in existing})
+        return candidates
+
+
+def get_extractor() -> Extractor:
+    provider = settings.EXTRACTION_PROVIDER or ("llm" if settings.LLM_BASE_URL else "rules")
+    if provider == "rules":
+        return RulesExtractor()
+    if provider == "llm":
+        if not settings.LLM_BASE_URL:
+            raise ExtractionError("EXTRACTION_PROVIDER=llm needs LLM_BASE_URL", retryable=False)
+        return LLMExtractor(base_url=settings.LLM_BASE_URL, model=settings.LLM_MODEL, api_key=settings.LLM_API_KEY,
+                            timeout=settings.LLM_TIMEOUT)
+    raise ExtractionError(f"unknown EXTRACTION_PROVIDER {provider!r} (llm or rules)", retryable=False)

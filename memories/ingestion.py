@@ -1,0 +1,280 @@
+"""Conversation ingestion: extraction -> importance threshold -> decision
+(NOOP / UPDATE / INVALIDATE+ADD / ADD) -> review gate -> one transaction per job.
+
+A job keeps its messages so it can be re-run; a redelivered job that already
+finished does nothing (its operations committed together with its status).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from memories.embedding import Embedder, get_embedder
+from memories.errors import InvalidOperation, MemoryNotFound
+from memories.extraction import CandidateMemory, ExistingMemory, ExtractionError, Message, get_extractor
+from memories.governance import review_hold
+from memories.models import (
+    Candidate,
+    CandidateOperation,
+    ConversationJob,
+    JobStatus,
+    MemoryItem,
+    MemoryStatus,
+    Tenant,
+)
+from memories.search import SearchQuery, memory_search, nearest_memories
+from memories.text import content_hash
+from memories.working import WorkingMemoryUnavailable, working_memory_push
+from memories.writing import MemorySpec, memory_create, memory_invalidate, memory_supersede
+
+logger = logging.getLogger(__name__)
+ACTOR = "extraction"
+
+
+def conversation_job_create(*, tenant: Tenant, user_id: str, session_id: str, messages: list[dict],
+                            agent_id: str = "", group_id: str = "", participants: dict | None = None
+                            ) -> ConversationJob:
+    """Record the conversation and enqueue its extraction after commit."""
+    job = ConversationJob.objects.create(
+        tenant=tenant, user_id=user_id, session_id=session_id, agent_id=agent_id, group_id=group_id,
+        participants=participants or {}, messages=messages,
+    )
+    _enqueue(job.id)
+    return job
+
+
+def _enqueue(job_id: uuid.UUID) -> None:
+    def send() -> None:
+        from memories.tasks import run_conversation_job
+
+        run_conversation_job.delay(str(job_id))
+
+    transaction.on_commit(send)
+
+
+def conversation_job_retry(*, tenant: Tenant, job_id: uuid.UUID | str) -> ConversationJob:
+    """Re-run a failed job from its kept conversation."""
+    with transaction.atomic():
+        try:
+            job = ConversationJob.objects.select_for_update().get(tenant=tenant, id=job_id)
+        except (ConversationJob.DoesNotExist, ValueError):
+            raise MemoryNotFound(f"job {job_id} not found") from None
+        if job.status != JobStatus.FAILED:
+            raise InvalidOperation(f"only failed jobs can be retried; this one is {job.status}", field="status")
+        job.status, job.error = JobStatus.QUEUED, ""
+        job.save(update_fields=["status", "error"])
+        _enqueue(job.id)
+    job.refresh_from_db()
+    return job
+
+
+def conversation_job_mark(job_id: str, status: str, error: str = "") -> None:
+    ConversationJob.objects.filter(id=job_id).exclude(status=JobStatus.DONE).update(
+        status=status, error=error[:4000], finished_at=timezone.now() if status == JobStatus.FAILED else None
+    )
+
+
+# --------------------------------------------------------------------------- running a job
+
+
+@dataclass
+class JobOutcome:
+    operations: list[dict] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    added: list[MemoryItem] = field(default_factory=list)
+
+    def record(self, operation: str, *, user_id: str, text: str, reason: str = "", memory_id=None,
+               candidate_id=None) -> None:
+        entry = {"operation": operation, "user_id": user_id, "memory_id": str(memory_id) if memory_id else None,
+                 "text": text, "reason": reason}
+        if candidate_id:
+            entry["candidate_id"] = str(candidate_id)
+        self.operations.append(entry)
+        self.count(operation)
+
+    def count(self, name: str) -> None:
+        self.counts[name] = self.counts.get(name, 0) + 1
+
+
+def _messages(job: ConversationJob) -> list[Message]:
+    out = []
+    for index, raw in enumerate(job.messages):
+        created = raw.get("created_at")
+        out.append(Message(index=index, role=raw["role"], content=raw["content"], name=raw.get("name") or "",
+                           created_at=parse_datetime(created) if isinstance(created, str) else None))
+    return out
+
+
+def _speakers(job: ConversationJob, messages: list[Message]) -> dict[str, str]:
+    """Participant name -> user_id. Without participants the one user is
+    named by their messages' `name`, else 'User'."""
+    if job.participants:
+        return dict(job.participants)
+    name = next((m.name for m in messages if m.role == "user" and m.name), "User")
+    return {name: job.user_id}
+
+
+def _related(tenant: Tenant, speakers: dict[str, str], messages: list[Message]) -> list[ExistingMemory]:
+    """Existing memories the LLM should see, so it can avoid repeats and name contradictions."""
+    query = " ".join(m.content for m in messages if m.role == "user")[-2000:]
+    related: list[ExistingMemory] = []
+    for user_id in dict.fromkeys(speakers.values()):
+        for result in memory_search(tenant=tenant, query=SearchQuery(query=query or "profile", user_id=user_id,
+                                                                     limit=20)):
+            related.append(ExistingMemory(id=str(result.memory.id), text=result.memory.text))
+    return related
+
+
+def conversation_job_run(job_id: str) -> ConversationJob:
+    """Extract and apply one job. Raises ExtractionError for the task to retry."""
+    job = ConversationJob.objects.get(id=job_id)
+    if job.status == JobStatus.DONE:
+        return job
+    ConversationJob.objects.filter(id=job.id).update(status=JobStatus.RUNNING, started_at=timezone.now(),
+                                                     attempts=job.attempts + 1)
+    extractor = get_extractor()
+    messages = _messages(job)
+    speakers = _speakers(job, messages)
+    existing = _related(job.tenant, speakers, messages) if extractor.name == "llm" else []
+    now = timezone.now()
+    candidates = extractor.extract(messages=messages, speakers=speakers, existing=existing, now=now)
+    outcome = JobOutcome(warnings=list(getattr(extractor, "notes", [])))
+    embedder = get_embedder()
+
+    with transaction.atomic():
+        job = ConversationJob.objects.select_for_update().get(id=job.id)
+        if job.status == JobStatus.DONE:  # a concurrent delivery finished first
+            return job
+        for user_id in sorted(set(speakers.values())):
+            _lock_user(job.tenant, user_id)
+        fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
+        for candidate in candidates:
+            _apply_candidate(job, candidate, speakers[candidate.subject], embedder, outcome, fresh, now)
+        job.status = JobStatus.DONE
+        job.extractor = extractor.name
+        job.operations, job.counts, job.warnings = outcome.operations, outcome.counts, outcome.warnings
+        job.finished_at = timezone.now()
+        job.error = ""
+        job.save()
+
+    if outcome.added:
+        try:
+            working_memory_push(outcome.added)
+        except WorkingMemoryUnavailable as exc:
+            job.warnings = [*job.warnings, f"working memory skipped: {exc}"]
+            ConversationJob.objects.filter(id=job.id).update(warnings=job.warnings)
+    return job
+
+
+def _lock_user(tenant: Tenant, user_id: str) -> None:
+    """Serialise ingestion per user: parallel jobs for one user decide in turn,
+    so the same conversation twice cannot add the same memory twice."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"ingest:{tenant.id}:{user_id}"])
+
+
+def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: str, embedder: Embedder,
+                     outcome: JobOutcome, fresh: dict, now: datetime) -> None:
+    tenant = job.tenant
+    if candidate.importance < settings.MEMORY_IMPORTANCE_THRESHOLD:
+        outcome.count("dropped")
+        return
+    current = MemoryItem.objects.filter(tenant=tenant, user_id=user_id, expired_at__isnull=True,
+                                        status__in=(MemoryStatus.ACTIVE, MemoryStatus.PENDING))
+    same = current.filter(content_hash=content_hash(candidate.text)).first()
+    if same is not None:
+        outcome.record("NOOP", user_id=user_id, text=candidate.text, memory_id=same.id, reason="same content")
+        return
+
+    contradicted = None
+    if candidate.contradicts:
+        contradicted = current.filter(id=candidate.contradicts).first()
+    elif candidate.key and candidate.value:
+        slot = current.filter(data__key=candidate.key).order_by("-created_at").first()
+        if slot is not None and slot.data.get("value") == candidate.value:
+            outcome.record("NOOP", user_id=user_id, text=candidate.text, memory_id=slot.id,
+                           reason=f"same {candidate.key}")
+            return
+        contradicted = slot
+
+    near, similarity = None, 0.0
+    vector = embedder.embed_query(candidate.text)
+    if contradicted is None:
+        near, similarity = _nearest(tenant, user_id, vector, embedder, fresh.get(user_id, []))
+        if near is not None and similarity < settings.MEMORY_NEAR_DUPLICATE:
+            near = None
+
+    data = {"key": candidate.key, "value": candidate.value} if candidate.key and candidate.value else {}
+    spec = MemorySpec(user_id=user_id, text=candidate.text, memory_type=candidate.memory_type,
+                      importance=candidate.importance, confidence=candidate.confidence, tags=candidate.tags,
+                      data=data, agent_id=job.agent_id, session_id=job.session_id, group_id=job.group_id,
+                      valid_at=candidate.valid_at or now, source_session_id=job.session_id,
+                      source_message_indices=candidate.source_messages)
+
+    if near is not None and len(candidate.text) <= len(near.text):
+        outcome.record("NOOP", user_id=user_id, text=candidate.text, memory_id=near.id,
+                       reason=f"near duplicate (cosine {similarity:.3f})")
+        return
+    operation = (CandidateOperation.INVALIDATE if contradicted else
+                 CandidateOperation.UPDATE if near else CandidateOperation.ADD)
+    hold = review_hold(text=candidate.text, confidence=candidate.confidence, contradicted=contradicted)
+    if hold.held:
+        queued = Candidate.objects.create(
+            tenant=tenant, user_id=user_id, job=job, operation=operation, text=spec.text,
+            memory_type=spec.memory_type, importance=spec.importance, confidence=spec.confidence, tags=spec.tags,
+            data=spec.data, valid_at=spec.valid_at, target=contradicted or near, reasons=hold.reasons,
+            reason_detail=hold.detail, session_id=job.session_id, group_id=job.group_id, agent_id=job.agent_id,
+            source_messages=candidate.source_messages,
+        )
+        outcome.record("REVIEW", user_id=user_id, text=spec.text, reason=hold.detail, candidate_id=queued.id,
+                       memory_id=(contradicted or near).id if (contradicted or near) else None)
+        return
+
+    if operation == CandidateOperation.UPDATE:
+        memory = memory_supersede(tenant=tenant, memory_id=near.id, new_text=spec.text, actor=ACTOR,
+                                  reason=f"richer near duplicate (cosine {similarity:.3f})", job_id=str(job.id))
+        outcome.record("UPDATE", user_id=user_id, text=spec.text, memory_id=memory.id,
+                       reason=f"supersedes {near.id}")
+    else:
+        if contradicted is not None:
+            memory_invalidate(tenant=tenant, memory_id=contradicted.id, invalid_at=spec.valid_at, actor=ACTOR,
+                              reason=f"contradicted by: {spec.text}", job_id=str(job.id))
+            outcome.record("INVALIDATE", user_id=user_id, text=contradicted.text, memory_id=contradicted.id,
+                           reason=f"contradicted by: {spec.text}")
+        result = memory_create(tenant=tenant, spec=spec, actor=ACTOR, job_id=str(job.id))
+        memory = result.memory
+        outcome.record(result.operation, user_id=user_id, text=spec.text, memory_id=memory.id,
+                       reason="new information" if contradicted is None else f"replaces {contradicted.id}")
+    fresh.setdefault(user_id, []).append((vector, memory))
+    outcome.added.append(memory)
+
+
+def _nearest(tenant: Tenant, user_id: str, vector: np.ndarray, embedder: Embedder,
+             fresh: list[tuple[np.ndarray, MemoryItem]]) -> tuple[MemoryItem | None, float]:
+    """The closest current memory: stored vectors, plus this job's additions (not embedded yet)."""
+    best, best_similarity = None, -1.0
+    for memory_id, similarity in nearest_memories(tenant=tenant, user_id=user_id, vector=vector,
+                                                  model=embedder.name, dimensions=embedder.dimensions):
+        best = MemoryItem.objects.filter(id=memory_id).first()
+        best_similarity = similarity
+    for other_vector, memory in fresh:
+        similarity = float(np.dot(vector, other_vector))
+        if similarity > best_similarity and memory.expired_at is None:
+            best, best_similarity = memory, similarity
+    return best, best_similarity
+
+
+def job_failure_reason(exc: Exception) -> str:
+    if isinstance(exc, ExtractionError):
+        return f"extraction failed: {exc}"
+    return f"{type(exc).__name__}: {exc}"
