@@ -351,8 +351,8 @@ def parse_llm_reply(content: str | None, *, speakers: dict[str, str], message_co
             notes.append(f"item {position}: no text, dropped")
             continue
         subject = item.get("subject")
-        if len(speakers) == 1 and subject not in speakers:
-            subject = next(iter(speakers))
+        if not subject and len(speakers) == 1:
+            subject = next(iter(speakers))  # only a missing subject defaults; a wrong one is dropped
         if subject not in speakers:
             notes.append(f"item {position}: subject {subject!r} is not a participant, dropped")
             continue
@@ -420,6 +420,8 @@ class LLMExtractor:
         except openai.APIStatusError as exc:
             raise ExtractionError(f"LLM returned {exc.status_code}: {exc}",
                                   retryable=exc.status_code >= 500 or exc.status_code == 408) from exc
+        except (openai.APIResponseValidationError, ValueError) as exc:  # an HTTP body that is not JSON
+            raise ExtractionError(f"LLM sent an unreadable response: {exc}", retryable=True) from exc
         content = response.choices[0].message.content if response.choices else None
         candidates, self.notes = parse_llm_reply(content, speakers=speakers, message_count=len(messages),
                                                  existing_ids={m.id for m in existing})

@@ -1,0 +1,121 @@
+"""The LLM extractor through the real `openai` client against a local scripted server."""
+
+import json
+
+import pytest
+
+from memories.models import ConversationJob, MemoryItem
+from tests.conftest import converse
+from tests.fake_openai import Reply, chat_reply
+
+CHAT = "/v1/chat/completions"
+
+
+def memories_reply(*items) -> Reply:
+    return chat_reply(json.dumps({"memories": list(items)}))
+
+
+def item(text, subject="Alice", **fields):
+    return {"subject": subject, "text": text, "type": "fact", "importance": 0.7, "confidence": 0.9,
+            "tags": ["t"], "source_messages": [0], **fields}
+
+
+@pytest.fixture
+def llm(settings, fake_openai):
+    settings.EXTRACTION_PROVIDER = "llm"
+    settings.LLM_BASE_URL = fake_openai.base_url
+    settings.LLM_MODEL = "test-model"
+    settings.LLM_TIMEOUT = 0.5
+    settings.EXTRACTION_MAX_RETRIES = 2
+    settings.EXTRACTION_RETRY_BACKOFF = 0.01
+    return fake_openai
+
+
+ALICE = [{"role": "user", "name": "Alice", "content": "I adopted a beagle called Pixel last week."}]
+
+
+def test_it_saves_what_the_model_extracts(api, llm):
+    llm.script(CHAT, memories_reply(item("Alice adopted a beagle called Pixel last week (May 7, 2023).",
+                                         type="episodic", valid_at="2023-05-07")))
+    job = converse(api, ALICE)
+    assert job["status"] == "done" and job["extractor"] == "llm" and job["counts"] == {"ADD": 1}
+    memory = MemoryItem.objects.get()
+    assert memory.memory_type == "episodic" and memory.valid_at.date().isoformat() == "2023-05-07"
+    path, payload = llm.requests[-1]
+    assert payload["model"] == "test-model" and payload["response_format"] == {"type": "json_object"}
+    system, user = payload["messages"]
+    assert "third person" in system["content"] and "- Alice" in user["content"]
+    assert "[0]" in user["content"] and "beagle" in user["content"]
+
+
+def test_existing_memories_are_shown_and_a_named_contradiction_invalidates(api, llm):
+    old = api.remember("alice", "Alice works at Initech.")
+    llm.script(CHAT, memories_reply(item("Alice works at Globex.", contradicts=old["id"])))
+    job = converse(api, [{"role": "user", "name": "Alice", "content": "I quit Initech, I'm at Globex now."}])
+    assert [op["operation"] for op in job["operations"]] == ["INVALIDATE", "ADD"]
+    assert old["id"] in llm.requests[-1][1]["messages"][1]["content"]
+    assert MemoryItem.objects.get(id=old["id"]).invalid_at is not None
+
+
+def test_malformed_items_are_dropped_one_by_one(api, llm):
+    llm.script(CHAT, memories_reply(
+        item("Alice likes jazz.", importance="very", confidence=7),
+        {"subject": "Alice", "text": ""},
+        "not an object",
+        item("Mallory likes wine.", subject="Mallory"),
+    ))
+    job = converse(api, ALICE)
+    assert job["status"] == "done" and job["counts"] == {"ADD": 1}
+    memory = MemoryItem.objects.get()
+    assert memory.importance == 0.5 and memory.confidence == 1.0  # repaired: default and clamped
+    assert sum("dropped" in w for w in job["warnings"]) == 3
+
+
+def test_json_inside_prose_is_repaired(api, llm):
+    llm.script(CHAT, chat_reply('Sure! ```json\n{"memories": [{"subject": "Alice", "text": "Alice owns a beagle.", '
+                                '"importance": 0.8, "confidence": 0.9}]}\n```'))
+    assert converse(api, ALICE)["counts"] == {"ADD": 1}
+
+
+@pytest.mark.parametrize("failure", [
+    chat_reply("this is not json at all"),
+    Reply(raw="<html>502 Bad Gateway</html>"),
+    Reply(status=500, body={"error": {"message": "boom"}}),
+    Reply(status=429, body={"error": {"message": "slow down"}}),
+    Reply(delay=1.5, body={}),
+])
+def test_a_transient_failure_is_retried(api, llm, failure):
+    llm.script(CHAT, failure, memories_reply(item("Alice owns a beagle named Pixel.")))
+    job = converse(api, ALICE)
+    assert job["status"] == "done" and job["attempts"] == 2 and job["counts"] == {"ADD": 1}
+
+
+def test_after_the_last_try_the_job_fails_and_can_be_rerun(api, llm):
+    llm.script(CHAT, *[Reply(status=429, body={"error": {"message": "slow down"}})] * 3)
+    job = converse(api, ALICE)
+    assert job["status"] == "failed" and "429" in job["error"] and job["attempts"] == 3
+    assert MemoryItem.objects.count() == 0
+    assert ConversationJob.objects.get(id=job["job_id"]).messages[0]["content"].startswith("I adopted")
+    llm.script(CHAT, memories_reply(item("Alice owns a beagle named Pixel.")))
+    response = api.post(f"jobs/{job['job_id']}/retry")
+    assert response.status_code == 202
+    rerun = api.get(f"jobs/{job['job_id']}").json()
+    assert rerun["status"] == "done" and rerun["counts"] == {"ADD": 1}
+    assert api.post(f"jobs/{job['job_id']}/retry").status_code == 400  # done jobs are not re-run
+
+
+def test_a_client_error_is_not_retried(api, llm):
+    llm.script(CHAT, Reply(status=400, body={"error": {"message": "bad request"}}))
+    job = converse(api, ALICE)
+    assert job["status"] == "failed" and job["attempts"] == 1 and "400" in job["error"]
+
+
+def test_the_model_cannot_file_one_participants_memory_under_another(api, llm):
+    llm.script(CHAT, memories_reply(item("Alice loves sailing.", subject="Alice"),
+                                    item("Bob is allergic to shellfish.", subject="Bob")))
+    converse(api, [{"role": "user", "name": "Alice", "content": "I love sailing."},
+                   {"role": "user", "name": "Bob", "content": "I'm allergic to shellfish."}],
+             user_id="alice-id", participants={"Alice": "alice-id", "Bob": "bob-id"})
+    assert list(MemoryItem.objects.filter(user_id="alice-id").values_list("text", flat=True)) == ["Alice loves sailing."]
+    assert list(MemoryItem.objects.filter(user_id="bob-id").values_list("text", flat=True)) == \
+        ["Bob is allergic to shellfish."]

@@ -1,0 +1,54 @@
+from memories.working import working_memory_recent
+from tests.conftest import converse
+
+
+def test_extracted_items_land_in_working_memory(api, tenant_a, redis_url, settings):
+    settings.WORKING_MEMORY_SIZE = 2
+    job = converse(api, ["I prefer tea.", "I have a cat named Miso.", "I live in Porto."])
+    assert not any("working memory" in w for w in job["warnings"])
+    recent = working_memory_recent(tenant_a.id, "alice")
+    assert [r["text"] for r in recent] == ["User lives in Porto", "User has a cat named Miso"]
+
+
+def test_ingestion_works_when_redis_is_down(api, settings, anonymous):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    job = converse(api, ["I prefer tea."])
+    assert job["status"] == "done" and job["counts"] == {"ADD": 1}
+    assert any("working memory skipped" in w for w in job["warnings"])
+    assert anonymous.get("/api/v1/health").json()["checks"]["working_memory"]["ok"] is False
+
+
+def test_context_renders_a_dated_block_within_max_chars(api):
+    api.remember("alice", "Alice is allergic to peanuts.", valid_at="2023-05-07T00:00:00Z", importance=0.9)
+    api.remember("alice", "Alice prefers short, direct answers.")
+    api.remember("bob", "Bob is allergic to cats.")
+    response = api.post("context", {"user_id": "alice", "query": "food allergies", "max_chars": 300})
+    assert response.status_code == 200
+    body = response.json()
+    lines = body["context"].splitlines()
+    assert lines[0] == "## What you remember about alice"
+    assert "- [2023-05-07] Alice is allergic to peanuts." in lines
+    assert "Bob" not in body["context"] and len(body["context"]) <= 300
+    scores = [m["score"] for m in body["memories"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_context_never_exceeds_max_chars(api):
+    for i in range(30):
+        api.remember("alice", f"Alice fact number {i} about her many hobbies and interests in detail.")
+    body = api.post("context", {"user_id": "alice", "query": "hobbies", "max_chars": 200, "limit": 30}).json()
+    assert 0 < len(body["context"]) <= 200
+
+
+def test_context_adds_fresh_working_memory_items(api, redis_url):
+    converse(api, ["I bought a red kayak yesterday."])
+    body = api.post("context", {"user_id": "alice", "query": "weather tomorrow"}).json()
+    assert body["working_memory"] == "used"
+    assert any("kayak" in m["memory"]["text"] for m in body["memories"])
+    texts = [m["memory"]["text"] for m in body["memories"]]
+    assert len(texts) == len(set(texts))
+
+
+def test_context_rejects_bad_input(api):
+    assert "max_chars" in api.post("context", {"user_id": "a", "query": "q", "max_chars": 5}).json()
+    assert "query" in api.post("context", {"user_id": "a"}).json()
