@@ -116,6 +116,8 @@ def test_the_model_cannot_file_one_participants_memory_under_another(api, llm):
     converse(api, [{"role": "user", "name": "Alice", "content": "I love sailing."},
                    {"role": "user", "name": "Bob", "content": "I'm allergic to shellfish."}],
              user_id="alice-id", participants={"Alice": "alice-id", "Bob": "bob-id"})
-    assert list(MemoryItem.objects.filter(user_id="alice-id").values_list("text", flat=True)) == ["Alice loves sailing."]
-    assert list(MemoryItem.objects.filter(user_id="bob-id").values_list("text", flat=True)) == \
-        ["Bob is allergic to shellfish."]
+    def texts(user_id):
+        return list(MemoryItem.objects.filter(user_id=user_id).values_list("text", flat=True))
+
+    assert texts("alice-id") == ["Alice loves sailing."]
+    assert texts("bob-id") == ["Bob is allergic to shellfish."]
