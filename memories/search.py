@@ -13,6 +13,7 @@ beyond that and for tenant-wide search.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -116,30 +117,54 @@ def _user_vector_count(tenant: Tenant, user_id: str, model: str, cap: int) -> in
         return cursor.fetchone()[0]
 
 
+_PLAN_CACHE: dict[tuple, tuple[float, str]] = {}
+PLAN_CACHE_SECONDS = 60.0
+
+
 def choose_vector_plan(tenant: Tenant, user_id: str | None, model: str) -> str:
+    """exact for users up to SEARCH_EXACT_MAX_ROWS vectors, hnsw beyond and tenant-wide.
+    Cached for a minute per user: a user's size changes slowly, a round trip per query adds up."""
     if user_id is None:
         return "hnsw"
     cap = settings.SEARCH_EXACT_MAX_ROWS
-    return "exact" if _user_vector_count(tenant, user_id, model, cap) <= cap else "hnsw"
+    key = (tenant.id, user_id, model, cap)
+    cached = _PLAN_CACHE.get(key)
+    if cached and time.monotonic() - cached[0] < PLAN_CACHE_SECONDS:
+        return cached[1]
+    plan = "exact" if _user_vector_count(tenant, user_id, model, cap) <= cap else "hnsw"
+    if len(_PLAN_CACHE) > 100_000:
+        _PLAN_CACHE.clear()
+    _PLAN_CACHE[key] = (time.monotonic(), plan)
+    return plan
+
+
+# Columns the scorer needs, read in the same query as the candidates.
+_SCORE_COLUMNS = "m.memory_type, m.importance, m.valid_at, m.created_at, m.data #>> '{emotion,arousal}'"
+
+
+def _candidate_rows(rows) -> list[tuple]:
+    """(id, score, memory_type, importance, valid_at, created_at, arousal)."""
+    return [(str(r[0]), float(r[1]), *r[2:]) for r in rows]
 
 
 def semantic_candidates(
     tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, dimensions: int, pool: int, now: datetime,
     plan: str,
-) -> list[tuple[str, float]]:
-    """(memory id, cosine distance of its best chunk), nearest first."""
+) -> list[tuple]:
+    """Candidate rows (see _candidate_rows) with the cosine distance of each
+    memory's best chunk, nearest first."""
     where, params = _item_filters(tenant, q, now)
     literal = _vector_literal(vector)
     if plan == "exact":
         sql = f"""
-            SELECT v.item_id, MIN(v.embedding <=> %s::halfvec) AS distance
+            SELECT m.id, MIN(v.embedding <=> %s::halfvec) AS distance, {_SCORE_COLUMNS}
             FROM memory_vectors v JOIN memory_items m ON m.id = v.item_id
             WHERE v.tenant_id = %s AND v.user_id = %s AND v.model = %s AND {where}
-            GROUP BY v.item_id ORDER BY distance LIMIT %s"""
+            GROUP BY m.id ORDER BY distance LIMIT %s"""
         args = [literal, tenant.id, q.user_id, model, *params, pool]
         with connection.cursor() as cursor:
             cursor.execute(sql, args)
-            return [(str(r[0]), float(r[1])) for r in cursor.fetchall()]
+            return _candidate_rows(cursor.fetchall())
     # HNSW: the sized cast and model predicate match the per-model partial index.
     user_clause = "AND v.user_id = %s" if q.user_id is not None else ""
     status_clause = "" if q.as_of is not None else "AND v.status = 'active'"
@@ -152,51 +177,54 @@ def semantic_candidates(
             ORDER BY v.embedding::halfvec({dimensions}) <=> %s::halfvec({dimensions})
             LIMIT %s
         )
-        SELECT n.item_id, MIN(n.distance) AS distance
+        SELECT m.id, MIN(n.distance) AS distance, {_SCORE_COLUMNS}
         FROM nearest n JOIN memory_items m ON m.id = n.item_id
         WHERE {where}
-        GROUP BY n.item_id ORDER BY distance LIMIT %s"""
+        GROUP BY m.id ORDER BY distance LIMIT %s"""
     args = [literal, model, tenant.id, *([q.user_id] if q.user_id is not None else []), literal, overfetch,
             *params, pool]
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(f"SET LOCAL hnsw.ef_search = {max(int(settings.SEARCH_HNSW_EF), overfetch)}")
         cursor.execute(sql, args)
-        return [(str(r[0]), float(r[1])) for r in cursor.fetchall()]
+        return _candidate_rows(cursor.fetchall())
 
 
-def keyword_candidates(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> list[tuple[str, float]]:
-    """(memory id, full-text rank), best first. Query words are OR-ed; ts_rank_cd
-    with length normalisation orders them."""
+def keyword_candidates(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> list[tuple]:
+    """Candidate rows (see _candidate_rows) with their full-text rank, best
+    first. Query words are OR-ed; ts_rank_cd with length normalisation orders them."""
     tokens = query_tokens(q.query)
     if not tokens:
         return []
     where, params = _item_filters(tenant, q, now)
     sql = f"""
-        SELECT m.id, ts_rank_cd(m.search_vector, query, 1) AS rank
+        SELECT m.id, ts_rank_cd(m.search_vector, query, 1) AS rank, {_SCORE_COLUMNS}
         FROM memory_items m, to_tsquery('simple', %s) AS query
         WHERE {where} AND m.search_vector @@ query
         ORDER BY rank DESC, m.created_at DESC LIMIT %s"""
     with connection.cursor() as cursor:
         cursor.execute(sql, [tsquery_from_tokens(tokens), *params, pool])
-        return [(str(r[0]), float(r[1])) for r in cursor.fetchall()]
+        return _candidate_rows(cursor.fetchall())
 
 
 # --------------------------------------------------------------------------- scoring
 
 
-def recency_bonus(memory: MemoryItem, now: datetime) -> float:
-    """0..0.15, halving roughly every three weeks; emotionally charged memories fade slower."""
-    moment = memory.valid_at or memory.created_at
+def recency_bonus_at(moment: datetime, arousal, now: datetime) -> float:
+    """0..0.15, decaying with a 30-day scale; emotionally charged memories
+    (data.emotion.arousal, 0..1) fade up to 1.5x slower."""
     age = max((now - moment).total_seconds(), 0.0)
-    arousal = 0.0
+    try:
+        arousal_value = min(max(float(arousal or 0), 0.0), 1.0)
+    except (TypeError, ValueError):
+        arousal_value = 0.0
+    return RECENCY_WEIGHT * math.exp(-age / (RECENCY_SCALE_SECONDS * (1 + arousal_value * 0.5)))
+
+
+def recency_bonus(memory: MemoryItem, now: datetime) -> float:
     emotion = memory.data.get("emotion") if isinstance(memory.data, dict) else None
-    if isinstance(emotion, dict):
-        try:
-            arousal = min(max(float(emotion.get("arousal", 0) or 0), 0.0), 1.0)
-        except (TypeError, ValueError):
-            arousal = 0.0
-    return RECENCY_WEIGHT * math.exp(-age / (RECENCY_SCALE_SECONDS * (1 + arousal * 0.5)))
+    arousal = emotion.get("arousal") if isinstance(emotion, dict) else None
+    return recency_bonus_at(memory.valid_at or memory.created_at, arousal, now)
 
 
 def importance_bonus(memory: MemoryItem) -> float:
@@ -241,29 +269,31 @@ def memory_search(
         keyword = keyword_candidates(tenant, query, pool, now)
     plan.candidates_semantic, plan.candidates_keyword = len(semantic), len(keyword)
 
-    fused = reciprocal_rank_fusion([[i for i, _ in semantic], [i for i, _ in keyword]], settings.SEARCH_RRF_K)
+    fused = reciprocal_rank_fusion([[r[0] for r in semantic], [r[0] for r in keyword]], settings.SEARCH_RRF_K)
     if not fused:
         return []
-    similarity = {i: 1.0 - d for i, d in semantic}
-    keyword_rank = dict(keyword)
-    items = {str(m.id): m for m in MemoryItem.objects.filter(id__in=list(fused))}
-    stages = _trait_stages([i for i, m in items.items() if m.memory_type == "trait"])
+    similarity = {r[0]: 1.0 - r[1] for r in semantic}
+    keyword_rank = {r[0]: r[1] for r in keyword}
+    # Score from the light columns the candidate queries returned; load full rows only for the winners.
+    facts = {r[0]: (r[0], *r[2:]) for r in [*semantic, *keyword]}
+    stages = _trait_stages([i for i, row in facts.items() if row[1] == "trait"])
 
-    results: list[ScoredMemory] = []
+    scored: list[tuple[float, str, dict]] = []
     for memory_id, fusion in fused.items():
-        memory = items.get(memory_id)
-        if memory is None:
+        row = facts.get(memory_id)
+        if row is None:
             continue
+        _, memory_type, importance_value, valid_at, created_at, arousal = row
         stage = stages.get(memory_id)
-        if memory.memory_type == "trait" and stage not in ACTIVE_TRAIT_STAGES:
+        if memory_type == "trait" and stage not in ACTIVE_TRAIT_STAGES:
             continue  # trends, candidates and dissolved traits are not shown to agents
-        recency = recency_bonus(memory, now)
-        importance = importance_bonus(memory)
+        recency = recency_bonus_at(valid_at or created_at, arousal, now)
+        importance = IMPORTANCE_WEIGHT * (importance_value if importance_value is not None else 0.5)
         stage_boost = STAGE_BOOST.get(stage or "", 0.0)
         score = fusion * (1.0 + recency + importance + stage_boost)
         if query.min_score is not None and score < query.min_score:
             continue
-        results.append(ScoredMemory(memory=memory, score=score, scores={
+        scored.append((score, memory_id, {
             "semantic": similarity.get(memory_id),
             "keyword": keyword_rank.get(memory_id),
             "fusion": fusion,
@@ -271,8 +301,11 @@ def memory_search(
             "importance": importance,
             "stage": stage_boost,
         }))
-    results.sort(key=lambda r: (-r.score, str(r.memory.id)))
-    return results[: query.limit]
+    scored.sort(key=lambda entry: (-entry[0], entry[1]))
+    scored = scored[: query.limit]
+    rows = {str(m.id): m for m in MemoryItem.objects.filter(id__in=[e[1] for e in scored]).defer("search_vector")}
+    return [ScoredMemory(memory=rows[memory_id], score=score, scores=parts)
+            for score, memory_id, parts in scored if memory_id in rows]
 
 
 def exact_tenant_neighbours(tenant: Tenant, vector: np.ndarray, model: str, limit: int) -> list[str]:
@@ -294,4 +327,4 @@ def nearest_memories(*, tenant: Tenant, user_id: str, vector: np.ndarray, model:
     query = SearchQuery(query="", user_id=user_id, limit=limit)
     plan = choose_vector_plan(tenant, user_id, model)
     found = semantic_candidates(tenant, query, vector, model, dimensions, limit, now, plan)
-    return [(memory_id, 1.0 - distance) for memory_id, distance in found]
+    return [(row[0], 1.0 - row[1]) for row in found]
