@@ -41,26 +41,48 @@ def query_text(rng: random.Random) -> str:
     return f"{rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(PLACES)}"
 
 
-def load(tenant, n: int, users: int, batch: int = 1000) -> dict:
+def load(tenant, n: int, users: int, embedder, batch: int = 1000) -> dict:
+    """Load through memory_create_batch, timing the write path (rows, history,
+    full-text; what the API acknowledges) apart from embedding + vector writes
+    (what a worker does after commit)."""
     from memories.models import MemoryItem
+    from memories.vectors import embed_items
     from memories.writing import MemorySpec, memory_create_batch
 
     have = MemoryItem.objects.filter(tenant=tenant).count()
     if have >= n:
         print(f"tenant {tenant.name}: {have} memories already loaded (resumed)")
-        return {"loaded": 0, "seconds": 0.0, "rate": None}
+        return {"loaded": 0, "write_s": 0.0, "embed_s": 0.0}
     print(f"loading {n - have} memories into {tenant.name} (from {have})...", flush=True)
-    started = time.perf_counter()
+    write_s = embed_s = 0.0
     for start in range(have, n, batch):
         end = min(start + batch, n)
         specs = [MemorySpec(user_id=f"user-{i % users}", text=memory_text(i)) for i in range(start, end)]
-        memory_create_batch(tenant=tenant, specs=specs, actor="bench")
-        done = min(start + batch, n)
-        if (done // batch) % 10 == 0 or done == n:
-            elapsed = time.perf_counter() - started
-            print(f"  {done}/{n}  {(done - have) / elapsed:.0f} memories/s", flush=True)
-    seconds = time.perf_counter() - started
-    return {"loaded": n - have, "seconds": seconds, "rate": (n - have) / seconds}
+        t0 = time.perf_counter()
+        results = memory_create_batch(tenant=tenant, specs=specs, actor="bench", enqueue_embedding=False)
+        t1 = time.perf_counter()
+        embed_items([str(r.memory.id) for r in results if r.operation == "ADD"], embedder=embedder)
+        t2 = time.perf_counter()
+        write_s, embed_s = write_s + t1 - t0, embed_s + t2 - t1
+        if (end // batch) % 10 == 0 or end == n:
+            done = end - have
+            print(f"  {end}/{n}  write {done / write_s:.0f}/s  embed {done / embed_s:.0f}/s  "
+                  f"both {done / (write_s + embed_s):.0f}/s", flush=True)
+    return {"loaded": n - have, "write_s": write_s, "embed_s": embed_s}
+
+
+def ingest_rows(name: str, ingest: dict) -> list[dict]:
+    if not ingest["loaded"]:
+        return [{"embedder": name, "stage": "(resumed: nothing loaded)"}]
+    n = ingest["loaded"]
+    return [
+        {"embedder": name, "stage": "write path (rows, history, full-text)", "memories": n,
+         "seconds": ingest["write_s"], "memories/s": n / ingest["write_s"]},
+        {"embedder": name, "stage": "embedding + vector COPY (HNSW kept)", "memories": n,
+         "seconds": ingest["embed_s"], "memories/s": n / ingest["embed_s"]},
+        {"embedder": name, "stage": "both, in-process", "memories": n,
+         "seconds": ingest["write_s"] + ingest["embed_s"], "memories/s": n / (ingest["write_s"] + ingest["embed_s"])},
+    ]
 
 
 def time_searches(tenant, queries: list[tuple[str, str]], mode: str, **kwargs) -> tuple[dict, str]:
@@ -155,11 +177,10 @@ def main() -> None:
     from memories.embedding import HashEmbedder, LocalEmbedder
     from memories.keys import api_key_create
     from memories.models import Tenant
-    from memories.vectors import embed_items
 
     rng = random.Random(7)
     tenant, _ = Tenant.objects.get_or_create(name=f"bench-{args.n}")
-    ingest = load(tenant, args.n, args.users)
+    ingest = load(tenant, args.n, args.users, HashEmbedder(settings.EMBEDDING_DIMENSIONS))
     queries = [(f"user-{rng.randrange(args.users)}", query_text(rng)) for _ in range(args.queries)]
 
     rows = []
@@ -191,13 +212,7 @@ def main() -> None:
 
         embedding.get_embedder.cache_clear()
         settings.EMBEDDING_PROVIDER = "local"
-        local_ingest = load(local_tenant, args.local_n, local_users)
-        from memories.models import MemoryItem
-
-        pending = list(MemoryItem.objects.filter(tenant=local_tenant).exclude(embedding_state="done")
-                       .values_list("id", flat=True))
-        if pending:
-            embed_items([str(i) for i in pending], embedder=embedder)
+        local_ingest = load(local_tenant, args.local_n, local_users, embedder)
         local_queries = [(f"user-{rng.randrange(local_users)}", query_text(rng)) for _ in range(300)]
         stats, plan = time_searches(local_tenant, local_queries, "hybrid", embedder=embedder)
         local_rows.append({"path": "service function", "mode": "hybrid", "plan": plan, **stats})
@@ -213,20 +228,17 @@ def main() -> None:
     if local_rows:
         print_table(f"Search latency, local MiniLM (ONNX), {args.local_n:,} memories, ~100 per user (ms)",
                     local_rows, ["path", "mode", "plan", "p50", "p95", "p99", "n"])
-    ingest_rows = [{"embedder": "hash", "memories": ingest["loaded"], "seconds": ingest["seconds"],
-                    "memories/s": ingest["rate"] or "resumed"}]
-    if local_ingest:
-        ingest_rows.append({"embedder": "local MiniLM (ONNX)", "memories": local_ingest["loaded"],
-                            "seconds": local_ingest["seconds"], "memories/s": local_ingest["rate"] or "resumed"})
-    print_table("Batch ingest through memory_create_batch (1,000 per batch, embedding included)", ingest_rows,
-                ["embedder", "memories", "seconds", "memories/s"])
+    table = ingest_rows("hash", ingest) + (ingest_rows("local MiniLM (ONNX)", local_ingest) if local_ingest else [])
+    print_table("Batch ingest through memory_create_batch, 1,000 per batch", table,
+                ["embedder", "stage", "memories", "seconds", "memories/s"])
     if speed_rows:
         print_table("Local model: torch vs the shipped ONNX backend (1,000 sentences; 200 single queries)",
                     speed_rows, ["backend", "batch sentences/s", "one query p50 ms", "one query p95 ms"])
     print(f"\nHNSW recall@10 against exact search, tenant-wide, 100 queries: {recall:.3f}")
     hybrid = rows[0]
+    write_rate = ingest["loaded"] / ingest["write_s"] if ingest["loaded"] else 0
     print(f"\nsummary: n={args.n} hybrid_p95_ms={hybrid['p95']:.2f} hnsw_recall@10={recall:.3f} "
-          f"ingest_hash_per_s={ingest['rate'] or 0:.0f}")
+          f"write_path_per_s={write_rate:.0f}")
 
 
 if __name__ == "__main__":

@@ -73,6 +73,7 @@ def _stemmer():
 _LATIN_WORD = re.compile(r"^[a-z][a-z']*$")
 
 
+@lru_cache(maxsize=200_000)
 def stem(token: str) -> str:
     """English Snowball stem for Latin-script words ('moved' -> 'move'); other tokens as they are."""
     return _stemmer().stemWord(token) if _LATIN_WORD.match(token) else token

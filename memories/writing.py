@@ -192,19 +192,20 @@ def memory_create(*, tenant: Tenant, spec: MemorySpec, actor: str, job_id: str =
 
 
 def memory_create_batch(
-    *, tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_id: str = ""
+    *, tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_id: str = "", enqueue_embedding: bool = True
 ) -> list[WriteResult]:
     """Save many memories in one transaction, deduplicated by content hash.
 
     An existing current memory with the same text is a NOOP, or an UPDATE when
     the request brings tags or data keys it lacks. A concurrent writer of the
     same text makes the unique index fire; the batch is then retried and sees
-    the other's row.
+    the other's row. Bulk loaders pass enqueue_embedding=False and embed in
+    their own batches (the rows stay embedding_state=pending until then).
     """
     for attempt in range(3):
         try:
             with transaction.atomic():
-                return _create_batch(tenant, specs, actor, job_id)
+                return _create_batch(tenant, specs, actor, job_id, enqueue_embedding)
         except IntegrityError as exc:
             if "memory_unique_current_hash" not in str(exc) or attempt == 2:
                 raise
@@ -212,21 +213,22 @@ def memory_create_batch(
     raise AssertionError("unreachable")
 
 
-def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_id: str) -> list[WriteResult]:
+def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_id: str,
+                  enqueue_embedding: bool) -> list[WriteResult]:
     now = timezone.now()
     hashes = [content_hash(spec.text) for spec in specs]
     existing: dict[tuple[str, str], MemoryItem] = {}
     if specs:
-        rows = (
-            MemoryItem.objects.select_for_update()
-            .filter(
-                tenant=tenant,
-                user_id__in={s.user_id for s in specs},
-                content_hash__in=set(hashes),
-                expired_at__isnull=True,
-                status__in=CURRENT_STATUSES,
-            )
-            .order_by("id")
+        pairs = sorted({(spec.user_id, digest) for spec, digest in zip(specs, hashes, strict=True)})
+        # (user_id, content_hash) pairs probe the unique index row by row; two
+        # separate IN lists could not use it (measured 120 ms -> a few ms per 1,000).
+        rows = MemoryItem.objects.raw(
+            """SELECT m.* FROM memory_items m
+               JOIN unnest(%s::varchar[], %s::varchar[]) AS p(user_id, content_hash)
+                 ON m.user_id = p.user_id AND m.content_hash = p.content_hash
+               WHERE m.tenant_id = %s AND m.expired_at IS NULL AND m.status IN ('active', 'pending')
+               ORDER BY m.id FOR UPDATE OF m""",
+            [[p[0] for p in pairs], [p[1] for p in pairs], tenant.id],
         )
         existing = {(row.user_id, row.content_hash): row for row in rows}
 
@@ -273,7 +275,8 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
         MemoryItem.objects.bulk_update(list(updated.values()), ["tags", "data", "importance", "version", "updated_at"])
     MemorySource.objects.bulk_create(new_sources, batch_size=1000)
     MemoryHistory.objects.bulk_create(history, batch_size=1000)
-    _enqueue_embedding(item.id for item in new_items)
+    if enqueue_embedding:
+        _enqueue_embedding(item.id for item in new_items)
     return results
 
 
