@@ -6,7 +6,8 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint bench bench-quality bench-admin db-stop clean-db worker
+
+.PHONY: install browser run test lint bench bench-quality bench-ingest db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
 	test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
@@ -16,6 +17,10 @@ $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.tx
 
 install: $(STAMP)
 
+# Browser tests drive Debian's Chromium through Playwright (no browser download).
+browser:
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py runserver 127.0.0.1:$(PORT) --insecure
@@ -23,7 +28,7 @@ run: install
 worker: install
 	$(VENV)/bin/celery -A memory_project worker -l info
 
-test: install
+test: install browser
 	$(PY) -m pytest
 
 lint: install
@@ -34,6 +39,9 @@ bench: install
 
 bench-quality: install
 	cd bench && ../$(PY) locomo.py $(BENCH_ARGS)
+
+bench-ingest: install
+	cd bench && ../$(PY) ingest.py $(BENCH_ARGS)
 
 db-stop: install
 	$(PY) -c "from pathlib import Path; from memory_project.embedded_db import stop_embedded_server as s; print('stopped' if s(Path('var')) else 'not running')"

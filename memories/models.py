@@ -345,3 +345,17 @@ class Candidate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.operation} {self.text[:60]} ({self.status})"
+
+
+class OperatorProfile(models.Model):
+    """Scopes a staff user to one tenant in the admin; no profile (or no
+    tenant) means the operator sees every tenant."""
+
+    user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="operator")
+    tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.CASCADE, related_name="operators")
+
+    class Meta:
+        db_table = "operator_profiles"
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.tenant or 'all tenants'}"

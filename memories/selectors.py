@@ -49,3 +49,40 @@ def job_get(*, tenant: Tenant, job_id: uuid.UUID | str) -> ConversationJob:
         return ConversationJob.objects.get(tenant=tenant, id=job_id)
     except (ConversationJob.DoesNotExist, ValueError):
         raise MemoryNotFound(f"job {job_id} not found") from None
+
+
+def dashboard_stats(*, tenant: Tenant | None) -> dict:
+    """Counts for the admin dashboard; tenant None means all tenants."""
+    from datetime import timedelta
+
+    from django.db.models import Count, Min
+    from django.db.models.functions import TruncDate
+    from django.utils import timezone
+
+    from memories.models import Candidate
+    from traits.models import Trait
+
+    scope = {"tenant": tenant} if tenant else {}
+    items = MemoryItem.objects.filter(**scope)
+    now = timezone.now()
+    since = (now - timedelta(days=29)).replace(hour=0, minute=0, second=0, microsecond=0)
+    per_day = dict(items.filter(created_at__gte=since).annotate(day=TruncDate("created_at")).values("day")
+                   .annotate(n=Count("id")).values_list("day", "n"))
+    days = [(since + timedelta(days=i)).date() for i in range(30)]
+    pending = Candidate.objects.filter(status="pending", **scope)
+    oldest = pending.aggregate(oldest=Min("created_at"))["oldest"]
+    trait_scope = {"memory__tenant": tenant} if tenant else {}
+    return {
+        "tenant": tenant.name if tenant else "",
+        "by_status": [{"label": r["status"], "count": r["n"]}
+                      for r in items.values("status").annotate(n=Count("id")).order_by("status")],
+        "by_type": [{"label": r["memory_type"], "count": r["n"]} for r in
+                    items.filter(expired_at__isnull=True).values("memory_type").annotate(n=Count("id"))
+                    .order_by("memory_type")],
+        "pending": pending.count(),
+        "oldest_age": (now - oldest) if oldest else None,
+        "per_day": [(day, per_day.get(day, 0)) for day in days],
+        "traits": [{"label": r["stage"], "count": r["n"]} for r in
+                   Trait.objects.filter(**trait_scope).values("stage").annotate(n=Count("memory_id"))
+                   .order_by("stage")],
+    }

@@ -81,7 +81,7 @@ SECRET_KEY = env_str("SECRET_KEY") or _local_secret_key()
 ALLOWED_HOSTS = [h for h in env_str("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "memory_project.apps.MemoryAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

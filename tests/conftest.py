@@ -112,3 +112,22 @@ def redis_url(settings):
     settings.REDIS_URL = url
     yield url
     client.flushdb()
+
+
+@pytest.fixture
+def operator(db):
+    """Make a staff user in a group (reviewers or auditors), optionally scoped to a tenant."""
+    from django.contrib.auth.models import Group, User
+
+    from memories.models import OperatorProfile
+
+    def make(username: str, group: str | None = None, tenant=None, superuser: bool = False) -> User:
+        user = User.objects.create_user(username, password="correct horse battery staple", is_staff=True,
+                                        is_superuser=superuser)
+        if group:
+            user.groups.add(Group.objects.get(name=group))
+        if tenant is not None:
+            OperatorProfile.objects.create(user=user, tenant=tenant)
+        return user
+
+    return make

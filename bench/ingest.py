@@ -1,0 +1,85 @@
+"""Ingestion benchmark: LoCoMo conversations sent turn by turn to the
+conversation job path (rules extractor, in-process Celery), then the context
+endpoint timed on the result.
+
+    make bench-ingest
+    make bench-ingest BENCH_ARGS="--conversations 1 --provider hash"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import uuid
+from collections import Counter
+
+from common import percentiles, print_table, setup_django
+from locomo import DEFAULT_DATA, conversation_turns
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument("--conversations", type=int, default=3)
+    parser.add_argument("--provider", default="local")
+    args = parser.parse_args()
+    setup_django(provider=args.provider)
+    from django.conf import settings
+    from django.test import Client
+
+    from memories.ingestion import conversation_job_create
+    from memories.keys import api_key_create
+    from memories.models import ConversationJob, MemoryItem, Tenant
+
+    settings.EXTRACTION_PROVIDER = "rules"
+    samples = json.load(open(args.data))[: args.conversations]
+    tenant = Tenant.objects.create(name=f"ingest-{uuid.uuid4().hex[:8]}")
+    counts: Counter = Counter()
+    turns_total, started = 0, time.perf_counter()
+    users = []
+    for sample in samples:
+        conv = sample["conversation"]
+        participants = {conv["speaker_a"]: f"{sample['sample_id']}-a", conv["speaker_b"]: f"{sample['sample_id']}-b"}
+        users += list(participants.values())
+        for turn in conversation_turns(sample):
+            speaker, text = turn["text"].split(": ", 1)
+            job = conversation_job_create(
+                tenant=tenant, user_id=participants[speaker], session_id=turn["dia_id"].split(":")[0],
+                participants=participants, group_id=sample["sample_id"],
+                messages=[{"role": "user", "name": speaker, "content": text,
+                           "created_at": turn["valid_at"].isoformat()}])
+            job = ConversationJob.objects.get(id=job.id)
+            counts.update(job.counts)
+            counts["failed jobs"] += job.status != "done"
+            turns_total += 1
+        print(f"  {sample['sample_id']}: {turns_total} turns, {time.perf_counter() - started:.1f} s", flush=True)
+    seconds = time.perf_counter() - started
+    memories = MemoryItem.objects.filter(tenant=tenant, expired_at__isnull=True).count()
+
+    client = Client()
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {api_key_create(tenant_name=tenant.name).raw_key}"}
+    questions = [q["question"] for s in samples for q in s["qa"]][:300]
+    samples_ms = []
+    for index, question in enumerate(questions):
+        body = json.dumps({"user_id": users[index % len(users)], "query": question, "max_chars": 2000})
+        t0 = time.perf_counter()
+        response = client.post("/api/v1/context", body, content_type="application/json", **headers)
+        samples_ms.append((time.perf_counter() - t0) * 1000)
+        assert response.status_code == 200, response.content
+    latency = percentiles(samples_ms[10:])
+
+    print_table("Ingestion, rules extractor, one job per turn", [{
+        "conversations": len(samples), "turns": turns_total, "seconds": seconds, "turns/s": turns_total / seconds,
+        "current memories": memories, **{k: counts.get(k, 0) for k in ("ADD", "UPDATE", "NOOP", "INVALIDATE",
+                                                                        "REVIEW", "dropped", "failed jobs")},
+    }], ["conversations", "turns", "seconds", "turns/s", "current memories", "ADD", "UPDATE", "NOOP", "INVALIDATE",
+         "REVIEW", "dropped", "failed jobs"])
+    print_table("POST /api/v1/context (in-process client, ms)", [{"requests": latency["n"], **latency}],
+                ["requests", "p50", "p95", "p99"])
+    print(f"\nsummary: turns_per_s={turns_total / seconds:.1f} memories={memories} "
+          f"context_p50_ms={latency['p50']:.1f} context_p95_ms={latency['p95']:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,532 @@
+"""The governance admin: review queue, memories (audit, supersede, merge,
+archive, restore), history, and forgetting a user.
+
+Every change goes through the service functions the API uses (writing.py,
+governance.py) with the operator's username as actor. Tenant-scoped operators
+(OperatorProfile.tenant) see only their tenant.
+"""
+
+from __future__ import annotations
+
+import difflib
+from datetime import timedelta
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db import models
+from django.db.models import Case, IntegerField, Value, When
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.functional import cached_property
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from memories import governance, writing
+from memories.errors import InvalidOperation, MemoryError_, MemoryNotFound, VersionConflict
+from memories.models import (
+    Candidate,
+    CandidateStatus,
+    ConversationJob,
+    MemoryHistory,
+    MemoryItem,
+    MemorySource,
+    MemoryStatus,
+    MemoryVector,
+    Tenant,
+)
+from memories.selectors import memory_lineage_ids
+
+COUNT_CAP = 10_000
+
+
+class CappedCountPaginator(Paginator):
+    """Counts at most COUNT_CAP + 1 rows: a full COUNT(*) of a large table on
+    every page view is what makes admin lists slow."""
+
+    @cached_property
+    def count(self) -> int:
+        return self.object_list[: COUNT_CAP + 1].count()
+
+
+def operator_tenant(request) -> Tenant | None:
+    profile = getattr(request.user, "operator", None)
+    return profile.tenant if profile is not None else None
+
+
+def actor_of(request) -> str:
+    return request.user.get_username()
+
+
+class TenantScopedAdmin(admin.ModelAdmin):
+    """Limits every list, page and action to the operator's tenant."""
+
+    tenant_field = "tenant"
+    show_full_result_count = False
+    paginator = CappedCountPaginator
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        tenant = operator_tenant(request)
+        return queryset.filter(**{self.tenant_field: tenant}) if tenant else queryset
+
+    def has_add_permission(self, request) -> bool:
+        return False  # records come in through the API, never hand-made
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # nothing is deleted here: archive, reject or forget
+
+
+class TenantFilter(admin.SimpleListFilter):
+    title = "tenant"
+    parameter_name = "tenant"
+
+    def lookups(self, request, model_admin):
+        tenant = operator_tenant(request)
+        tenants = [tenant] if tenant else Tenant.objects.order_by("name")
+        return [(str(t.id), t.name) for t in tenants]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(tenant_id=self.value()) if self.value() else queryset
+
+
+# --------------------------------------------------------------------------- memories
+
+
+class CurrentFilter(admin.SimpleListFilter):
+    title = "version"
+    parameter_name = "current"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "current"), ("no", "superseded or invalidated")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(expired_at__isnull=True)
+        if self.value() == "no":
+            return queryset.filter(expired_at__isnull=False)
+        return queryset
+
+
+class EmbeddedFilter(admin.SimpleListFilter):
+    title = "has embedding"
+    parameter_name = "embedded"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "yes"), ("no", "not yet"), ("failed", "failed")]
+
+    def queryset(self, request, queryset):
+        states = {"yes": "done", "no": "pending", "failed": "failed"}
+        return queryset.filter(embedding_state=states[self.value()]) if self.value() else queryset
+
+
+class ImportanceFilter(admin.SimpleListFilter):
+    title = "importance"
+    parameter_name = "importance"
+
+    def lookups(self, request, model_admin):
+        return [("high", "0.7 and above"), ("mid", "0.3 to 0.7"), ("low", "under 0.3")]
+
+    def queryset(self, request, queryset):
+        ranges = {"high": (0.7, 1.01), "mid": (0.3, 0.7), "low": (0, 0.3)}
+        if not self.value():
+            return queryset
+        low, high = ranges[self.value()]
+        return queryset.filter(importance__gte=low, importance__lt=high)
+
+
+class CreatedFilter(admin.SimpleListFilter):
+    title = "created"
+    parameter_name = "created"
+
+    def lookups(self, request, model_admin):
+        return [("1", "last 24 hours"), ("7", "last 7 days"), ("30", "last 30 days"), ("old", "older")]
+
+    def queryset(self, request, queryset):
+        if not self.value():
+            return queryset
+        if self.value() == "old":
+            return queryset.filter(created_at__lt=timezone.now() - timedelta(days=30))
+        return queryset.filter(created_at__gte=timezone.now() - timedelta(days=int(self.value())))
+
+
+def text_diff(old: str | None, new: str | None):
+    """Word-level diff as HTML, every piece escaped."""
+    old_words, new_words = (old or "").split(), (new or "").split()
+    pieces = []
+    for op in difflib.ndiff(old_words, new_words):
+        if op.startswith("- "):
+            pieces.append(format_html('<del class="diff-old">{}</del>', op[2:]))
+        elif op.startswith("+ "):
+            pieces.append(format_html('<ins class="diff-new">{}</ins>', op[2:]))
+        elif op.startswith("  "):
+            pieces.append(format_html("{}", op[2:]))
+    return mark_safe(" ".join(pieces))
+
+
+class MemoryEditForm(forms.ModelForm):
+    """Edits become a new version through memory_update; the row is never overwritten."""
+
+    expected_version = forms.IntegerField(widget=forms.HiddenInput)
+    tags = forms.CharField(required=False, help_text="comma-separated")
+
+    class Meta:
+        model = MemoryItem
+        fields = ("text", "importance")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and "tags" in self.fields:  # absent when read-only (auditors)
+            self.fields["expected_version"].initial = self.instance.version
+            self.fields["tags"].initial = ", ".join(self.instance.tags)
+
+    def clean_tags(self) -> list[str]:
+        return [t.strip() for t in self.cleaned_data["tags"].split(",") if t.strip()]
+
+
+class MergeForm(forms.Form):
+    merged_text = forms.CharField(widget=forms.Textarea(attrs={"rows": 5, "cols": 90}))
+    reason = forms.CharField(required=False)
+
+
+@admin.register(MemoryItem)
+class MemoryItemAdmin(TenantScopedAdmin):
+    form = MemoryEditForm
+    list_display = ("short_text", "user_id", "tenant", "memory_type", "status", "version", "importance",
+                    "is_current", "embedding_state", "created_at")
+    list_filter = (TenantFilter, "memory_type", "status", CurrentFilter, EmbeddedFilter, ImportanceFilter,
+                   CreatedFilter)
+    search_fields = ("text", "=user_id", "=tags")
+    list_select_related = ("tenant",)
+    ordering = ("-created_at",)
+    actions = ("archive_selected", "restore_selected", "merge_selected")
+    readonly_fields = ("id", "tenant", "user_id", "agent_id", "session_id", "group_id", "memory_type", "status",
+                       "version", "confidence", "data", "content_hash", "valid_at", "invalid_at", "created_at",
+                       "expired_at", "updated_at", "version_chain", "embedding_state", "embedding_error",
+                       "vector_table", "source_table", "history_timeline")
+    fieldsets = (
+        (None, {"fields": ("text", "importance", "tags", "expected_version")}),
+        ("Who and what", {"fields": ("id", "tenant", "user_id", "agent_id", "session_id", "group_id",
+                                     "memory_type", "status", "confidence", "data", "content_hash")}),
+        ("Time (bitemporal)", {"fields": ("valid_at", "invalid_at", "created_at", "expired_at", "updated_at",
+                                          "version", "version_chain")}),
+        ("Sources", {"fields": ("source_table",)}),
+        ("Embedding", {"fields": ("embedding_state", "embedding_error", "vector_table")}),
+        ("History", {"fields": ("history_timeline",)}),
+    )
+
+    @admin.display(description="text")
+    def short_text(self, obj: MemoryItem) -> str:
+        return obj.text if len(obj.text) <= 90 else obj.text[:87] + "..."
+
+    @admin.display(boolean=True, description="current")
+    def is_current(self, obj: MemoryItem) -> bool:
+        return obj.expired_at is None
+
+    def get_readonly_fields(self, request, obj=None):
+        editable = obj is not None and obj.expired_at is None and self.has_change_permission(request, obj)
+        return self.readonly_fields if editable else (*self.readonly_fields, "text", "importance", "tags")
+
+    def get_fieldsets(self, request, obj=None):
+        editable = obj is not None and obj.expired_at is None and self.has_change_permission(request, obj)
+        if editable:
+            return self.fieldsets
+        first, *rest = self.fieldsets
+        return ((None, {"fields": ("text", "importance", "tags")}), *rest)
+
+    @admin.display(description="version chain")
+    def version_chain(self, obj: MemoryItem):
+        links = []
+        for earlier in MemoryItem.objects.filter(superseded_by=obj).only("id", "version").order_by("version"):
+            links.append(format_html('supersedes <a href="{}">v{} ({})</a>',
+                                     reverse("admin:memories_memoryitem_change", args=[earlier.id]),
+                                     earlier.version, earlier.id))
+        if obj.superseded_by_id:
+            links.append(format_html('superseded by <a href="{}">{}</a>',
+                                     reverse("admin:memories_memoryitem_change", args=[obj.superseded_by_id]),
+                                     obj.superseded_by_id))
+        return format_html_join(mark_safe("<br>"), "{}", ((link,) for link in links)) if links else "-"
+
+    @admin.display(description="vectors")
+    def vector_table(self, obj: MemoryItem):
+        rows = MemoryVector.objects.filter(item=obj).values_list("model", "dimensions", "chunk_index", "created_at")
+        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows)
+        return format_html("<table><tr><th>model</th><th>dims</th><th>chunk</th><th>embedded</th></tr>{}</table>",
+                           body) if rows else "-"
+
+    @admin.display(description="sources")
+    def source_table(self, obj: MemoryItem):
+        rows = MemorySource.objects.filter(item=obj).values_list("session_id", "message_indices", "job_id")
+        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows)
+        return format_html("<table><tr><th>session</th><th>messages</th><th>job</th></tr>{}</table>",
+                           body) if rows else "-"
+
+    @admin.display(description="timeline")
+    def history_timeline(self, obj: MemoryItem):
+        rows = MemoryHistory.objects.filter(tenant_id=obj.tenant_id, memory_id__in=memory_lineage_ids(obj))
+        body = format_html_join(
+            "", '<tr class="history-row"><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td></tr>',
+            ((h.created_at.strftime("%Y-%m-%d %H:%M:%S"), h.event, h.actor,
+              text_diff(h.old_text, h.new_text) if (h.old_text or h.new_text) else "-", h.reason)
+             for h in rows.order_by("created_at", "id")),
+        )
+        return format_html('<table class="history-timeline"><thead><tr><th>when</th><th>event</th><th>actor</th>'
+                           "<th>text change</th><th>reason</th></tr></thead><tbody>{}</tbody></table>", body)
+
+    def save_model(self, request, obj, form, change):
+        try:
+            result = writing.memory_update(
+                tenant=obj.tenant, memory_id=obj.id, actor=actor_of(request), text=form.cleaned_data["text"],
+                importance=form.cleaned_data["importance"], tags=form.cleaned_data["tags"],
+                expected_version=form.cleaned_data["expected_version"], reason="edited in the admin")
+        except VersionConflict as exc:
+            self.message_user(request, f"Not saved: {exc}. Reload the page and try again.", messages.ERROR)
+            request._memory_saved_as = None
+            return
+        request._memory_saved_as = result.memory
+
+    def save_related(self, request, form, formsets, change):
+        pass  # inlines are read-only; the service wrote everything
+
+    def response_change(self, request, obj):
+        saved = getattr(request, "_memory_saved_as", None)
+        if saved is None:
+            return HttpResponseRedirect(request.path)
+        if saved.id != obj.id:
+            self.message_user(request, f"Saved as version {saved.version}; the old version is kept and expired.")
+        return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[saved.id]))
+
+    def _each(self, request, queryset, status: str, verb: str) -> None:
+        done = 0
+        for memory in queryset:
+            try:
+                result = writing.memory_set_status(tenant=memory.tenant, memory_id=memory.id, status=status,
+                                                   actor=actor_of(request), reason=f"{verb} in the admin")
+                done += result.operation != "NOOP"
+            except MemoryError_ as exc:
+                self.message_user(request, f"{memory.id}: {exc}", messages.ERROR)
+        self.message_user(request, f"{verb.capitalize()} {done} memories.")
+
+    @admin.action(description="Archive selected memories", permissions=["change"])
+    def archive_selected(self, request, queryset):
+        self._each(request, queryset, MemoryStatus.ARCHIVED, "archived")
+
+    @admin.action(description="Restore selected memories", permissions=["change"])
+    def restore_selected(self, request, queryset):
+        self._each(request, queryset, MemoryStatus.ACTIVE, "restored")
+
+    @admin.action(description="Merge selected memories into one", permissions=["change"])
+    def merge_selected(self, request, queryset):
+        memories = list(queryset.order_by("created_at"))
+        if len({(m.tenant_id, m.user_id) for m in memories}) > 1:
+            self.message_user(request, "Memories of different users or tenants cannot be merged.", messages.ERROR)
+            return None
+        if len(memories) < 2:
+            self.message_user(request, "Select at least two memories to merge.", messages.ERROR)
+            return None
+        if "apply" in request.POST:
+            form = MergeForm(request.POST)
+            if form.is_valid():
+                try:
+                    merged = writing.memory_merge(tenant=memories[0].tenant, memory_ids=[m.id for m in memories],
+                                                  merged_text=form.cleaned_data["merged_text"],
+                                                  actor=actor_of(request), reason=form.cleaned_data["reason"])
+                except (InvalidOperation, VersionConflict, MemoryNotFound) as exc:
+                    self.message_user(request, f"Not merged: {exc}", messages.ERROR)
+                    return None
+                self.message_user(request, f"Merged {len(memories)} memories into {merged.id}.")
+                return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[merged.id]))
+        else:
+            form = MergeForm(initial={"merged_text": " ".join(m.text.rstrip(".") + "." for m in memories)})
+        return TemplateResponse(request, "admin/memories/merge.html", {
+            **self.admin_site.each_context(request), "title": "Merge memories", "memories": memories,
+            "form": form, "opts": self.model._meta, "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        })
+
+    # ---- forget a user (erasure), behind a confirmation page
+
+    def get_urls(self):
+        return [path("forget/", self.admin_site.admin_view(self.forget_view), name="memories_forget_user"),
+                *super().get_urls()]
+
+    def forget_view(self, request):
+        if not request.user.has_perm("memories.delete_memoryitem"):
+            raise PermissionDenied
+        tenants = [operator_tenant(request)] if operator_tenant(request) else list(Tenant.objects.order_by("name"))
+        tenant_id, user_id = request.POST.get("tenant") or request.GET.get("tenant"), \
+            (request.POST.get("user_id") or request.GET.get("user_id") or "").strip()
+        tenant = next((t for t in tenants if str(t.id) == str(tenant_id)), None)
+        context = {**self.admin_site.each_context(request), "title": "Forget a user", "tenants": tenants,
+                   "tenant": tenant, "user_id": user_id, "opts": self.model._meta}
+        if tenant and user_id:
+            items = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
+            context["counts"] = {
+                "memories": items.count(),
+                "vectors": MemoryVector.objects.filter(item__in=items).count(),
+                "sources": MemorySource.objects.filter(item__in=items).count(),
+                "history rows (kept, content removed)": MemoryHistory.objects.filter(tenant=tenant,
+                                                                                     user_id=user_id).count(),
+                "pending review candidates (rejected)": Candidate.objects.filter(
+                    tenant=tenant, user_id=user_id, status=CandidateStatus.PENDING).count(),
+            }
+            if request.method == "POST" and request.POST.get("confirm") == "yes":
+                report = writing.user_forget(tenant=tenant, user_id=user_id, actor=actor_of(request),
+                                             reason="erasure from the admin")
+                self.message_user(request, f"Forgot {user_id}: {report.memories} memories, {report.vectors} "
+                                           f"vectors, {report.sources} sources erased.")
+                return HttpResponseRedirect(reverse("admin:memories_memoryitem_changelist"))
+        return TemplateResponse(request, "admin/memories/forget.html", context)
+
+
+# --------------------------------------------------------------------------- review queue
+
+
+class CandidateForm(forms.ModelForm):
+    class Meta:
+        model = Candidate
+        fields = ("text",)
+        widgets = {"text": forms.Textarea(attrs={"rows": 3, "cols": 90})}
+
+
+@admin.register(Candidate)
+class CandidateAdmin(TenantScopedAdmin):
+    form = CandidateForm
+    change_form_template = "admin/memories/candidate_change_form.html"
+    list_display = ("status", "operation", "short_text", "user_id", "confidence", "reason_list", "target_text",
+                    "created_at")
+    list_filter = (TenantFilter, "status", "operation")
+    search_fields = ("text", "=user_id")
+    list_select_related = ("tenant", "target")
+    actions = ("approve_selected", "reject_selected")
+    readonly_fields = ("status", "operation", "user_id", "memory_type", "confidence", "importance", "reason_list",
+                       "reason_detail", "target_memory", "source_messages_view", "resolved_by", "resolved_at",
+                       "result_memory_link", "created_at")
+    fields = ("text", *readonly_fields)
+
+    def get_queryset(self, request):
+        pending_first = Case(When(status=CandidateStatus.PENDING, then=Value(0)), default=Value(1),
+                             output_field=IntegerField())
+        return super().get_queryset(request).annotate(pending_first=pending_first).order_by("pending_first",
+                                                                                            "created_at")
+
+    @admin.display(description="text")
+    def short_text(self, obj: Candidate) -> str:
+        return obj.text if len(obj.text) <= 80 else obj.text[:77] + "..."
+
+    @admin.display(description="reasons")
+    def reason_list(self, obj: Candidate) -> str:
+        return ", ".join(obj.reasons)
+
+    @admin.display(description="would change")
+    def target_text(self, obj: Candidate) -> str:
+        return obj.target.text[:80] if obj.target else "-"
+
+    @admin.display(description="existing memory it would change")
+    def target_memory(self, obj: Candidate):
+        if not obj.target:
+            return "- (a new memory)"
+        return format_html('<a href="{}">{}</a> (v{}, {})',
+                           reverse("admin:memories_memoryitem_change", args=[obj.target_id]), obj.target.text,
+                           obj.target.version, obj.target.status)
+
+    @admin.display(description="source messages")
+    def source_messages_view(self, obj: Candidate):
+        job = ConversationJob.objects.filter(id=obj.job_id).only("messages").first() if obj.job_id else None
+        if job is None:
+            return "-"
+        lines = [(i, job.messages[i].get("name") or job.messages[i]["role"], job.messages[i]["content"])
+                 for i in obj.source_messages if 0 <= i < len(job.messages)]
+        return format_html_join(mark_safe("<br>"), "[{}] <b>{}</b>: {}", lines) if lines else "-"
+
+    @admin.display(description="result")
+    def result_memory_link(self, obj: Candidate):
+        if not obj.result_memory_id:
+            return "-"
+        return format_html('<a href="{}">{}</a>', reverse("admin:memories_memoryitem_change",
+                                                          args=[obj.result_memory_id]), obj.result_memory_id)
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None or obj.status != CandidateStatus.PENDING or not self.has_change_permission(request, obj):
+            return ("text", *self.readonly_fields)
+        return self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        decision = "approve" if "_approve" in request.POST else "reject" if "_reject" in request.POST else None
+        request._review_decision = decision
+        if decision is None:
+            return  # the queue is changed only by a decision
+        try:
+            if decision == "approve":
+                edited = form.cleaned_data["text"] if form.cleaned_data["text"] != form.initial.get("text") else None
+                governance.candidate_approve(tenant=obj.tenant, candidate_id=obj.id, actor=actor_of(request),
+                                             edited_text=edited)
+            else:
+                governance.candidate_reject(tenant=obj.tenant, candidate_id=obj.id, actor=actor_of(request))
+        except MemoryError_ as exc:
+            request._review_decision = None
+            self.message_user(request, f"Not applied: {exc}", messages.ERROR)
+
+    def save_related(self, request, form, formsets, change):
+        pass
+
+    def response_change(self, request, obj):
+        decision = getattr(request, "_review_decision", None)
+        if decision:
+            self.message_user(request, f"Candidate {decision}d.")
+        return HttpResponseRedirect(reverse("admin:memories_candidate_changelist"))
+
+    def _decide(self, request, queryset, decide, verb: str) -> None:
+        done = 0
+        for candidate in queryset.filter(status=CandidateStatus.PENDING):
+            try:
+                decide(tenant=candidate.tenant, candidate_id=candidate.id, actor=actor_of(request))
+                done += 1
+            except MemoryError_ as exc:
+                self.message_user(request, f"{candidate.id}: {exc}", messages.ERROR)
+        self.message_user(request, f"{verb} {done} candidates.")
+
+    @admin.action(description="Approve selected candidates", permissions=["change"])
+    def approve_selected(self, request, queryset):
+        self._decide(request, queryset, governance.candidate_approve, "Approved")
+
+    @admin.action(description="Reject selected candidates", permissions=["change"])
+    def reject_selected(self, request, queryset):
+        self._decide(request, queryset, governance.candidate_reject, "Rejected")
+
+
+# --------------------------------------------------------------------------- read-only audit views
+
+
+class ReadOnlyAdmin(TenantScopedAdmin):
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(MemoryHistory)
+class MemoryHistoryAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "event", "actor", "user_id", "memory_link", "short_new_text", "reason")
+    list_filter = (TenantFilter, "event")
+    search_fields = ("=memory_id", "=user_id", "actor")
+    list_select_related = ("tenant",)
+    ordering = ("-created_at",)
+
+    @admin.display(description="memory")
+    def memory_link(self, obj: MemoryHistory):
+        return format_html('<a href="{}">{}</a>', reverse("admin:memories_memoryitem_change", args=[obj.memory_id]),
+                           str(obj.memory_id)[:8])
+
+    @admin.display(description="new text")
+    def short_new_text(self, obj: MemoryHistory) -> str:
+        return (obj.new_text or "")[:80]
+
+
+@admin.register(ConversationJob)
+class ConversationJobAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "user_id", "session_id", "status", "attempts", "extractor", "counts", "error")
+    list_filter = (TenantFilter, "status", "extractor")
+    search_fields = ("=user_id", "=session_id")
+    ordering = ("-created_at",)
+    formfield_overrides = {models.JSONField: {"widget": forms.Textarea(attrs={"rows": 4})}}

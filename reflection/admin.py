@@ -1,0 +1,14 @@
+from django.contrib import admin
+
+from memories.admin import TenantScopedAdmin
+from reflection.models import ReflectionCycle
+
+
+@admin.register(ReflectionCycle)
+class ReflectionCycleAdmin(TenantScopedAdmin):
+    list_display = ("started_at", "user_id", "trigger", "status", "memories_scanned", "traits_created",
+                    "traits_updated", "traits_dissolved", "error")
+    list_filter = ("status", "trigger")
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

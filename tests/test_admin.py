@@ -1,0 +1,200 @@
+"""The governance admin through Django's test client: each action calls the
+service the API uses, with the operator's username as actor."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from memories.models import Candidate, MemoryHistory, MemoryItem
+from memories.writing import MemorySpec, memory_create
+from tests.conftest import converse
+
+CHANGELIST = "admin:memories_memoryitem_changelist"
+
+
+def login(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def remember(tenant, user_id, text, **fields):
+    return memory_create(tenant=tenant, spec=MemorySpec(user_id=user_id, text=text, **fields), actor="test").memory
+
+
+@pytest.fixture
+def reviewer(operator):
+    return login(operator("rita", "reviewers"))
+
+
+@pytest.fixture
+def auditor(operator):
+    return login(operator("aldo", "auditors"))
+
+
+def test_the_review_queue_lists_pending_first_with_target_and_sources(api, reviewer):
+    converse(api, ["I live in Lisbon."])
+    [target] = MemoryItem.objects.all()
+    from memories.models import MemoryHistory as H
+
+    H.objects.create(memory_id=target.id, tenant=target.tenant, user_id="alice", event="APPROVE", actor="x")
+    converse(api, ["I think I might try pottery.", "I moved to Porto."])
+    first, second = Candidate.objects.order_by("created_at")
+    Candidate.objects.filter(id=first.id).update(status="rejected")
+    page = reviewer.get(reverse("admin:memories_candidate_changelist")).content.decode()
+    assert page.index("Porto") < page.index("pottery")  # pending before decided
+    detail = reviewer.get(reverse("admin:memories_candidate_change", args=[second.id])).content.decode()
+    assert "User lives in Lisbon" in detail and "I moved to Porto." in detail and "contradicts_approved" in detail
+
+
+def test_approve_with_edited_text_and_reject_from_the_change_page(api, reviewer):
+    converse(api, ["I think I might try pottery.", "I guess I will maybe learn Italian."])
+    first, second = Candidate.objects.order_by("created_at")
+    url = reverse("admin:memories_candidate_change", args=[first.id])
+    response = reviewer.post(url, {"text": "Alice wants to try pottery.", "_approve": "1"})
+    assert response.status_code == 302
+    first.refresh_from_db()
+    assert first.status == "approved" and first.resolved_by == "rita"
+    assert first.result_memory.text == "Alice wants to try pottery."
+    assert MemoryHistory.objects.filter(memory_id=first.result_memory_id, event="APPROVE", actor="rita").exists()
+    reviewer.post(reverse("admin:memories_candidate_change", args=[second.id]), {"text": second.text, "_reject": "1"})
+    second.refresh_from_db()
+    assert second.status == "rejected" and second.resolved_by == "rita"
+
+
+def test_bulk_approve_and_reject(api, reviewer):
+    converse(api, ["I think I might try pottery.", "I guess I will maybe learn Italian.", "Maybe I will buy a car."])
+    ids = [str(c.id) for c in Candidate.objects.order_by("created_at")]
+    changelist = reverse("admin:memories_candidate_changelist")
+    reviewer.post(changelist, {"action": "approve_selected", "_selected_action": ids[:2]})
+    reviewer.post(changelist, {"action": "reject_selected", "_selected_action": ids[2:]})
+    assert sorted(Candidate.objects.values_list("status", flat=True)) == ["approved", "approved", "rejected"]
+
+
+def test_merge_two_memories_of_one_user(tenant_a, reviewer):
+    a = remember(tenant_a, "alice", "Alice has a cat.")
+    b = remember(tenant_a, "alice", "Alice's cat is named Miso.")
+    changelist = reverse(CHANGELIST)
+    form = reviewer.post(changelist, {"action": "merge_selected", "_selected_action": [a.id, b.id]})
+    assert form.status_code == 200 and b"Merge 2 memories" in form.content
+    done = reviewer.post(changelist, {"action": "merge_selected", "_selected_action": [a.id, b.id], "apply": "1",
+                                      "merged_text": "Alice has a cat named Miso.", "reason": "duplicates"})
+    assert done.status_code == 302
+    merged = MemoryItem.objects.get(text="Alice has a cat named Miso.")
+    a.refresh_from_db()
+    b.refresh_from_db()
+    assert a.superseded_by_id == merged.id == b.superseded_by_id and a.expired_at and b.expired_at
+    assert MemoryHistory.objects.filter(event="MERGE", actor="rita").count() == 3
+
+
+def test_merging_across_users_is_refused(tenant_a, reviewer):
+    a = remember(tenant_a, "alice", "Alice has a cat.")
+    b = remember(tenant_a, "bob", "Bob has a cat.")
+    response = reviewer.post(reverse(CHANGELIST), {"action": "merge_selected", "_selected_action": [a.id, b.id]},
+                             follow=True)
+    assert b"cannot be merged" in response.content
+    assert MemoryItem.objects.filter(expired_at__isnull=True).count() == 2
+
+
+def test_editing_text_supersedes_and_shows_the_timeline(tenant_a, reviewer):
+    memory = remember(tenant_a, "alice", "Alice lives in Lisbon.", tags=["home"])
+    url = reverse("admin:memories_memoryitem_change", args=[memory.id])
+    response = reviewer.post(url, {"text": "Alice lives in Porto.", "importance": "0.5", "tags": "home",
+                                   "expected_version": "1"})
+    new = MemoryItem.objects.get(text="Alice lives in Porto.")
+    assert response.status_code == 302 and response["Location"].endswith(f"{new.id}/change/")
+    memory.refresh_from_db()
+    assert memory.expired_at and memory.superseded_by_id == new.id and memory.text == "Alice lives in Lisbon."
+    page = reviewer.get(response["Location"]).content.decode()
+    assert "SUPERSEDE" in page and "rita" in page and '<del class="diff-old">Lisbon.</del>' in page
+    assert f"v1 ({memory.id})" in page
+
+
+def test_a_stale_edit_is_refused(tenant_a, reviewer):
+    memory = remember(tenant_a, "alice", "Alice lives in Lisbon.")
+    url = reverse("admin:memories_memoryitem_change", args=[memory.id])
+    response = reviewer.post(url, {"text": "Alice lives in Porto.", "importance": "0.5", "tags": "",
+                                   "expected_version": "7"}, follow=True)
+    assert b"Not saved" in response.content
+    assert not MemoryItem.objects.filter(text="Alice lives in Porto.").exists()
+
+
+def test_archive_and_restore(tenant_a, reviewer):
+    memory = remember(tenant_a, "alice", "Alice likes jazz.")
+    reviewer.post(reverse(CHANGELIST), {"action": "archive_selected", "_selected_action": [memory.id]})
+    memory.refresh_from_db()
+    assert memory.status == "archived"
+    reviewer.post(reverse(CHANGELIST), {"action": "restore_selected", "_selected_action": [memory.id]})
+    memory.refresh_from_db()
+    assert memory.status == "active"
+    assert list(MemoryHistory.objects.filter(memory_id=memory.id).values_list("event", "actor")) == [
+        ("ADD", "test"), ("DELETE", "rita"), ("RESTORE", "rita")]
+
+
+def test_forgetting_a_user_shows_counts_then_erases(tenant_a, operator):
+    admin_client = login(operator("root", superuser=True))
+    remember(tenant_a, "alice", "Alice likes jazz.")
+    remember(tenant_a, "alice", "Alice likes tea.")
+    url = reverse("admin:memories_forget_user")
+    page = admin_client.get(url, {"tenant": tenant_a.id, "user_id": "alice"}).content.decode()
+    assert "forget alice" in page and "<th>memories</th><td>2</td>" in page
+    response = admin_client.post(url, {"tenant": tenant_a.id, "user_id": "alice", "confirm": "yes"})
+    assert response.status_code == 302 and not MemoryItem.objects.filter(user_id="alice").exists()
+
+
+def test_reviewers_cannot_forget_users(tenant_a, reviewer):
+    assert reviewer.get(reverse("admin:memories_forget_user")).status_code == 403
+
+
+def test_an_auditor_reads_everything_and_changes_nothing(api, tenant_a, auditor):
+    memory = remember(tenant_a, "alice", "Alice likes jazz.")
+    converse(api, ["I think I might try pottery."])
+    candidate = Candidate.objects.get()
+    page = auditor.get(reverse("admin:memories_memoryitem_change", args=[memory.id])).content.decode()
+    assert "Alice likes jazz." in page and 'name="_save"' not in page
+    assert 'name="_approve"' not in auditor.get(reverse("admin:memories_candidate_change",
+                                                        args=[candidate.id])).content.decode()
+    forged = auditor.post(reverse("admin:memories_memoryitem_change", args=[memory.id]),
+                          {"text": "hijacked", "importance": "0.5", "tags": "", "expected_version": "1"})
+    assert forged.status_code == 403
+    auditor.post(reverse(CHANGELIST), {"action": "archive_selected", "_selected_action": [memory.id]})
+    auditor.post(reverse("admin:memories_candidate_change", args=[candidate.id]), {"text": "x", "_approve": "1"})
+    memory.refresh_from_db()
+    candidate.refresh_from_db()
+    assert memory.text == "Alice likes jazz." and memory.status == "active" and candidate.status == "pending"
+
+
+def test_a_tenant_scoped_operator_sees_only_their_tenant(tenant_a, tenant_b, operator):
+    client = login(operator("tina", "reviewers", tenant=tenant_b))
+    mine = remember(tenant_b, "bob", "Bob likes tea.")
+    theirs = remember(tenant_a, "alice", "Alice likes jazz.")
+    page = client.get(reverse(CHANGELIST)).content.decode()
+    assert "Bob likes tea." in page and "Alice likes jazz." not in page
+    response = client.get(reverse("admin:memories_memoryitem_change", args=[theirs.id]))
+    assert response.status_code == 302  # "doesn't exist" redirect, not the content
+    client.post(reverse(CHANGELIST), {"action": "archive_selected", "_selected_action": [theirs.id, mine.id]})
+    theirs.refresh_from_db()
+    assert theirs.status == "active"
+    assert "Alice" not in client.get(reverse("admin:memories_memoryhistory_changelist")).content.decode()
+
+
+def test_the_dashboard_counts_and_draws_without_a_cdn(api, tenant_a, reviewer):
+    remember(tenant_a, "alice", "Alice likes jazz.")
+    converse(api, ["I think I might try pottery."])
+    page = reviewer.get(reverse("admin:index")).content.decode()
+    assert 'id="per-day-chart"' in page and '<td id="pending-count">1</td>' in page
+    assert "cdn" not in page.lower() and "https://" not in page
+
+
+def test_memory_text_is_escaped(tenant_a, reviewer):
+    memory = remember(tenant_a, "alice", "<script>alert('x')</script> Alice")
+    for url in (reverse(CHANGELIST), reverse("admin:memories_memoryitem_change", args=[memory.id])):
+        page = reviewer.get(url).content.decode()
+        assert "<script>alert" not in page and "&lt;script&gt;alert" in page
+
+
+def test_the_memory_list_runs_a_fixed_number_of_queries(tenant_a, reviewer, django_assert_max_num_queries):
+    for i in range(60):
+        remember(tenant_a, f"user-{i % 5}", f"Memory number {i}.")
+    with django_assert_max_num_queries(12):
+        assert reviewer.get(reverse(CHANGELIST)).status_code == 200
