@@ -180,8 +180,9 @@ class MemoryEditForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.instance.pk and "tags" in self.fields:  # absent when read-only (auditors)
-            self.fields["expected_version"].initial = self.instance.version
-            self.fields["tags"].initial = ", ".join(self.instance.tags)
+            # self.initial, not field.initial: the admin's form puts the raw list there first.
+            self.initial["expected_version"] = self.instance.version
+            self.initial["tags"] = ", ".join(self.instance.tags)
 
     def clean_tags(self) -> list[str]:
         return [t.strip() for t in self.cleaned_data["tags"].split(",") if t.strip()]
@@ -475,7 +476,7 @@ class CandidateAdmin(TenantScopedAdmin):
     def response_change(self, request, obj):
         decision = getattr(request, "_review_decision", None)
         if decision:
-            self.message_user(request, f"Candidate {decision}d.")
+            self.message_user(request, {"approve": "Candidate approved.", "reject": "Candidate rejected."}[decision])
         return HttpResponseRedirect(reverse("admin:memories_candidate_changelist"))
 
     def _decide(self, request, queryset, decide, verb: str) -> None:

@@ -110,6 +110,13 @@ def test_editing_text_supersedes_and_shows_the_timeline(tenant_a, reviewer):
     assert f"v1 ({memory.id})" in page
 
 
+def test_the_edit_form_shows_tags_and_version_as_a_person_would_submit_them(tenant_a, reviewer):
+    memory = remember(tenant_a, "alice", "Alice lives in Lisbon.", tags=["home", "city"])
+    page = reviewer.get(reverse("admin:memories_memoryitem_change", args=[memory.id])).content.decode()
+    assert 'name="tags" value="home, city"' in page
+    assert 'name="expected_version" value="1"' in page
+
+
 def test_a_stale_edit_is_refused(tenant_a, reviewer):
     memory = remember(tenant_a, "alice", "Alice lives in Lisbon.")
     url = reverse("admin:memories_memoryitem_change", args=[memory.id])

@@ -1,0 +1,126 @@
+"""The admin as a person uses it: headless Chromium through Playwright.
+Screenshots of each page land in test-artifacts/ (git-ignored)."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from memories.models import Candidate, MemoryHistory, MemoryItem
+from memories.writing import MemorySpec, memory_create
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+PASSWORD = "correct horse battery staple"
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args():
+    return {"executable_path": "/usr/bin/chromium", "headless": True,
+            "args": ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync"]}
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def log_in(page, live_server, username: str) -> None:
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_selector("#site-name")
+
+
+def remember(tenant, user_id, text):
+    return memory_create(tenant=tenant, spec=MemorySpec(user_id=user_id, text=text), actor="test").memory
+
+
+@pytest.fixture
+def queue(transactional_db, tenant_a):
+    from memories.ingestion import conversation_job_create
+
+    conversation_job_create(tenant=tenant_a, user_id="alice", session_id="s1", messages=[
+        {"role": "user", "content": "I think I might try pottery classes."},
+        {"role": "user", "content": "I have a new email, it is alice@example.com."},
+    ])
+    return tenant_a
+
+
+def test_a_reviewer_works_the_queue_merges_and_supersedes(page, live_server, operator, queue):
+    operator("rita", "reviewers")
+    log_in(page, live_server, "rita")
+    shot(page, "01-dashboard")
+    assert page.locator("#per-day-chart").is_visible() and page.locator("#pending-count").inner_text() == "2"
+
+    page.goto(f"{live_server.url}/admin/memories/candidate/")
+    shot(page, "02-review-queue")
+    pottery, email = Candidate.objects.order_by("created_at")
+    page.goto(f"{live_server.url}/admin/memories/candidate/{pottery.id}/change/")
+    page.fill("#id_text", "Alice wants to try pottery classes.")
+    shot(page, "03-candidate")
+    page.click("#approve-button")
+    page.wait_for_selector("text=Candidate approved")
+    page.goto(f"{live_server.url}/admin/memories/candidate/{email.id}/change/")
+    page.click("#reject-button")
+    page.wait_for_selector("text=Candidate rejected")
+    assert sorted(Candidate.objects.values_list("status", flat=True)) == ["approved", "rejected"]
+
+    first = remember(queue, "alice", "Alice has a cat.")
+    second = remember(queue, "alice", "Alice's cat is named Miso.")
+    page.goto(f"{live_server.url}/admin/memories/memoryitem/")
+    for memory in (first, second):
+        page.check(f"input[name=_selected_action][value='{memory.id}']")
+    page.select_option("select[name=action]", "merge_selected")
+    page.click("button[name=index]")
+    page.fill("#id_merged_text", "Alice has a cat named Miso.")
+    shot(page, "04-merge-form")
+    page.click("#merge-submit")
+    page.wait_for_selector("text=Merged 2 memories")
+    merged = MemoryItem.objects.get(text="Alice has a cat named Miso.")
+    assert MemoryHistory.objects.filter(event="MERGE", actor="rita").count() == 3
+
+    page.fill("#id_text", "Alice has a grey cat named Miso.")
+    page.click("input[name=_save]")
+    page.wait_for_selector("text=Saved as version")
+    shot(page, "05-superseded-with-timeline")
+    timeline = page.locator("table.history-timeline")
+    assert timeline.locator("text=SUPERSEDE").count() >= 1 and timeline.locator("ins.diff-new").count() >= 1
+    assert "rita" in timeline.inner_text()
+    merged.refresh_from_db()
+    assert merged.expired_at is not None and merged.superseded_by.text == "Alice has a grey cat named Miso."
+
+
+def test_an_auditor_has_no_change_button_and_a_forged_post_is_refused(page, live_server, operator, tenant_a,
+                                                                       transactional_db):
+    operator("aldo", "auditors")
+    memory = remember(tenant_a, "alice", "Alice likes jazz.")
+    log_in(page, live_server, "aldo")
+    url = f"{live_server.url}/admin/memories/memoryitem/{memory.id}/change/"
+    page.goto(url)
+    shot(page, "06-auditor-memory")
+    assert page.locator("input[name=_save]").count() == 0
+    token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    response = page.request.post(url, form={"csrfmiddlewaretoken": token, "text": "hijacked", "importance": "0.5",
+                                            "tags": "", "expected_version": "1"}, headers={"Referer": url})
+    assert response.status == 403
+    memory.refresh_from_db()
+    assert memory.text == "Alice likes jazz."
+
+
+def test_stored_markup_shows_as_text(page, live_server, operator, tenant_a, transactional_db):
+    operator("rita", "reviewers")
+    memory = remember(tenant_a, "alice", "<script>window.__pwned = 1</script><b>bold?</b>")
+    dialogs = []
+    page.on("dialog", lambda dialog: dialogs.append(dialog) or dialog.dismiss())
+    log_in(page, live_server, "rita")
+    for url in ("/admin/memories/memoryitem/", f"/admin/memories/memoryitem/{memory.id}/change/"):
+        page.goto(live_server.url + url)
+        assert page.evaluate("window.__pwned") is None
+        assert page.locator("text=<script>window.__pwned = 1</script>").count() >= 1
+    shot(page, "07-escaped-markup")
+    assert not dialogs and not re.search(r"<b>bold\?</b>", page.locator("#content").inner_html())
