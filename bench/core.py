@@ -46,7 +46,7 @@ def load(tenant, n: int, users: int, embedder, batch: int = 1000) -> dict:
     full-text; what the API acknowledges) apart from embedding + vector writes
     (what a worker does after commit)."""
     from memories.models import MemoryItem
-    from memories.vectors import embed_items
+    from memories.vectors import embed_items, refresh_planner_statistics
     from memories.writing import MemorySpec, memory_create_batch
 
     have = MemoryItem.objects.filter(tenant=tenant).count()
@@ -68,6 +68,7 @@ def load(tenant, n: int, users: int, embedder, batch: int = 1000) -> dict:
             done = end - have
             print(f"  {end}/{n}  write {done / write_s:.0f}/s  embed {done / embed_s:.0f}/s  "
                   f"both {done / (write_s + embed_s):.0f}/s", flush=True)
+    refresh_planner_statistics()
     return {"loaded": n - have, "write_s": write_s, "embed_s": embed_s}
 
 

@@ -122,7 +122,7 @@ def main() -> None:
     from memories.embedding import get_embedder
     from memories.models import Tenant
     from memories.search import SearchQuery, memory_search
-    from memories.vectors import embed_items
+    from memories.vectors import embed_items, refresh_planner_statistics
     from memories.writing import MemorySpec, memory_create_batch
 
     samples = json.loads(args.data.read_text())
@@ -143,6 +143,7 @@ def main() -> None:
                        data={"dia_id": t["dia_id"]}) for t in turns])
         embed_items([str(r.memory.id) for r in results if r.operation == "ADD"], embedder=embedder)
         load_seconds += time.perf_counter() - started
+        refresh_planner_statistics()
         total_turns += len(turns)
         # Identical turns dedupe into one memory: map it back to every dia_id it stands for.
         dia_of: dict[str, list[str]] = {}

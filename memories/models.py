@@ -78,7 +78,9 @@ class MemoryItem(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="memories")
+    # No single-column index: every index below leads with tenant, and a bare
+    # tenant_id index lured the planner into 40 ms loops on fresh statistics.
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="memories", db_index=False)
     user_id = models.CharField(max_length=255)
     agent_id = models.CharField(max_length=255, blank=True, default="")
     session_id = models.CharField(max_length=255, blank=True, default="")
@@ -161,8 +163,8 @@ class MemoryVector(models.Model):
     by writing.py) so per-user vector search needs no join.
     """
 
-    item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="vectors")
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="vectors", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
     user_id = models.CharField(max_length=255)
     memory_type = models.CharField(max_length=16)
     status = models.CharField(max_length=16)
@@ -208,7 +210,7 @@ class MemoryHistory(models.Model):
     rows outlive an erased memory (with their content scrubbed)."""
 
     memory_id = models.UUIDField(db_index=True)
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
     user_id = models.CharField(max_length=255)
     event = models.CharField(max_length=16, choices=HistoryEvent.choices)
     old_text = models.TextField(null=True, blank=True)

@@ -156,11 +156,18 @@ def semantic_candidates(
     where, params = _item_filters(tenant, q, now)
     literal = _vector_literal(vector)
     if plan == "exact":
+        # The user's own vectors first (b-tree), then their items by primary key.
         sql = f"""
-            SELECT m.id, MIN(v.embedding <=> %s::halfvec) AS distance, {_SCORE_COLUMNS}
-            FROM memory_vectors v JOIN memory_items m ON m.id = v.item_id
-            WHERE v.tenant_id = %s AND v.user_id = %s AND v.model = %s AND {where}
-            GROUP BY m.id ORDER BY distance LIMIT %s"""
+            WITH nearest AS MATERIALIZED (
+                SELECT v.item_id, MIN(v.embedding <=> %s::halfvec) AS distance
+                FROM memory_vectors v
+                WHERE v.tenant_id = %s AND v.user_id = %s AND v.model = %s
+                GROUP BY v.item_id
+            )
+            SELECT m.id, n.distance, {_SCORE_COLUMNS}
+            FROM nearest n JOIN memory_items m ON m.id = n.item_id
+            WHERE {where}
+            ORDER BY n.distance LIMIT %s"""
         args = [literal, tenant.id, q.user_id, model, *params, pool]
         with connection.cursor() as cursor:
             cursor.execute(sql, args)

