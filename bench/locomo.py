@@ -102,6 +102,29 @@ class Scores:
         return {"hit@5": hit5 / n, "hit@10": hit10 / n, "recall@10": full10 / n, "mrr": rr / n, "n": n}
 
 
+SWEEP = [(k, semantic, 1.0) for k in (10, 30, 60) for semantic in (0.25, 0.5, 0.75, 1.0)]
+
+
+def sweep(tenant, embedder, user_id, qs, dia_of, memory_search, SearchQuery) -> list[dict]:
+    """Hybrid scores for each fusion setting on one conversation."""
+    from django.conf import settings
+
+    saved = (settings.SEARCH_RRF_K, settings.SEARCH_SEMANTIC_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT)
+    rows = []
+    for k, semantic, keyword in SWEEP:
+        settings.SEARCH_RRF_K, settings.SEARCH_SEMANTIC_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT = k, semantic, keyword
+        scores = Scores()
+        for q in qs:
+            found = memory_search(tenant=tenant, embedder=embedder,
+                                  query=SearchQuery(query=q["question"], user_id=user_id, mode="hybrid", limit=K))
+            scores.add(q["category"], [d for r in found for d in dia_of.get(str(r.memory.id), [])], q["evidence"])
+        m = scores.metrics()
+        rows.append({"conversation": user_id, "k": k, "semantic weight": semantic, "keyword weight": keyword,
+                     "hit@10": m["hit@10"], "mrr": m["mrr"], "n": m["n"]})
+    settings.SEARCH_RRF_K, settings.SEARCH_SEMANTIC_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT = saved
+    return rows
+
+
 def tokenize(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
@@ -111,6 +134,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--quick", action="store_true", help="one conversation (smoke test)")
     parser.add_argument("--provider", default="local", help="embedder for the run: local (default) or hash")
+    parser.add_argument("--sweep", action="store_true",
+                        help="also score fusion settings per conversation, to choose on some and check on others")
     args = parser.parse_args()
     if not args.data.exists():
         sys.exit(f"LoCoMo data not found at {args.data}")
@@ -130,9 +155,11 @@ def main() -> None:
         samples = samples[:1]
     embedder = get_embedder()
     tenant = Tenant.objects.create(name=f"locomo-{uuid.uuid4().hex[:8]}")
-    methods = {name: Scores() for name in ("BM25 (rank-bm25)", "dense exact cosine", "service keyword",
+    methods = {name: Scores() for name in ("BM25 (rank-bm25)", "dense exact cosine",
+                                           "plain RRF of the two (k=60)", "service keyword",
                                            "service semantic", "service hybrid")}
     load_seconds, total_turns, total_questions = 0.0, 0, 0
+    sweep_rows: list[dict] = []
 
     for sample in samples:
         turns = conversation_turns(sample)
@@ -154,12 +181,21 @@ def main() -> None:
         total_questions += len(qs)
         bm25 = BM25Okapi([tokenize(t["text"]) for t in turns])
         turn_vectors = embedder.embed_documents([t["text"] for t in turns])
+        if args.sweep:
+            sweep_rows += sweep(tenant, embedder, user_id, qs, dia_of, memory_search, SearchQuery)
         for q in qs:
-            ranked = np.argsort(-bm25.get_scores(tokenize(q["question"])))[:K]
-            methods["BM25 (rank-bm25)"].add(q["category"], [turns[i]["dia_id"] for i in ranked], q["evidence"])
+            sparse = list(np.argsort(-bm25.get_scores(tokenize(q["question"]))))
+            methods["BM25 (rank-bm25)"].add(q["category"], [turns[i]["dia_id"] for i in sparse[:K]], q["evidence"])
             qv = embedder.embed_query(q["question"])
-            ranked = np.argsort(-(turn_vectors @ qv))[:K]
-            methods["dense exact cosine"].add(q["category"], [turns[i]["dia_id"] for i in ranked], q["evidence"])
+            dense = list(np.argsort(-(turn_vectors @ qv)))
+            methods["dense exact cosine"].add(q["category"], [turns[i]["dia_id"] for i in dense[:K]], q["evidence"])
+            fused: dict[int, float] = {}
+            for ranking in (sparse, dense):
+                for rank, index in enumerate(ranking, start=1):
+                    fused[index] = fused.get(index, 0.0) + 1.0 / (60 + rank)
+            top = sorted(fused, key=lambda i: -fused[i])[:K]
+            methods["plain RRF of the two (k=60)"].add(q["category"], [turns[i]["dia_id"] for i in top],
+                                                       q["evidence"])
             for mode in ("keyword", "semantic", "hybrid"):
                 t0 = time.perf_counter()
                 found = memory_search(tenant=tenant, embedder=embedder,
@@ -184,6 +220,9 @@ def main() -> None:
     print_table("Retrieval on LoCoMo (top 10)", rows, ["method", "hit@5", "hit@10", "recall@10", "mrr",
                                                       *[f"{c} hit@10" for c in CATEGORIES.values()],
                                                       "p50 ms", "p95 ms"])
+    if sweep_rows:
+        print_table("Fusion sweep: hybrid per conversation (hit@10 / MRR)", sweep_rows,
+                    ["conversation", "k", "semantic weight", "keyword weight", "hit@10", "mrr", "n"])
     hybrid = methods["service hybrid"].metrics()
     print(f"\nrecall@10={hybrid['hit@10']:.3f} full_recall@10={hybrid['recall@10']:.3f} mrr={hybrid['mrr']:.3f} "
           f"p95_ms={statistics.quantiles(methods['service hybrid'].latency_ms, n=20)[18]:.1f}")

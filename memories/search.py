@@ -197,20 +197,49 @@ def semantic_candidates(
         return _candidate_rows(cursor.fetchall())
 
 
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
 def keyword_candidates(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> list[tuple]:
-    """Candidate rows (see _candidate_rows) with their full-text rank, best
-    first. Query words are OR-ed; ts_rank_cd with length normalisation orders them."""
+    """Candidate rows (see _candidate_rows) ranked by BM25 over the searched
+    memories: document frequencies and average length come from the same
+    scope (the user, or the tenant), term frequencies from the tsvector's
+    positions. ts_rank_cd has no IDF, so a speaker's name in half the
+    memories weighed as much as a rare word."""
     tokens = query_tokens(q.query)
     if not tokens:
         return []
     where, params = _item_filters(tenant, q, now)
-    sql = f"""
-        SELECT m.id, ts_rank_cd(m.search_vector, query, 1) AS rank, {_SCORE_COLUMNS}
-        FROM memory_items m, to_tsquery('simple', %s) AS query
-        WHERE {where} AND m.search_vector @@ query
-        ORDER BY rank DESC, m.created_at DESC LIMIT %s"""
+    query = tsquery_from_tokens(tokens)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [tsquery_from_tokens(tokens), *params, pool])
+        term_counts = ", ".join("count(*) FILTER (WHERE m.search_vector @@ to_tsquery('simple', %s))"
+                                for _ in tokens)
+        cursor.execute(
+            f"SELECT count(*), coalesce(avg(length(m.search_vector)), 1), {term_counts} "
+            f"FROM memory_items m WHERE {where}",
+            [*tokens, *params],
+        )
+        total, average_length, *frequencies = cursor.fetchone()
+        weights = {token: math.log(1 + (total - df + 0.5) / (df + 0.5))
+                   for token, df in zip(tokens, frequencies, strict=True) if df}
+        if not weights:
+            return []
+        cursor.execute(
+            f"""
+            WITH idf AS (SELECT * FROM unnest(%s::text[], %s::float8[]) AS w(term, weight))
+            SELECT m.id, SUM(idf.weight * (tf.n * ({BM25_K1} + 1))
+                             / (tf.n + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * length(m.search_vector) / %s)))
+                       AS score, {_SCORE_COLUMNS}
+            FROM memory_items m
+            CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS n
+                                FROM unnest(m.search_vector) AS u) AS tf
+            JOIN idf ON idf.term = tf.lexeme
+            WHERE {where} AND m.search_vector @@ to_tsquery('simple', %s)
+            GROUP BY m.id
+            ORDER BY score DESC, m.created_at DESC LIMIT %s""",
+            [list(weights), list(weights.values()), float(average_length), *params, query, pool],
+        )
         return _candidate_rows(cursor.fetchall())
 
 
@@ -246,11 +275,12 @@ def _trait_stages(ids: list[str]) -> dict[str, str]:
     return {str(k): v for k, v in Trait.objects.filter(memory_id__in=ids).values_list("memory_id", "stage")}
 
 
-def reciprocal_rank_fusion(ranked_lists: list[list[str]], k: int) -> dict[str, float]:
+def reciprocal_rank_fusion(ranked_lists: list[tuple[list[str], float]], k: int) -> dict[str, float]:
+    """sum over lists of weight / (k + rank)."""
     fused: dict[str, float] = {}
-    for ranked in ranked_lists:
+    for ranked, weight in ranked_lists:
         for rank, memory_id in enumerate(ranked, start=1):
-            fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (k + rank)
+            fused[memory_id] = fused.get(memory_id, 0.0) + weight / (k + rank)
     return fused
 
 
@@ -276,7 +306,8 @@ def memory_search(
         keyword = keyword_candidates(tenant, query, pool, now)
     plan.candidates_semantic, plan.candidates_keyword = len(semantic), len(keyword)
 
-    fused = reciprocal_rank_fusion([[r[0] for r in semantic], [r[0] for r in keyword]], settings.SEARCH_RRF_K)
+    fused = reciprocal_rank_fusion([([r[0] for r in semantic], settings.SEARCH_SEMANTIC_WEIGHT),
+                                    ([r[0] for r in keyword], settings.SEARCH_KEYWORD_WEIGHT)], settings.SEARCH_RRF_K)
     if not fused:
         return []
     similarity = {r[0]: 1.0 - r[1] for r in semantic}

@@ -199,7 +199,13 @@ SEARCH_MAX_LIMIT = 100
 # smaller ones by exact distance over their own rows (0.5 ms vs 100+ ms).
 SEARCH_EXACT_MAX_ROWS = env_int("SEARCH_EXACT_MAX_ROWS", 5000)
 SEARCH_HNSW_EF = env_int("SEARCH_HNSW_EF", 100)
-SEARCH_RRF_K = env_int("SEARCH_RRF_K", 60)
+SEARCH_RRF_K = env_int("SEARCH_RRF_K", 10)
+# Weighted reciprocal rank fusion: each list's 1/(k + rank) times its weight.
+# Chosen on LoCoMo conv-26+conv-30 and checked on conv-41 (bench/README.md):
+# k=10 beat 60 on every conversation; BM25 keyword ranking is the stronger list
+# with the English-only MiniLM, so semantic fills gaps and breaks ties.
+SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.0)
+SEARCH_SEMANTIC_WEIGHT = env_float("SEARCH_SEMANTIC_WEIGHT", 0.25)
 
 # --- Embeddings: local (bundled MiniLM), openai (compatible endpoint), hash (tests).
 EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")
