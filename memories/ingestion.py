@@ -173,6 +173,9 @@ def conversation_job_run(job_id: str) -> ConversationJob:
         except WorkingMemoryUnavailable as exc:
             job.warnings = [*job.warnings, f"working memory skipped: {exc}"]
             ConversationJob.objects.filter(id=job.id).update(warnings=job.warnings)
+        from reflection.tasks import maybe_reflect
+
+        maybe_reflect(job.tenant, {m.user_id for m in outcome.added})
     return job
 
 

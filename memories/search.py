@@ -267,12 +267,14 @@ def importance_bonus(memory: MemoryItem) -> float:
     return IMPORTANCE_WEIGHT * (memory.importance if memory.importance is not None else 0.5)
 
 
-def _trait_stages(ids: list[str]) -> dict[str, str]:
+def _trait_stages(ids: list[str]) -> dict[str, tuple[str, float]]:
+    """memory id -> (stage, decayed confidence) for trait memories."""
     from traits.models import Trait
 
     if not ids:
         return {}
-    return {str(k): v for k, v in Trait.objects.filter(memory_id__in=ids).values_list("memory_id", "stage")}
+    return {str(k): (stage, decayed) for k, stage, decayed in
+            Trait.objects.filter(memory_id__in=ids).values_list("memory_id", "stage", "decayed_confidence")}
 
 
 def reciprocal_rank_fusion(ranked_lists: list[tuple[list[str], float]], k: int) -> dict[str, float]:
@@ -322,7 +324,7 @@ def memory_search(
         if row is None:
             continue
         _, memory_type, importance_value, valid_at, created_at, arousal = row
-        stage = stages.get(memory_id)
+        stage, trait_confidence = stages.get(memory_id, (None, None))
         if memory_type == "trait" and stage not in ACTIVE_TRAIT_STAGES:
             continue  # trends, candidates and dissolved traits are not shown to agents
         recency = recency_bonus_at(valid_at or created_at, arousal, now)
@@ -338,6 +340,7 @@ def memory_search(
             "recency": recency,
             "importance": importance,
             "stage": stage_boost,
+            **({"trait_stage": stage, "trait_confidence": trait_confidence} if stage else {}),
         }))
     scored.sort(key=lambda entry: (-entry[0], entry[1]))
     scored = scored[: query.limit]

@@ -38,6 +38,7 @@ def embed_items(item_ids: Sequence[str], *, embedder: Embedder | None = None,
     any vectors they already have under that model. Raises EmbeddingError after
     marking the rows failed."""
     embedder = embedder or get_embedder()
+    ensure_hnsw_index_once(embedder.name, embedder.dimensions)
     items = list(
         MemoryItem.objects.filter(id__in=item_ids).only("id", "tenant_id", "user_id", "memory_type", "status", "text")
     )
@@ -130,6 +131,24 @@ def ensure_hnsw_index(model: str, dimensions: int, *, using_connection=None) -> 
                 WHERE model = {_quote_literal(model)}"""
         )
     return name
+
+
+_indexed_models: set[str] = set()
+
+
+def ensure_hnsw_index_once(model: str, dimensions: int) -> None:
+    """A model's HNSW index must exist as soon as its vectors do (otherwise the
+    'HNSW' plan silently becomes a sequential scan). Checked once per process,
+    through the catalogue first so an existing index costs no table lock."""
+    if model in _indexed_models:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_indexes WHERE tablename = 'memory_vectors' AND indexname = %s",
+                       [hnsw_index_name(model)])
+        exists = cursor.fetchone() is not None
+    if not exists:
+        ensure_hnsw_index(model, dimensions)
+    _indexed_models.add(model)
 
 
 def _quote_literal(value: str) -> str:

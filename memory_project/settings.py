@@ -233,6 +233,18 @@ SENSITIVE_DETECTORS = [d for d in env_str("SENSITIVE_DETECTORS", "email,phone,ca
 WORKING_MEMORY_SIZE = env_int("WORKING_MEMORY_SIZE", 50)
 WORKING_MEMORY_TTL = env_int("WORKING_MEMORY_TTL", 24 * 3600)
 
+# --- Reflection (traits).
+REFLECTION_IMPORTANCE_THRESHOLD = env_float("REFLECTION_IMPORTANCE_THRESHOLD", 5.0)  # sum of new importance
+REFLECTION_MAX_MEMORIES = env_int("REFLECTION_MAX_MEMORIES", 5000)
+REFLECTION_STALE_AFTER = env_int("REFLECTION_STALE_AFTER", 3600)  # seconds before a running cycle is abandoned
+CELERY_BEAT_SCHEDULE = {
+    "reflect-due-users": {"task": "reflection.tasks.reflect_due_users", "schedule": 3600.0},
+    "expire-trends": {"task": "reflection.tasks.expire_trends", "schedule": 3600.0},
+    "refresh-trait-decay": {"task": "reflection.tasks.refresh_trait_decay", "schedule": 1800.0},
+    "dissolve-weak-traits": {"task": "reflection.tasks.dissolve_weak_traits", "schedule": 86400.0},
+    "consistency-check": {"task": "reflection.tasks.consistency_check", "schedule": 86400.0},
+}
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -55,6 +55,10 @@ class Trait(models.Model):
     window_end = models.DateTimeField(null=True, blank=True)
     derived_from = models.CharField(max_length=24, choices=TraitOrigin.choices, default=TraitOrigin.REFLECTION)
     pinned = models.BooleanField(default=False)
+    # Precomputed by the beat job and on every update (a column, not a materialized
+    # view: it stays exact for the trait just changed and costs one UPDATE per refresh).
+    decayed_confidence = models.FloatField(default=0.0)
+    decayed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "traits"
@@ -97,6 +101,7 @@ class TraitEvidence(models.Model):
     memory = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="trait_evidence")
     kind = models.CharField(max_length=16, choices=EvidenceKind.choices)
     quality = models.CharField(max_length=1, choices=EvidenceQuality.choices)
+    context = models.CharField(max_length=16, choices=TraitContext.choices, default=TraitContext.GENERAL)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,0 +1,86 @@
+"""Consistency checks across the memory tables: what should never happen but
+could after crashes, manual SQL or bugs. A report, and safe repairs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import connection, transaction
+
+from memories.models import EmbeddingState, MemoryItem
+from memories.text import content_hash
+
+CHECKS = {
+    "orphan_history": """SELECT h.id FROM memory_history h LEFT JOIN memory_items m ON m.id = h.memory_id
+        WHERE m.id IS NULL AND NOT EXISTS (SELECT 1 FROM memory_history e WHERE e.memory_id = h.memory_id
+        AND e.event = 'ERASE')""",
+    "orphan_vectors": """SELECT v.id FROM memory_vectors v LEFT JOIN memory_items m ON m.id = v.item_id
+        WHERE m.id IS NULL""",
+    "orphan_sources": """SELECT s.id FROM memory_sources s LEFT JOIN memory_items m ON m.id = s.item_id
+        WHERE m.id IS NULL""",
+    "orphan_evidence": """SELECT e.id FROM trait_evidence e LEFT JOIN traits t ON t.memory_id = e.trait_id
+        LEFT JOIN memory_items m ON m.id = e.memory_id WHERE t.memory_id IS NULL OR m.id IS NULL""",
+    "embedded_without_vectors": """SELECT m.id FROM memory_items m WHERE m.embedding_state = 'done'
+        AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.item_id = m.id)""",
+    "dangling_supersede": """SELECT m.id FROM memory_items m WHERE m.expired_at IS NOT NULL
+        AND m.invalid_at IS NULL AND m.superseded_by_id IS NULL
+        AND NOT EXISTS (SELECT 1 FROM memory_history h WHERE h.memory_id = m.id AND h.event = 'INVALIDATE')""",
+    "superseded_loops": """WITH RECURSIVE chain(start, id, depth, path) AS (
+            SELECT id, superseded_by_id, 1, ARRAY[id] FROM memory_items WHERE superseded_by_id IS NOT NULL
+            UNION ALL
+            SELECT c.start, m.superseded_by_id, c.depth + 1, c.path || m.id FROM chain c
+            JOIN memory_items m ON m.id = c.id
+            WHERE m.superseded_by_id IS NOT NULL AND NOT m.id = ANY(c.path) AND c.depth < 100)
+        SELECT DISTINCT start FROM chain WHERE id = start""",
+}
+
+
+@dataclass
+class ConsistencyReport:
+    problems: dict[str, list[str]] = field(default_factory=dict)
+    fixed: dict[str, int] = field(default_factory=dict)
+    left: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not any(self.problems.values())
+
+
+def consistency_check(*, fix: bool = False, sample: int = 20) -> ConsistencyReport:
+    report = ConsistencyReport()
+    with connection.cursor() as cursor:
+        for name, sql in CHECKS.items():
+            cursor.execute(sql)
+            report.problems[name] = [str(row[0]) for row in cursor.fetchall()]
+    mismatched = [str(m.id) for m in MemoryItem.objects.only("id", "text", "content_hash").iterator(chunk_size=2000)
+                  if m.content_hash != content_hash(m.text)]
+    report.problems["hash_mismatch"] = mismatched
+    if fix:
+        _repair(report)
+    report.problems = {name: ids[:sample] if not fix else ids for name, ids in report.problems.items()}
+    return report
+
+
+@transaction.atomic
+def _repair(report: ConsistencyReport) -> None:
+    """Repair what is safe: orphan rows go, hashes are recomputed, rows that
+    claim vectors they lack are marked for re-embedding. Loops and dangling
+    chains need a person: they are reported, not changed."""
+    from memories.models import MemorySource, MemoryVector
+    from traits.models import TraitEvidence
+
+    p = report.problems
+    report.fixed["orphan_vectors"] = MemoryVector.objects.filter(id__in=p["orphan_vectors"]).delete()[0]
+    report.fixed["orphan_sources"] = MemorySource.objects.filter(id__in=p["orphan_sources"]).delete()[0]
+    report.fixed["orphan_evidence"] = TraitEvidence.objects.filter(id__in=p["orphan_evidence"]).delete()[0]
+    report.fixed["embedded_without_vectors"] = MemoryItem.objects.filter(
+        id__in=p["embedded_without_vectors"]).update(embedding_state=EmbeddingState.PENDING)
+    fixed_hashes = 0
+    for memory in MemoryItem.objects.filter(id__in=p["hash_mismatch"]):
+        memory.content_hash = content_hash(memory.text)
+        memory.save(update_fields=["content_hash"])
+        fixed_hashes += 1
+    report.fixed["hash_mismatch"] = fixed_hashes
+    for name in ("orphan_history", "dangling_supersede", "superseded_loops"):
+        if p[name]:
+            report.left.append(f"{name}: {len(p[name])} left for a person to look at (audit rows are never deleted)")

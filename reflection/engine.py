@@ -1,0 +1,310 @@
+"""Reflection: one cycle scans a user's memories since the last watermark,
+groups related ones by vector similarity, asks a reflector which traits they
+support or contradict, and grows, reinforces, contradicts, promotes and
+dissolves traits. Two cycles never run for one user at once (a unique index
+on running cycles; a cycle older than REFLECTION_STALE_AFTER is abandoned).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Protocol
+
+import numpy as np
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Max, Sum
+from django.utils import timezone
+
+from memories.embedding import get_embedder
+from memories.extraction import ExtractionError, load_prompt
+from memories.models import MemoryItem, MemoryStatus, MemoryVector, Tenant
+from memories.text import query_tokens
+from reflection.models import CycleStatus, ReflectionCycle
+from traits import services
+from traits.models import EvidenceKind, Trait, TraitStage
+
+logger = logging.getLogger(__name__)
+ACTOR = "reflection"
+
+
+class ReflectionBusy(Exception):
+    """A cycle for this user is already running."""
+
+
+@dataclass
+class TraitHint:
+    text: str
+    subtype: str
+    context: str
+    key: str
+    quality: str
+    supports: list[MemoryItem] = field(default_factory=list)
+    contradicts: list[MemoryItem] = field(default_factory=list)
+    existing_trait_id: int | None = None
+
+
+class Reflector(Protocol):
+    name: str
+
+    def reflect(self, groups: list[list[MemoryItem]], traits: list[Trait]) -> list[TraitHint]: ...
+
+
+# --------------------------------------------------------------------------- offline heuristic
+
+_POSITIVE = re.compile(r"\b(?:prefers?|loves?|likes?|enjoys?|adores?|is (?:a )?fan of)\s+(.+)", re.I)
+_NEGATIVE = re.compile(r"\b(?:dislikes?|hates?|doesn't like|does not like|can't stand|avoids?)\s+(.+)", re.I)
+_HABIT = re.compile(r"\b(?:usually|often|always|regularly|tends to|every (?:day|morning|evening|night|week|weekend))"
+                    r"\b\s*(.*)", re.I)
+_ZH_POSITIVE = re.compile(r"(?:喜欢|爱|偏好)(.+)")
+_ZH_NEGATIVE = re.compile(r"(?:讨厌|不喜欢)(.+)")
+_ZH_HABIT = re.compile(r"(?:经常|总是|每天|通常)(.+)")
+_CONTEXT_WORDS = {
+    "work": {"work", "office", "job", "meet", "boss", "colleagu", "deadlin", "project", "工作", "公司"},
+    "learning": {"learn", "studi", "cours", "class", "lesson", "read", "学习", "课程"},
+    "social": {"friend", "parti", "club", "team", "朋友", "聚会"},
+    "personal": {"famili", "home", "wife", "husband", "kid", "dog", "cat", "cook", "家", "孩子"},
+}
+_QUALITY = {"prefer": "B", "love": "B", "hate": "B", "adore": "B"}
+
+
+def _object_key(phrase: str) -> str:
+    """The first two content words of the object, stemmed: 'green tea in the morning' -> 'green tea'."""
+    return " ".join(query_tokens(phrase)[:2])
+
+
+def _context_of(text: str) -> str:
+    tokens = set(query_tokens(text))
+    for context, words in _CONTEXT_WORDS.items():
+        if tokens & words or any(w in text for w in words if not w.isascii()):
+            return context
+    return "general"
+
+
+def memory_signal(memory: MemoryItem) -> tuple[str, str, str, str] | None:
+    """(polarity +/-, key, subtype, quality) a memory gives about a trait, or None."""
+    text = memory.text
+    for pattern, polarity in ((_NEGATIVE, "-"), (_POSITIVE, "+"), (_ZH_NEGATIVE, "-"), (_ZH_POSITIVE, "+")):
+        match = pattern.search(text)
+        if match and _object_key(match.group(1)):
+            verb = re.findall(r"[a-z]+", match.group(0).lower())
+            quality = _QUALITY.get((verb[0] if verb else "").rstrip("s"), "C")
+            return polarity, _object_key(match.group(1)), "preference", quality
+    for pattern in (_HABIT, _ZH_HABIT):
+        match = pattern.search(text)
+        if match and _object_key(match.group(1)):
+            return "+", _object_key(match.group(1)), "behavior", "C"
+    if "trait_hint" in (memory.tags or []):
+        return "+", _object_key(text), "behavior", "B"
+    return None
+
+
+class HeuristicReflector:
+    """Offline: preferences and habits stated in the memories, keyed by what they are about."""
+
+    name = "heuristic"
+
+    def reflect(self, groups: list[list[MemoryItem]], traits: list[Trait]) -> list[TraitHint]:
+        by_key = {t.memory.data.get("key"): t for t in traits if t.memory.data.get("key")}
+        hints: dict[str, TraitHint] = {}
+        for group in groups:
+            for memory in group:
+                signal = memory_signal(memory)
+                if signal is None:
+                    continue
+                polarity, key, subtype, quality = signal
+                hint = hints.get(key)
+                if hint is None:
+                    existing = by_key.get(key)
+                    text = existing.memory.text if existing else self._text(memory, polarity, subtype)
+                    hint = hints[key] = TraitHint(text=text, subtype=existing.subtype if existing else subtype,
+                                                  context=_context_of(memory.text), key=key, quality=quality,
+                                                  existing_trait_id=existing.pk if existing else None)
+                    hint.positive = polarity == "+" if existing is None else not existing.memory.text.startswith(
+                        "Does not")
+                agrees = (polarity == "+") == hint.positive
+                (hint.supports if agrees else hint.contradicts).append(memory)
+        return list(hints.values())
+
+    @staticmethod
+    def _text(memory: MemoryItem, polarity: str, subtype: str) -> str:
+        match = (_POSITIVE if polarity == "+" else _NEGATIVE).search(memory.text) or _HABIT.search(memory.text)
+        what = (match.group(1) if match else memory.text).rstrip(" .")
+        if subtype == "behavior":
+            return f"Habitually {what}"
+        return f"Likes {what}" if polarity == "+" else f"Does not like {what}"
+
+
+# --------------------------------------------------------------------------- LLM
+
+
+class LLMReflector:
+    name = "llm"
+
+    def __init__(self):
+        from openai import OpenAI
+
+        self._client = OpenAI(base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY,
+                              timeout=settings.LLM_TIMEOUT, max_retries=0)
+
+    def reflect(self, groups: list[list[MemoryItem]], traits: list[Trait]) -> list[TraitHint]:
+        import openai
+
+        memories = [m for group in groups for m in group]
+        prompt = load_prompt("reflect_user.md").format(
+            traits="\n".join(f"- {t.pk}: {t.memory.text}" for t in traits) or "(none)",
+            memories="\n".join(f"[{i}] {(m.valid_at or m.created_at).date()}: {m.text}"
+                               for i, m in enumerate(memories)))
+        try:
+            response = self._client.chat.completions.create(
+                model=settings.LLM_MODEL, temperature=0, response_format={"type": "json_object"},
+                messages=[{"role": "system", "content": load_prompt("reflect_system.md")},
+                          {"role": "user", "content": prompt}])
+            payload = json.loads(response.choices[0].message.content or "")
+        except (openai.OpenAIError, ValueError) as exc:
+            raise ExtractionError(f"reflection LLM failed: {exc}", retryable=True) from exc
+        known = {t.pk for t in traits}
+        hints = []
+        for item in payload.get("traits", []) if isinstance(payload, dict) else []:
+            if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
+                continue
+
+            def pick(indices):
+                return [memories[i] for i in indices or [] if isinstance(i, int) and 0 <= i < len(memories)]
+
+            supports = pick(item.get("supports"))
+            if not supports:
+                continue
+            subtype = item.get("subtype") if item.get("subtype") in ("behavior", "preference", "core") else "behavior"
+            context = item.get("context") if item.get("context") in ("work", "personal", "social", "learning",
+                                                                     "general") else "general"
+            existing = item.get("existing_trait_id")
+            hints.append(TraitHint(
+                text=item["text"].strip(), subtype=subtype, context=context, key=_object_key(item["text"]),
+                quality=item.get("quality") if item.get("quality") in ("A", "B", "C", "D") else "C",
+                supports=supports, contradicts=pick(item.get("contradicts")),
+                existing_trait_id=existing if existing in known else None))
+        return hints
+
+
+def get_reflector() -> Reflector:
+    provider = settings.EXTRACTION_PROVIDER or ("llm" if settings.LLM_BASE_URL else "rules")
+    return LLMReflector() if provider == "llm" else HeuristicReflector()
+
+
+# --------------------------------------------------------------------------- grouping
+
+
+def group_related(memories: list[MemoryItem], threshold: float = 0.6) -> list[list[MemoryItem]]:
+    """Greedy clustering by cosine similarity of each memory's first chunk
+    vector; memories not embedded yet form groups of their own."""
+    if not memories:
+        return []
+    model = get_embedder().name
+    vectors = dict(MemoryVector.objects.filter(item_id__in=[m.id for m in memories], model=model, chunk_index=0)
+                   .values_list("item_id", "embedding"))
+    groups: list[list[MemoryItem]] = []
+    centroids: list[np.ndarray] = []
+    for memory in memories:
+        vector = vectors.get(memory.id)
+        if vector is None:
+            groups.append([memory])
+            centroids.append(np.zeros(1))
+            continue
+        vector = np.asarray(vector.to_list() if hasattr(vector, "to_list") else vector, dtype=np.float32)
+        best, best_similarity = None, threshold
+        for index, centroid in enumerate(centroids):
+            if centroid.shape == vector.shape:
+                similarity = float(np.dot(centroid, vector) / (np.linalg.norm(centroid) or 1.0))
+                if similarity >= best_similarity:
+                    best, best_similarity = index, similarity
+        if best is None:
+            groups.append([memory])
+            centroids.append(vector.copy())
+        else:
+            groups[best].append(memory)
+            centroids[best] = centroids[best] + vector
+    return groups
+
+
+# --------------------------------------------------------------------------- the cycle
+
+
+def _start_cycle(tenant: Tenant, user_id: str, trigger: str, trigger_value: float | None) -> ReflectionCycle:
+    stale = timezone.now() - timedelta(seconds=settings.REFLECTION_STALE_AFTER)
+    ReflectionCycle.objects.filter(tenant=tenant, user_id=user_id, status=CycleStatus.RUNNING,
+                                   started_at__lt=stale).update(status=CycleStatus.FAILED,
+                                                                error="abandoned (worker lost)",
+                                                                completed_at=timezone.now())
+    try:
+        with transaction.atomic():
+            return ReflectionCycle.objects.create(tenant=tenant, user_id=user_id, trigger=trigger,
+                                                  trigger_value=trigger_value)
+    except IntegrityError:
+        raise ReflectionBusy(f"a reflection cycle for {user_id} is already running") from None
+
+
+def last_watermark(tenant: Tenant, user_id: str):
+    return ReflectionCycle.objects.filter(tenant=tenant, user_id=user_id, status=CycleStatus.COMPLETED).aggregate(
+        w=Max("watermark"))["w"]
+
+
+def _new_memories(tenant: Tenant, user_id: str):
+    watermark = last_watermark(tenant, user_id)
+    queryset = MemoryItem.objects.filter(tenant=tenant, user_id=user_id, expired_at__isnull=True,
+                                         status=MemoryStatus.ACTIVE).exclude(memory_type="trait")
+    return queryset.filter(created_at__gt=watermark) if watermark else queryset
+
+
+def importance_since_watermark(tenant: Tenant, user_id: str) -> float:
+    return _new_memories(tenant, user_id).aggregate(s=Sum("importance"))["s"] or 0.0
+
+
+def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value: float | None = None,
+                   reflector: Reflector | None = None) -> ReflectionCycle:
+    """Run one cycle for a user; raises ReflectionBusy if one is running."""
+    cycle = _start_cycle(tenant, user_id, trigger, trigger_value)
+    try:
+        memories = list(_new_memories(tenant, user_id).order_by("created_at")[: settings.REFLECTION_MAX_MEMORIES])
+        traits = list(Trait.objects.filter(memory__tenant=tenant, memory__user_id=user_id)
+                      .exclude(stage=TraitStage.DISSOLVED).select_related("memory"))
+        hints = (reflector or get_reflector()).reflect(group_related(memories), traits) if memories else []
+        created = updated = dissolved = 0
+        for hint in hints:
+            trait = Trait.objects.filter(pk=hint.existing_trait_id).select_related("memory").first() \
+                if hint.existing_trait_id else None
+            if trait is None:
+                if not hint.supports:
+                    continue
+                trait = services.trait_create(tenant=tenant, user_id=user_id, text=hint.text, subtype=hint.subtype,
+                                              context=hint.context, actor=ACTOR, data={"key": hint.key},
+                                              evidence=[(m, hint.quality) for m in hint.supports])
+                created += 1
+            else:
+                for memory in hint.supports:
+                    services.trait_add_evidence(trait_id=trait.pk, memory=memory, kind=EvidenceKind.SUPPORTING,
+                                                quality=hint.quality, actor=ACTOR, context=hint.context)
+                updated += 1
+            for memory in hint.contradicts:
+                change = services.trait_add_evidence(trait_id=trait.pk, memory=memory,
+                                                     kind=EvidenceKind.CONTRADICTING, quality=hint.quality,
+                                                     actor=ACTOR, context=hint.context)
+                dissolved += change.new_stage == TraitStage.DISSOLVED and change.stage_changed
+            trait.refresh_from_db()
+            if services.trait_split_by_context(trait=trait, actor=ACTOR):
+                dissolved += 1
+            services.trait_lift_to_preference(trait=trait, actor=ACTOR)
+        cycle.memories_scanned = len(memories)
+        cycle.traits_created, cycle.traits_updated, cycle.traits_dissolved = created, updated, dissolved
+        cycle.watermark = memories[-1].created_at if memories else last_watermark(tenant, user_id)
+        cycle.status = CycleStatus.COMPLETED
+    except Exception as exc:
+        logger.exception("reflection cycle %s failed", cycle.pk)
+        cycle.status, cycle.error = CycleStatus.FAILED, f"{type(exc).__name__}: {exc}"[:4000]
+    cycle.completed_at = timezone.now()
+    cycle.save()
+    return cycle

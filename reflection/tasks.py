@@ -1,0 +1,72 @@
+"""Celery tasks for reflection and the trait beat jobs: thin wrappers."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.conf import settings
+
+from memories.consistency import consistency_check as run_consistency_check
+from memories.models import MemoryItem, Tenant
+from reflection.engine import ReflectionBusy, importance_since_watermark, last_watermark, reflection_run
+from traits import services
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(acks_late=True)
+def reflect_user(tenant_id: int, user_id: str, trigger: str, trigger_value: float | None = None) -> dict:
+    try:
+        cycle = reflection_run(tenant=Tenant.objects.get(id=tenant_id), user_id=user_id, trigger=trigger,
+                               trigger_value=trigger_value)
+    except ReflectionBusy as exc:
+        return {"skipped": str(exc)}
+    return {"cycle": cycle.pk, "status": cycle.status}
+
+
+@shared_task
+def reflect_due_users() -> int:
+    """Scheduled trigger: every user with memories since their last cycle."""
+    pairs = MemoryItem.objects.exclude(memory_type="trait").values_list("tenant_id", "user_id").distinct()
+    sent = 0
+    for tenant_id, user_id in pairs.iterator():
+        tenant = Tenant(id=tenant_id)
+        watermark = last_watermark(tenant, user_id)
+        fresh = MemoryItem.objects.filter(tenant_id=tenant_id, user_id=user_id).exclude(memory_type="trait")
+        if watermark is None or fresh.filter(created_at__gt=watermark).exists():
+            reflect_user.delay(tenant_id, user_id, "scheduled")
+            sent += 1
+    return sent
+
+
+def maybe_reflect(tenant: Tenant, user_ids: set[str]) -> None:
+    """Importance trigger: reflect once new memories' importance adds up past the threshold."""
+    for user_id in user_ids:
+        total = importance_since_watermark(tenant, user_id)
+        if total >= settings.REFLECTION_IMPORTANCE_THRESHOLD:
+            reflect_user.delay(tenant.id, user_id, "importance_accumulated", total)
+
+
+@shared_task
+def expire_trends() -> int:
+    return services.traits_expire_trends()
+
+
+@shared_task
+def refresh_trait_decay() -> int:
+    return services.traits_refresh_decay()
+
+
+@shared_task
+def dissolve_weak_traits() -> int:
+    return services.traits_dissolve_weak()
+
+
+@shared_task
+def consistency_check() -> dict:
+    report = run_consistency_check(fix=False)
+    if not report.clean:
+        logger.warning("consistency check found problems: %s",
+                       {name: len(ids) for name, ids in report.problems.items() if ids})
+    return {name: len(ids) for name, ids in report.problems.items()}

@@ -1,0 +1,91 @@
+"""HTTP views for traits and reflection: validate, call one service or selector, render."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories.api.serializers import RejectUnknownFieldsMixin
+from reflection.engine import ReflectionBusy
+from reflection.models import CycleTrigger
+from traits import selectors
+
+
+class TraitSerializer(serializers.Serializer):
+    id = serializers.UUIDField(source="pk")
+    text = serializers.CharField(source="memory.text")
+    subtype = serializers.CharField()
+    stage = serializers.CharField()
+    context = serializers.CharField()
+    confidence = serializers.FloatField()
+    decayed_confidence = serializers.FloatField()
+    supporting = serializers.IntegerField()
+    contradicting = serializers.IntegerField()
+    reinforcement_count = serializers.IntegerField()
+    pinned = serializers.BooleanField()
+    parent = serializers.UUIDField(source="parent_id", allow_null=True)
+    last_reinforced_at = serializers.DateTimeField(allow_null=True)
+    data = serializers.JSONField(source="memory.data")
+
+
+class EvidenceSerializer(serializers.Serializer):
+    memory_id = serializers.UUIDField()
+    text = serializers.CharField(source="memory.text")
+    kind = serializers.CharField()
+    quality = serializers.CharField()
+    context = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class CycleSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    user_id = serializers.CharField()
+    trigger = serializers.CharField()
+    status = serializers.CharField()
+    memories_scanned = serializers.IntegerField()
+    traits_created = serializers.IntegerField()
+    traits_updated = serializers.IntegerField()
+    traits_dissolved = serializers.IntegerField()
+    error = serializers.CharField(allow_blank=True)
+    started_at = serializers.DateTimeField()
+    completed_at = serializers.DateTimeField(allow_null=True)
+
+
+class ReflectRequestSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    pass
+
+
+class UserTraitsView(APIView):
+    @extend_schema(parameters=[OpenApiParameter("include_dissolved", bool)],
+                   responses={200: TraitSerializer(many=True)})
+    def get(self, request, user_id):
+        include = request.query_params.get("include_dissolved", "0").lower() in ("1", "true", "yes")
+        grouped = selectors.traits_of_user(tenant=request.user.tenant, user_id=user_id, include_dissolved=include)
+        return Response({subtype: TraitSerializer(rows, many=True).data for subtype, rows in grouped.items()})
+
+
+class TraitDetailView(APIView):
+    @extend_schema(responses={200: TraitSerializer})
+    def get(self, request, trait_id):
+        trait = selectors.trait_get(tenant=request.user.tenant, trait_id=trait_id)
+        evidence = trait.evidence.select_related("memory").order_by("created_at")
+        return Response({**TraitSerializer(trait).data,
+                         "evidence": EvidenceSerializer(evidence, many=True).data,
+                         "parent_chain": [{"id": str(p.pk), "text": p.memory.text, "subtype": p.subtype,
+                                           "stage": p.stage} for p in selectors.trait_parent_chain(trait)],
+                         "confidence_history": selectors.trait_confidence_history(trait)})
+
+
+class ReflectView(APIView):
+    @extend_schema(request=ReflectRequestSerializer, responses={202: CycleSerializer})
+    def post(self, request, user_id):
+        ReflectRequestSerializer(data=request.data or {}).is_valid(raise_exception=True)
+        from reflection.engine import reflection_run
+
+        try:
+            cycle = reflection_run(tenant=request.user.tenant, user_id=user_id, trigger=CycleTrigger.SESSION_END)
+        except ReflectionBusy as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(CycleSerializer(cycle).data, status=status.HTTP_202_ACCEPTED)

@@ -1,0 +1,49 @@
+"""Reads of traits for the API and admin."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q
+
+from memories.errors import MemoryNotFound
+from memories.models import HistoryEvent, MemoryHistory, Tenant
+from traits.lifecycle import MAX_PARENT_DEPTH
+from traits.models import Trait, TraitStage
+
+
+def traits_of_user(*, tenant: Tenant, user_id: str, include_dissolved: bool = False) -> dict[str, list[Trait]]:
+    queryset = (Trait.objects.filter(memory__tenant=tenant, memory__user_id=user_id).select_related("memory")
+                .annotate(supporting=Count("evidence", filter=Q(evidence__kind="supporting")),
+                          contradicting=Count("evidence", filter=Q(evidence__kind="contradicting")))
+                .order_by("-decayed_confidence"))
+    if not include_dissolved:
+        queryset = queryset.exclude(stage=TraitStage.DISSOLVED)
+    grouped: dict[str, list[Trait]] = {"behavior": [], "preference": [], "core": []}
+    for trait in queryset:
+        grouped[trait.subtype].append(trait)
+    return grouped
+
+
+def trait_get(*, tenant: Tenant, trait_id) -> Trait:
+    try:
+        return (Trait.objects.select_related("memory", "parent__memory")
+                .annotate(supporting=Count("evidence", filter=Q(evidence__kind="supporting")),
+                          contradicting=Count("evidence", filter=Q(evidence__kind="contradicting")))
+                .get(memory__tenant=tenant, pk=trait_id))
+    except (Trait.DoesNotExist, ValueError):
+        raise MemoryNotFound(f"trait {trait_id} not found") from None
+
+
+def trait_parent_chain(trait: Trait) -> list[Trait]:
+    chain, current = [], trait
+    while current.parent_id and len(chain) < MAX_PARENT_DEPTH:
+        current = Trait.objects.select_related("memory").get(pk=current.parent_id)
+        chain.append(current)
+    return chain
+
+
+def trait_confidence_history(trait: Trait) -> list[dict]:
+    """Confidence over time, from the STAGE_CHANGE events."""
+    rows = MemoryHistory.objects.filter(memory_id=trait.memory_id, event=HistoryEvent.STAGE_CHANGE).order_by(
+        "created_at")
+    return [{"at": row.created_at, "stage": (row.new_data or {}).get("stage"),
+             "confidence": (row.new_data or {}).get("confidence")} for row in rows]

@@ -1,0 +1,229 @@
+"""Trait writes: create, add evidence (reinforce / contradict), promote,
+dissolve, pin, lift, split, decay refresh. Each change of stage is a
+STAGE_CHANGE history event; concurrent updates use the memory's version
+column (optimistic lock: a conflict re-reads and retries, never overwrites).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memories.models import HistoryEvent, MemoryHistory, MemoryItem, MemoryStatus, Tenant
+from memories.writing import MemorySpec, memory_create
+from traits import lifecycle
+from traits.models import EvidenceKind, Trait, TraitEvidence, TraitOrigin, TraitStage
+
+logger = logging.getLogger(__name__)
+MAX_ATTEMPTS = 5
+
+
+class TraitConflict(Exception):
+    """The trait kept changing under us (more than MAX_ATTEMPTS times)."""
+
+
+@dataclass
+class TraitChange:
+    trait: Trait
+    old_stage: str
+    new_stage: str
+
+    @property
+    def stage_changed(self) -> bool:
+        return self.old_stage != self.new_stage
+
+
+def _stage_event(trait: Trait, old: str, new: str, *, actor: str, reason: str) -> MemoryHistory:
+    memory = trait.memory
+    return MemoryHistory(memory_id=memory.id, tenant_id=memory.tenant_id, user_id=memory.user_id,
+                         event=HistoryEvent.STAGE_CHANGE, old_data={"stage": old},
+                         new_data={"stage": new, "confidence": round(trait.confidence, 4),
+                                   "decayed_confidence": round(trait.decayed_confidence, 4)},
+                         actor=actor, reason=reason)
+
+
+def trait_create(*, tenant: Tenant, user_id: str, text: str, subtype: str, context: str = "general",
+                 actor: str, evidence: list[tuple[MemoryItem, str]] | None = None,
+                 derived_from: str = TraitOrigin.REFLECTION, parent: Trait | None = None,
+                 data: dict | None = None, stage: str = TraitStage.TREND,
+                 confidence: float = lifecycle.TREND_CONFIDENCE) -> Trait:
+    """A new trait (a trend unless told otherwise) with its first supporting evidence."""
+    now = timezone.now()
+    with transaction.atomic():
+        memory = memory_create(tenant=tenant, actor=actor, spec=MemorySpec(
+            user_id=user_id, text=text, memory_type="trait", importance=0.6, confidence=confidence,
+            data=data or {}, tags=[subtype, context])).memory
+        trait, created = Trait.objects.get_or_create(memory=memory, defaults=dict(
+            subtype=subtype, stage=stage, confidence=confidence, context=context, parent=parent,
+            first_observed_at=now, window_start=now, window_end=now + lifecycle.TREND_WINDOW,
+            derived_from=derived_from, decayed_confidence=confidence, decayed_at=now))
+        if not created:
+            return trait
+        _stage_event(trait, "", stage, actor=actor, reason=f"created by {derived_from}").save()
+    for item, quality in evidence or []:
+        trait_add_evidence(trait_id=trait.pk, memory=item, kind=EvidenceKind.SUPPORTING, quality=quality,
+                           actor=actor)
+    trait.refresh_from_db()
+    return trait
+
+
+def trait_add_evidence(*, trait_id, memory: MemoryItem, kind: str, quality: str, actor: str,
+                       context: str = "general", now: datetime | None = None) -> TraitChange:
+    """Record one observation and move confidence, counts and stage, under the optimistic lock."""
+    now = now or timezone.now()
+    for _attempt in range(MAX_ATTEMPTS):
+        with transaction.atomic():
+            trait = Trait.objects.select_related("memory").get(pk=trait_id)
+            if trait.stage == TraitStage.DISSOLVED:
+                return TraitChange(trait, trait.stage, trait.stage)
+            evidence, created = TraitEvidence.objects.get_or_create(
+                trait=trait, memory=memory, defaults={"kind": kind, "quality": quality, "context": context})
+            if not created:
+                return TraitChange(trait, trait.stage, trait.stage)  # the same memory counts once
+            supporting = trait.evidence.filter(kind=EvidenceKind.SUPPORTING).count() - (kind == "supporting")
+            state = lifecycle.apply_evidence(lifecycle.TraitState(
+                trait.subtype, trait.stage, trait.confidence, trait.reinforcement_count,
+                trait.contradiction_count, supporting, trait.last_reinforced_at, trait.window_end),
+                kind=kind, quality=quality, now=now)
+            old_stage = trait.stage
+            if trait.pinned and state.stage == TraitStage.DISSOLVED:
+                state.stage = old_stage  # an operator pinned it: it does not dissolve on its own
+            if not _compare_and_set(trait, state, now):
+                transaction.set_rollback(True)
+                continue
+            trait.refresh_from_db()
+            if state.stage != old_stage:
+                _stage_event(trait, old_stage, state.stage, actor=actor,
+                             reason=f"{kind} evidence ({quality}) from {memory.id}").save()
+            return TraitChange(trait, old_stage, state.stage)
+    raise TraitConflict(f"trait {trait_id} changed concurrently {MAX_ATTEMPTS} times")
+
+
+def _compare_and_set(trait: Trait, state: lifecycle.TraitState, now: datetime) -> bool:
+    """Write the new state only if the trait's memory is still at the version we read."""
+    bumped = MemoryItem.objects.filter(id=trait.memory_id, version=trait.memory.version).update(
+        version=F("version") + 1, updated_at=now, confidence=min(max(state.confidence, 0.0), 1.0))
+    if not bumped:
+        return False
+    decayed = lifecycle.decayed_confidence(state.confidence, trait.subtype, state.reinforcements,
+                                           lifecycle.days_between(state.last_reinforced_at, now))
+    Trait.objects.filter(pk=trait.pk).update(
+        stage=state.stage, confidence=state.confidence, reinforcement_count=state.reinforcements,
+        contradiction_count=state.contradictions, last_reinforced_at=state.last_reinforced_at,
+        decayed_confidence=decayed, decayed_at=now)
+    return True
+
+
+def trait_set_stage(*, trait: Trait, stage: str, actor: str, reason: str) -> TraitChange:
+    """Move a trait to a stage by decision (an operator's dissolve, a beat job)."""
+    with transaction.atomic():
+        locked = Trait.objects.select_for_update().select_related("memory").get(pk=trait.pk)
+        old = locked.stage
+        if old == stage:
+            return TraitChange(locked, old, stage)
+        locked.stage = stage
+        locked.save(update_fields=["stage"])
+        MemoryItem.objects.filter(id=locked.memory_id).update(version=F("version") + 1, updated_at=timezone.now())
+        if stage == TraitStage.DISSOLVED:
+            MemoryItem.objects.filter(id=locked.memory_id).update(status=MemoryStatus.ARCHIVED)
+        _stage_event(locked, old, stage, actor=actor, reason=reason).save()
+        return TraitChange(locked, old, stage)
+
+
+def trait_pin(*, trait: Trait, pinned: bool, actor: str) -> Trait:
+    with transaction.atomic():
+        Trait.objects.filter(pk=trait.pk).update(pinned=pinned)
+        memory = trait.memory
+        MemoryHistory.objects.create(memory_id=memory.id, tenant_id=memory.tenant_id, user_id=memory.user_id,
+                                     event=HistoryEvent.UPDATE, actor=actor, new_data={"pinned": pinned},
+                                     reason="pinned by an operator" if pinned else "unpinned by an operator")
+    trait.refresh_from_db()
+    return trait
+
+
+def trait_depth(trait: Trait) -> int:
+    depth, current = 0, trait
+    while current.parent_id and depth <= lifecycle.MAX_PARENT_DEPTH:
+        current = Trait.objects.get(pk=current.parent_id)
+        depth += 1
+    return depth
+
+
+def trait_lift_to_preference(*, trait: Trait, actor: str) -> Trait | None:
+    """A behavior reinforced often becomes the child of a new preference."""
+    if trait.parent_id or not lifecycle.should_lift_to_preference(
+            subtype=trait.subtype, stage=trait.stage, reinforcements=trait.reinforcement_count,
+            depth=trait_depth(trait)):
+        return None
+    memory = trait.memory
+    parent = trait_create(tenant=memory.tenant, user_id=memory.user_id, text=f"Prefers: {memory.text}",
+                          subtype="preference", context=trait.context, actor=actor,
+                          derived_from=TraitOrigin.TREND_PROMOTION, stage=TraitStage.EMERGING,
+                          confidence=trait.confidence)
+    Trait.objects.filter(pk=trait.pk).update(parent=parent)
+    return parent
+
+
+def trait_split_by_context(*, trait: Trait, actor: str) -> Trait | None:
+    """Repeated contradictions in one context: make a contextual trait that
+    holds the tendency per context, derived from the original."""
+    counts: dict[str, int] = {}
+    for context in trait.evidence.filter(kind=EvidenceKind.CONTRADICTING).values_list("context", flat=True):
+        counts[context] = counts.get(context, 0) + 1
+    other = lifecycle.should_split(counts, trait.context)
+    if other is None:
+        return None
+    memory = trait.memory
+    contextual = trait_create(
+        tenant=memory.tenant, user_id=memory.user_id, text=f"{memory.text} (depends on context)",
+        subtype=trait.subtype, context="contextual", actor=actor, derived_from=TraitOrigin.CONTRADICTION_SPLIT,
+        parent=trait.parent, stage=TraitStage.CANDIDATE, confidence=trait.confidence,
+        data={"contexts": {trait.context: {"tendency": memory.text, "confidence": round(trait.confidence, 3)},
+                           other: {"tendency": f"not: {memory.text}", "confidence": 0.5}},
+              "split_from": str(trait.pk)})
+    trait_set_stage(trait=trait, stage=TraitStage.DISSOLVED, actor=actor,
+                    reason=f"split into contextual trait {contextual.pk} ({other} contradicts)")
+    return contextual
+
+
+# --------------------------------------------------------------------------- scheduled jobs
+
+
+def traits_expire_trends(*, now: datetime | None = None, actor: str = "scheduler") -> int:
+    """Trends whose observation window closed without promotion dissolve."""
+    now = now or timezone.now()
+    expired = Trait.objects.filter(stage=TraitStage.TREND, window_end__lt=now, pinned=False).select_related("memory")
+    count = 0
+    for trait in expired:
+        count += trait_set_stage(trait=trait, stage=TraitStage.DISSOLVED, actor=actor,
+                                 reason="trend window ended without reinforcement").stage_changed
+    return count
+
+
+def traits_refresh_decay(*, now: datetime | None = None) -> int:
+    """Recompute decayed_confidence for every live trait (one pass, in bulk)."""
+    now = now or timezone.now()
+    live = list(Trait.objects.exclude(stage=TraitStage.DISSOLVED).only(
+        "pk", "subtype", "confidence", "reinforcement_count", "last_reinforced_at", "first_observed_at"))
+    for trait in live:
+        trait.decayed_confidence = lifecycle.decayed_confidence(
+            trait.confidence, trait.subtype, trait.reinforcement_count,
+            lifecycle.days_between(trait.last_reinforced_at or trait.first_observed_at, now))
+        trait.decayed_at = now
+    Trait.objects.bulk_update(live, ["decayed_confidence", "decayed_at"], batch_size=1000)
+    return len(live)
+
+
+def traits_dissolve_weak(*, now: datetime | None = None, actor: str = "scheduler") -> int:
+    """Traits whose decayed confidence fell under the floor dissolve (pinned ones stay)."""
+    traits_refresh_decay(now=now)
+    weak = (Trait.objects.exclude(stage__in=[TraitStage.DISSOLVED, TraitStage.TREND])
+            .filter(decayed_confidence__lt=lifecycle.DISSOLVE_BELOW, pinned=False).select_related("memory"))
+    return sum(trait_set_stage(trait=t, stage=TraitStage.DISSOLVED, actor=actor,
+                               reason=f"decayed confidence {t.decayed_confidence:.3f} < "
+                                      f"{lifecycle.DISSOLVE_BELOW}").stage_changed for t in weak)
