@@ -7,7 +7,7 @@ PORT ?= 8000
 STAMP := $(VENV)/.installed
 
 
-.PHONY: install browser run test lint bench bench-quality bench-ingest db-stop worker
+.PHONY: install browser run test lint bench bench-quality bench-ingest bench-reflection db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
 	test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
@@ -42,6 +42,9 @@ bench-quality: install
 
 bench-ingest: install
 	cd bench && ../$(PY) ingest.py $(BENCH_ARGS)
+
+bench-reflection: install
+	cd bench && ../$(PY) reflection_cycle.py $(BENCH_ARGS)
 
 db-stop: install
 	$(PY) -c "from pathlib import Path; from memory_project.embedded_db import stop_embedded_server as s; print('stopped' if s(Path('var')) else 'not running')"

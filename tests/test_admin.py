@@ -205,3 +205,23 @@ def test_the_memory_list_runs_a_fixed_number_of_queries(tenant_a, reviewer, djan
         remember(tenant_a, f"user-{i % 5}", f"Memory number {i}.")
     with django_assert_max_num_queries(12):
         assert reviewer.get(reverse(CHANGELIST)).status_code == 200
+
+
+def test_trait_pages_show_evidence_chain_and_operators_dissolve_and_pin(tenant_a, reviewer):
+    from traits import services
+    from traits.models import Trait
+
+    memory = remember(tenant_a, "alice", "Alice loves tea.")
+    parent = services.trait_create(tenant=tenant_a, user_id="alice", text="Enjoys calm mornings",
+                                   subtype="preference", actor="t", stage="established", confidence=0.7)
+    trait = services.trait_create(tenant=tenant_a, user_id="alice", text="Likes tea", subtype="behavior",
+                                  actor="t", evidence=[(memory, "B")], parent=parent)
+    page = reviewer.get(reverse("admin:traits_trait_change", args=[trait.pk])).content.decode()
+    assert "Alice loves tea." in page and "Enjoys calm mornings" in page and "trend" in page
+    changelist = reverse("admin:traits_trait_changelist")
+    reviewer.post(changelist, {"action": "pin_selected", "_selected_action": [parent.pk]})
+    reviewer.post(changelist, {"action": "dissolve_selected", "_selected_action": [trait.pk]})
+    assert Trait.objects.get(pk=parent.pk).pinned and Trait.objects.get(pk=trait.pk).stage == "dissolved"
+    assert MemoryHistory.objects.filter(memory_id=trait.pk, event="STAGE_CHANGE", actor="rita").exists()
+    assert MemoryHistory.objects.filter(memory_id=parent.pk, event="UPDATE", actor="rita").exists()
+    assert reviewer.get(reverse("admin:reflection_reflectioncycle_changelist")).status_code == 200

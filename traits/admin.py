@@ -1,26 +1,94 @@
-from django.contrib import admin
+"""Trait admin: traits by stage, their evidence and parent chain, confidence
+over time, and the operator's dissolve / pin — through traits.services."""
 
-from memories.admin import TenantScopedAdmin
-from traits.models import Trait, TraitEvidence
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from memories.admin import TenantScopedAdmin, actor_of
+from traits import selectors, services
+from traits.models import Trait, TraitEvidence, TraitStage
+
+
+def memory_link(memory_id, text: str):
+    return format_html('<a href="{}">{}</a>', reverse("admin:memories_memoryitem_change", args=[memory_id]), text)
 
 
 @admin.register(Trait)
 class TraitAdmin(TenantScopedAdmin):
     tenant_field = "memory__tenant"
-    list_display = ("memory", "subtype", "stage", "confidence", "context", "reinforcement_count",
-                    "contradiction_count", "last_reinforced_at")
-    list_filter = ("stage", "subtype", "context")
+    list_display = ("trait_text", "user", "subtype", "stage", "confidence", "decayed_confidence", "context",
+                    "reinforcement_count", "contradiction_count", "pinned", "last_reinforced_at")
+    list_filter = ("stage", "subtype", "context", "pinned", "derived_from")
+    search_fields = ("memory__text", "=memory__user_id")
     list_select_related = ("memory",)
-    readonly_fields = ("memory", "subtype", "stage", "confidence", "context", "parent", "reinforcement_count",
-                       "contradiction_count", "first_observed_at", "last_reinforced_at", "window_start",
-                       "window_end", "derived_from", "pinned")
+    ordering = ("-decayed_confidence",)
+    actions = ("dissolve_selected", "pin_selected", "unpin_selected")
+    readonly_fields = ("trait_text", "user", "subtype", "stage", "confidence", "decayed_confidence", "context",
+                       "parent_chain", "reinforcement_count", "contradiction_count", "first_observed_at",
+                       "last_reinforced_at", "window_start", "window_end", "derived_from", "pinned",
+                       "evidence_table", "confidence_over_time")
+    fields = readonly_fields
+
+    @admin.display(description="trait")
+    def trait_text(self, obj: Trait):
+        return memory_link(obj.memory_id, obj.memory.text)
+
+    @admin.display(description="user")
+    def user(self, obj: Trait) -> str:
+        return obj.memory.user_id
+
+    @admin.display(description="parent chain")
+    def parent_chain(self, obj: Trait):
+        chain = selectors.trait_parent_chain(obj)
+        return format_html_join(mark_safe(" &rarr; "), '<a href="{}">{}</a> ({}, {})', (
+            (reverse("admin:traits_trait_change", args=[p.pk]), p.memory.text, p.subtype, p.stage) for p in chain
+        )) if chain else "-"
+
+    @admin.display(description="evidence")
+    def evidence_table(self, obj: Trait):
+        rows = obj.evidence.select_related("memory").order_by("created_at")
+        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", (
+            (e.created_at.strftime("%Y-%m-%d %H:%M"), e.kind, e.quality, e.context,
+             memory_link(e.memory_id, e.memory.text)) for e in rows))
+        return format_html('<table class="trait-evidence"><tr><th>when</th><th>kind</th><th>quality</th>'
+                           "<th>context</th><th>memory</th></tr>{}</table>", body)
+
+    @admin.display(description="confidence over time")
+    def confidence_over_time(self, obj: Trait):
+        points = selectors.trait_confidence_history(obj)
+        return format_html_join(mark_safe("<br>"), "{}: {} (confidence {})", (
+            (p["at"].strftime("%Y-%m-%d %H:%M"), p["stage"], p["confidence"]) for p in points)) or "-"
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return super().has_change_permission(request, obj)  # reviewers may dissolve and pin
+
+    @admin.action(description="Dissolve selected traits", permissions=["change"])
+    def dissolve_selected(self, request, queryset):
+        count = sum(services.trait_set_stage(trait=t, stage=TraitStage.DISSOLVED, actor=actor_of(request),
+                                             reason="dissolved by an operator").stage_changed
+                    for t in queryset.select_related("memory"))
+        self.message_user(request, f"Dissolved {count} traits.", messages.SUCCESS)
+
+    @admin.action(description="Pin selected traits (no decay, no dissolving)", permissions=["change"])
+    def pin_selected(self, request, queryset):
+        for trait in queryset.select_related("memory"):
+            services.trait_pin(trait=trait, pinned=True, actor=actor_of(request))
+        self.message_user(request, f"Pinned {queryset.count()} traits.")
+
+    @admin.action(description="Unpin selected traits", permissions=["change"])
+    def unpin_selected(self, request, queryset):
+        for trait in queryset.select_related("memory"):
+            services.trait_pin(trait=trait, pinned=False, actor=actor_of(request))
+        self.message_user(request, f"Unpinned {queryset.count()} traits.")
 
 
 @admin.register(TraitEvidence)
 class TraitEvidenceAdmin(TenantScopedAdmin):
     tenant_field = "memory__tenant"
-    list_display = ("trait", "memory", "kind", "quality", "created_at")
-    list_filter = ("kind", "quality")
+    list_display = ("trait", "memory", "kind", "quality", "context", "created_at")
+    list_filter = ("kind", "quality", "context")
     list_select_related = ("trait__memory", "memory")
 
     def has_change_permission(self, request, obj=None) -> bool:

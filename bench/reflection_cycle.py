@@ -1,0 +1,67 @@
+"""Reflection benchmark: one cycle over N new memories of one user with the
+offline heuristic; seconds and SQL queries per cycle.
+
+    make bench-reflection                     # N = 1,000
+    make bench-reflection BENCH_ARGS="--n 5000"
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+import uuid
+
+from common import print_table, setup_django
+
+LIKES = ["green tea", "jazz records", "mountain hikes", "short answers", "spicy food", "early mornings",
+         "board games", "sci-fi novels", "cold showers", "city trips"]
+FILLER = ["went to the dentist", "met an old friend", "fixed the bike", "bought groceries", "missed the bus",
+          "watched a documentary", "called the bank", "visited the museum"]
+
+
+def memory_text(rng: random.Random, i: int) -> str:
+    roll = rng.random()
+    if roll < 0.35:
+        return f"Alice {rng.choice(['loves', 'prefers', 'likes', 'enjoys'])} {rng.choice(LIKES)} (note {i})."
+    if roll < 0.45:
+        return f"Alice dislikes {rng.choice(LIKES)} today (note {i})."
+    if roll < 0.55:
+        return f"Alice usually {rng.choice(FILLER)} on Sundays (note {i})."
+    return f"Alice {rng.choice(FILLER)} (note {i})."
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--provider", default="hash")
+    args = parser.parse_args()
+    setup_django(provider=args.provider)
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memories.models import Tenant
+    from memories.vectors import embed_items, refresh_planner_statistics
+    from memories.writing import MemorySpec, memory_create_batch
+    from reflection.engine import reflection_run
+
+    rng = random.Random(5)
+    tenant = Tenant.objects.create(name=f"reflect-{uuid.uuid4().hex[:8]}")
+    results = memory_create_batch(tenant=tenant, actor="bench", enqueue_embedding=False,
+                                  specs=[MemorySpec(user_id="alice", text=memory_text(rng, i)) for i in range(args.n)])
+    embed_items([str(r.memory.id) for r in results])
+    refresh_planner_statistics()
+    with CaptureQueriesContext(connection) as queries:
+        started = time.perf_counter()
+        cycle = reflection_run(tenant=tenant, user_id="alice", trigger="scheduled")
+        seconds = time.perf_counter() - started
+    print_table(f"One reflection cycle, offline heuristic, {args.n:,} new memories of one user", [{
+        "memories scanned": cycle.memories_scanned, "traits created": cycle.traits_created,
+        "traits updated": cycle.traits_updated, "dissolved": cycle.traits_dissolved, "seconds": seconds,
+        "SQL queries": len(queries), "status": cycle.status}],
+        ["memories scanned", "traits created", "traits updated", "dissolved", "seconds", "SQL queries", "status"])
+    print(f"\nsummary: memories={cycle.memories_scanned} seconds={seconds:.2f} queries={len(queries)}")
+
+
+if __name__ == "__main__":
+    main()
