@@ -211,8 +211,8 @@ def main() -> None:
         embedder = LocalEmbedder(backend="onnx", cache_dir=_models_dir())
         from memories import embedding
 
-        embedding.get_embedder.cache_clear()
         settings.EMBEDDING_PROVIDER = "local"
+        embedding.reset_embedders()
         local_ingest = load(local_tenant, args.local_n, local_users, embedder)
         local_queries = [(f"user-{rng.randrange(local_users)}", query_text(rng)) for _ in range(300)]
         stats, plan = time_searches(local_tenant, local_queries, "hybrid", embedder=embedder)

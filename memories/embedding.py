@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -158,20 +159,31 @@ class OpenAIEmbedder:
         return self.embed_documents([text])[0]
 
 
-def build_embedder(provider: str) -> Embedder:
-    if provider == "hash":
-        return HashEmbedder(settings.EMBEDDING_DIMENSIONS)
-    if provider == "local":
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """Everything needed to build an embedder; hashable, so built ones are cached."""
+
+    provider: str
+    model: str = ""
+    dimensions: int = 384
+    base_url: str = ""
+
+
+def settings_spec() -> EmbedderSpec:
+    return EmbedderSpec(settings.EMBEDDING_PROVIDER, settings.EMBEDDING_MODEL, settings.EMBEDDING_DIMENSIONS,
+                        settings.EMBEDDING_BASE_URL)
+
+
+@lru_cache(maxsize=4)
+def build_embedder(spec: EmbedderSpec) -> Embedder:
+    if spec.provider == "hash":
+        return HashEmbedder(spec.dimensions)
+    if spec.provider == "local":
         return LocalEmbedder(settings.EMBEDDING_LOCAL_BACKEND, cache_dir=settings.VAR_DIR / "models")
-    if provider == "openai":
-        return OpenAIEmbedder(
-            base_url=settings.EMBEDDING_BASE_URL,
-            model=settings.EMBEDDING_MODEL,
-            dimensions=settings.EMBEDDING_DIMENSIONS,
-            api_key=settings.EMBEDDING_API_KEY,
-            timeout=settings.EMBEDDING_TIMEOUT,
-        )
-    raise EmbeddingError(f"unknown EMBEDDING_PROVIDER {provider!r} (local, openai or hash)")
+    if spec.provider == "openai":
+        return OpenAIEmbedder(base_url=spec.base_url, model=spec.model, dimensions=spec.dimensions,
+                              api_key=settings.EMBEDDING_API_KEY, timeout=settings.EMBEDDING_TIMEOUT)
+    raise EmbeddingError(f"unknown EMBEDDING_PROVIDER {spec.provider!r} (local, openai or hash)")
 
 
 def configured_model_identity() -> tuple[str, int]:
@@ -183,10 +195,38 @@ def configured_model_identity() -> tuple[str, int]:
     return settings.EMBEDDING_MODEL, settings.EMBEDDING_DIMENSIONS
 
 
-@lru_cache(maxsize=1)
+_ACTIVE_TTL = 10.0
+_active_cache: dict[str, tuple[float, EmbedderSpec]] = {}
+
+
+def active_spec() -> EmbedderSpec:
+    """The switched-to model (ActiveEmbedding row) or the settings; re-read every few
+    seconds so every process follows an activation without a restart."""
+    import time
+
+    cached = _active_cache.get("spec")
+    if cached and time.monotonic() - cached[0] < _ACTIVE_TTL:
+        return cached[1]
+    from memories.models import ActiveEmbedding
+
+    try:
+        row = ActiveEmbedding.objects.order_by("-activated_at").first()
+    except Exception:  # noqa: BLE001 - before migrations (or with the DB down) the settings decide
+        row = None
+    spec = EmbedderSpec(row.provider, row.model, row.dimensions, row.base_url) if row else settings_spec()
+    _active_cache["spec"] = (time.monotonic(), spec)
+    return spec
+
+
+def reset_embedders() -> None:
+    """Forget the cached active model and built embedders (after a settings change)."""
+    _active_cache.clear()
+    build_embedder.cache_clear()
+
+
 def get_embedder() -> Embedder:
-    """The configured embedder, built once per process."""
-    return build_embedder(settings.EMBEDDING_PROVIDER)
+    """The embedder search and new writes use."""
+    return build_embedder(active_spec())
 
 
 class _QueryCache:

@@ -361,3 +361,21 @@ class OperatorProfile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.tenant or 'all tenants'}"
+
+
+class ActiveEmbedding(models.Model):
+    """Which embedding model search and new writes use, once an operator has
+    switched with `reembed --activate` (a single row). Without a row the
+    settings decide."""
+
+    provider = models.CharField(max_length=16)
+    model = models.CharField(max_length=200)
+    dimensions = models.PositiveSmallIntegerField()
+    base_url = models.CharField(max_length=500, blank=True, default="")
+    activated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "active_embedding"
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.model} ({self.dimensions})"

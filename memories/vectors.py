@@ -79,6 +79,14 @@ _VECTOR_TYPES = ["uuid", "int8", "varchar", "varchar", "varchar", "int2", "text"
                  "timestamptz"]
 
 
+def store_vectors(pairs: list[tuple[MemoryItem, np.ndarray]], embedder: Embedder) -> None:
+    """Store vectors that came with imported memories (one chunk each), marking them embedded."""
+    ensure_hnsw_index_once(embedder.name, embedder.dimensions)
+    norms = [np.linalg.norm(v) or 1.0 for _, v in pairs]
+    _copy_vectors([(m, 0, m.text, v / n) for (m, v), n in zip(pairs, norms, strict=True)], embedder)
+    MemoryItem.objects.filter(id__in=[m.id for m, _ in pairs]).update(embedding_state=EmbeddingState.DONE)
+
+
 def _copy_vectors(rows: list[tuple[MemoryItem, int, str, np.ndarray]], embedder: Embedder) -> None:
     """Write vectors with binary COPY: three times faster than INSERT here
     (0.55 s vs 1.8 s per 1,000 x 384), most of it saved on the client."""

@@ -217,7 +217,7 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
                   enqueue_embedding: bool) -> list[WriteResult]:
     now = timezone.now()
     hashes = [content_hash(spec.text) for spec in specs]
-    existing: dict[tuple[str, str], MemoryItem] = {}
+    existing: dict[tuple[str, str, bool], MemoryItem] = {}
     if specs:
         pairs = sorted({(spec.user_id, digest) for spec, digest in zip(specs, hashes, strict=True)})
         # (user_id, content_hash) pairs probe the unique index row by row; two
@@ -226,11 +226,12 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
             """SELECT m.* FROM memory_items m
                JOIN unnest(%s::varchar[], %s::varchar[]) AS p(user_id, content_hash)
                  ON m.user_id = p.user_id AND m.content_hash = p.content_hash
-               WHERE m.tenant_id = %s AND m.expired_at IS NULL AND m.status IN ('active', 'pending')
+               WHERE m.tenant_id = %s AND m.expired_at IS NULL AND m.status IN ('active', 'pending', 'archived')
                ORDER BY m.id FOR UPDATE OF m""",
             [[p[0] for p in pairs], [p[1] for p in pairs], tenant.id],
         )
-        existing = {(row.user_id, row.content_hash): row for row in rows}
+        for row in rows:
+            existing[(row.user_id, row.content_hash, row.status == MemoryStatus.ARCHIVED)] = row
 
     results: list[WriteResult] = []
     new_items: list[MemoryItem] = []
@@ -239,11 +240,14 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
     updated: dict[uuid.UUID, MemoryItem] = {}
 
     for spec, digest in zip(specs, hashes, strict=True):
-        key = (spec.user_id, digest)
-        current = existing.get(key)
+        # An active save matches current active/pending rows (an archived text may be saved again);
+        # an archived one (imports) matches any current row, so re-imports stay NOOPs.
+        archived = spec.status == MemoryStatus.ARCHIVED
+        current = existing.get((spec.user_id, digest, False)) or (
+            existing.get((spec.user_id, digest, True)) if archived else None)
         if current is None:
             item = _new_item(tenant, spec, now)
-            existing[key] = item
+            existing[(spec.user_id, digest, archived)] = item
             new_items.append(item)
             history.append(_history(item, HistoryEvent.ADD, actor=actor, new_text=item.text,
                                     new_data=_snapshot(item), job_id=job_id))

@@ -1,0 +1,33 @@
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memories.models import Tenant
+from memories.porting import export_rows
+
+
+class Command(BaseCommand):
+    help = "Export a tenant's (or one user's) current memories to JSONL, one memory a line with its sources."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tenant", required=True)
+        parser.add_argument("--user")
+        parser.add_argument("--include-history", action="store_true")
+        parser.add_argument("--output", type=Path, required=True)
+
+    def handle(self, *args, tenant, user, include_history, output, **options):
+        try:
+            tenant_row = Tenant.objects.get(name=tenant)
+        except Tenant.DoesNotExist:
+            raise CommandError(f"no tenant named {tenant!r}") from None
+        temporary = output.with_suffix(output.suffix + ".part")
+        count = 0
+        with temporary.open("w", encoding="utf-8") as handle:
+            for row in export_rows(tenant=tenant_row, user_id=user, include_history=include_history):
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+                count += 1
+                if count % 1000 == 0:
+                    self.stderr.write(f"\r{count} exported", ending="")
+        temporary.replace(output)  # a reader never sees half a file
+        self.stdout.write(f"exported {count} memories to {output}")
