@@ -188,6 +188,12 @@ def main() -> None:
     for mode in ("hybrid", "semantic", "keyword"):
         stats, plan = time_searches(tenant, queries, mode)
         rows.append({"path": "service function", "mode": mode, "plan": plan or "-", **stats})
+    settings.SEARCH_KEYWORD_RANKING = "ts_rank"
+    for mode in ("hybrid", "keyword"):
+        stats, plan = time_searches(tenant, queries, mode)
+        rows.append({"path": "service function, ts_rank keyword ranking", "mode": mode, "plan": plan or "-",
+                     **stats})
+    settings.SEARCH_KEYWORD_RANKING = "bm25"
     exact_max = settings.SEARCH_EXACT_MAX_ROWS
     settings.SEARCH_EXACT_MAX_ROWS = 0  # force the filtered HNSW scan for per-user search
     hnsw_queries = queries[:200]

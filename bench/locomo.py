@@ -142,6 +142,7 @@ def main() -> None:
 
     setup_django(provider=args.provider)
     import numpy as np
+    from django.conf import settings
     from rank_bm25 import BM25Okapi
 
     from memories.embedding import get_embedder
@@ -156,7 +157,8 @@ def main() -> None:
     embedder = get_embedder()
     tenant = Tenant.objects.create(name=f"locomo-{uuid.uuid4().hex[:8]}")
     methods = {name: Scores() for name in ("BM25 (rank-bm25)", "dense exact cosine",
-                                           "plain RRF of the two (k=60)", "service keyword",
+                                           "plain RRF of the two (k=60)", "service hybrid, ts_rank keyword",
+                                           "service keyword",
                                            "service semantic", "service hybrid")}
     load_seconds, total_turns, total_questions = 0.0, 0, 0
     sweep_rows: list[dict] = []
@@ -196,13 +198,17 @@ def main() -> None:
             top = sorted(fused, key=lambda i: -fused[i])[:K]
             methods["plain RRF of the two (k=60)"].add(q["category"], [turns[i]["dia_id"] for i in top],
                                                        q["evidence"])
-            for mode in ("keyword", "semantic", "hybrid"):
+            for mode, ranking, name in (("keyword", "bm25", "service keyword"),
+                                        ("semantic", "bm25", "service semantic"),
+                                        ("hybrid", "ts_rank", "service hybrid, ts_rank keyword"),
+                                        ("hybrid", "bm25", "service hybrid")):
+                settings.SEARCH_KEYWORD_RANKING = ranking
                 t0 = time.perf_counter()
                 found = memory_search(tenant=tenant, embedder=embedder,
                                       query=SearchQuery(query=q["question"], user_id=user_id, mode=mode, limit=K))
                 elapsed = (time.perf_counter() - t0) * 1000
                 ranked_dia = [d for r in found for d in dia_of.get(str(r.memory.id), [])]
-                methods[f"service {mode}"].add(q["category"], ranked_dia, q["evidence"], elapsed)
+                methods[name].add(q["category"], ranked_dia, q["evidence"], elapsed)
 
     rows = []
     for name, scores in methods.items():
