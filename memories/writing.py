@@ -8,6 +8,7 @@ commands call these and nothing else to change a memory.
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from collections.abc import Iterable, Sequence
@@ -157,6 +158,30 @@ def _check_version(memory: MemoryItem, expected_version: int | None) -> None:
         )
 
 
+def validate_spec(spec: MemorySpec) -> None:
+    """The rules every saved memory obeys, whoever calls (API, admin, import,
+    extraction): PostgreSQL refuses NUL characters in text and JSON, so they
+    are refused here as bad input rather than surfacing as a database error."""
+    from django.conf import settings
+
+    if not spec.user_id or "\x00" in spec.user_id:
+        raise InvalidOperation("user_id must be a non-empty string without NUL characters", field="user_id")
+    if not spec.text or not spec.text.strip() or "\x00" in spec.text:
+        raise InvalidOperation("text must be non-empty and contain no NUL characters", field="text")
+    if len(spec.text) > settings.MEMORY_MAX_TEXT_CHARS:
+        raise InvalidOperation(f"text is longer than {settings.MEMORY_MAX_TEXT_CHARS} characters", field="text")
+    if any("\x00" in tag for tag in spec.tags):
+        raise InvalidOperation("tags must not contain NUL characters", field="tags")
+    try:
+        encoded = json.dumps(spec.data, allow_nan=False)
+    except (TypeError, ValueError):
+        raise InvalidOperation("data must be JSON without NaN or Infinity", field="data") from None
+    if "\\u0000" in encoded:
+        raise InvalidOperation("data must not contain NUL characters", field="data")
+    if not 0 <= spec.importance <= 1 or not 0 <= spec.confidence <= 1:
+        raise InvalidOperation("importance and confidence must be between 0 and 1", field="importance")
+
+
 def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides) -> MemoryItem:
     values = dict(
         id=uuid.uuid4(),
@@ -215,6 +240,8 @@ def memory_create_batch(
 
 def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_id: str,
                   enqueue_embedding: bool) -> list[WriteResult]:
+    for spec in specs:
+        validate_spec(spec)
     now = timezone.now()
     hashes = [content_hash(spec.text) for spec in specs]
     existing: dict[tuple[str, str, bool], MemoryItem] = {}
@@ -365,6 +392,7 @@ def _supersede_locked(
     )
     if clash:
         raise VersionConflict(f"memory {clash} of this user already has this text", current_version=memory.version)
+    validate_spec(MemorySpec(user_id=memory.user_id, text=new_text, tags=tags or [], data=data or {}))
     spec = MemorySpec(
         user_id=memory.user_id, text=new_text, memory_type=memory.memory_type,
         importance=memory.importance if importance is None else importance, confidence=memory.confidence,
@@ -442,6 +470,7 @@ def memory_merge(
             tags=tags, data=data, agent_id=first.agent_id, group_id=first.group_id,
             valid_at=min((m.valid_at for m in memories if m.valid_at), default=now),
         )
+        validate_spec(spec)
         merged = _new_item(tenant, spec, now, version=max(m.version for m in memories) + 1)
         clash = MemoryItem.objects.filter(tenant=tenant, user_id=first.user_id, content_hash=merged.content_hash,
                                           expired_at__isnull=True, status__in=CURRENT_STATUSES).first()

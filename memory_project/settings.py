@@ -176,6 +176,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"MemoryTypeEnum": "memories.models.MemoryType"},
 }
 
 # --- Celery: eager (in-process) unless a broker is configured.

@@ -138,3 +138,12 @@ def operator(db):
         return user
 
     return make
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    from tests.figures import FIGURES
+
+    if FIGURES:
+        terminalreporter.section("reliability figures")
+        for name, value in FIGURES.items():
+            terminalreporter.write_line(f"{name}: {value}")

@@ -57,9 +57,34 @@ class ReflectRequestSerializer(RejectUnknownFieldsMixin, serializers.Serializer)
     pass
 
 
+class UserTraitsSerializer(serializers.Serializer):
+    behavior = TraitSerializer(many=True)
+    preference = TraitSerializer(many=True)
+    core = TraitSerializer(many=True)
+
+
+class ParentSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    text = serializers.CharField()
+    subtype = serializers.CharField()
+    stage = serializers.CharField()
+
+
+class ConfidencePointSerializer(serializers.Serializer):
+    at = serializers.DateTimeField()
+    stage = serializers.CharField(allow_null=True)
+    confidence = serializers.FloatField(allow_null=True)
+
+
+class TraitDetailSerializer(TraitSerializer):
+    evidence = EvidenceSerializer(many=True)
+    parent_chain = ParentSerializer(many=True)
+    confidence_history = ConfidencePointSerializer(many=True)
+
+
 class UserTraitsView(APIView):
     @extend_schema(parameters=[OpenApiParameter("include_dissolved", bool)],
-                   responses={200: TraitSerializer(many=True)})
+                   responses={200: UserTraitsSerializer})
     def get(self, request, user_id):
         include = request.query_params.get("include_dissolved", "0").lower() in ("1", "true", "yes")
         grouped = selectors.traits_of_user(tenant=request.user.tenant, user_id=user_id, include_dissolved=include)
@@ -67,7 +92,7 @@ class UserTraitsView(APIView):
 
 
 class TraitDetailView(APIView):
-    @extend_schema(responses={200: TraitSerializer})
+    @extend_schema(responses={200: TraitDetailSerializer})
     def get(self, request, trait_id):
         trait = selectors.trait_get(tenant=request.user.tenant, trait_id=trait_id)
         evidence = trait.evidence.select_related("memory").order_by("created_at")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
 from memories.keys import api_key_authenticate
@@ -48,3 +49,13 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 class IsTenantClient(permissions.BasePermission):
     def has_permission(self, request, view) -> bool:
         return isinstance(request.user, ApiClient)
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    """Documents the bearer API key in the OpenAPI schema."""
+
+    target_class = "memories.api.auth.ApiKeyAuthentication"
+    name = "ApiKey"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer", "description": "API key from `manage.py create_api_key`"}

@@ -150,6 +150,9 @@ class ScoreSerializer(serializers.Serializer):
     recency = serializers.FloatField()
     importance = serializers.FloatField()
     stage = serializers.FloatField()
+    trait_stage = serializers.CharField(required=False)
+    trait_confidence = serializers.FloatField(required=False, allow_null=True)
+    working_memory = serializers.BooleanField(required=False)
 
 
 class SearchResultSerializer(serializers.Serializer):
@@ -168,6 +171,10 @@ class HistorySerializer(serializers.ModelSerializer):
         fields = ["id", "memory_id", "event", "old_text", "new_text", "old_data", "new_data", "actor", "reason",
                   "job_id", "created_at"]
         read_only_fields = fields
+
+
+class HistoryListSerializer(serializers.Serializer):
+    results = HistorySerializer(many=True)
 
 
 class ErasureSerializer(serializers.Serializer):
@@ -258,3 +265,7 @@ class ContextResponseSerializer(serializers.Serializer):
     context = serializers.CharField(allow_blank=True)
     memories = SearchResultSerializer(many=True)
     working_memory = serializers.CharField()
+
+
+class CandidateListSerializer(serializers.Serializer):
+    results = CandidateSerializer(many=True)
