@@ -66,9 +66,9 @@ def test_a_huge_text_is_chunked_and_searchable(tenant_a, django_capture_on_commi
 @FAST
 @given(first=texts, second=texts, replacement=texts)
 def test_supersede_and_merge_keep_one_current_version(tenant_a, first, second, replacement):
-    a = memory_create(tenant=tenant_a, actor="t", spec=MemorySpec(user_id="fz", text=first)).memory
-    b = memory_create(tenant=tenant_a, actor="t", spec=MemorySpec(user_id="fz", text=second)).memory
     try:
+        a = memory_create(tenant=tenant_a, actor="t", spec=MemorySpec(user_id="fz", text=first)).memory
+        b = memory_create(tenant=tenant_a, actor="t", spec=MemorySpec(user_id="fz", text=second)).memory
         new = memory_supersede(tenant=tenant_a, memory_id=a.id, new_text=replacement, actor="t")
         merged = memory_merge(tenant=tenant_a, memory_ids=[new.id, b.id], merged_text=first + " " + second,
                               actor="t") if new.id != b.id else None
