@@ -23,13 +23,22 @@ def not_a_server_error(ctx, response, case):
 
 @pytest.fixture
 def bearer(db):
+    # Called straight through WSGI, Django would close the test transaction's
+    # connection after each request; its test client disconnects this too.
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
     from memories.keys import api_key_create
     from memories.writing import MemorySpec, memory_create
 
     issued = api_key_create(tenant_name="fuzz")
     memory_create(tenant=issued.api_key.tenant, spec=MemorySpec(user_id="alice", text="Alice likes fuzzing."),
                   actor="t")
-    return {"Authorization": f"Bearer {issued.raw_key}"}
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield {"Authorization": f"Bearer {issued.raw_key}"}
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 @schema.parametrize()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.db import DatabaseError
 from rest_framework import status
 from rest_framework.exceptions import ParseError
@@ -10,6 +12,8 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from memories.embedding import EmbeddingError
 from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict
+
+logger = logging.getLogger(__name__)
 
 
 def exception_handler(exc, context):
@@ -25,6 +29,7 @@ def exception_handler(exc, context):
     if isinstance(exc, EmbeddingError):
         return Response({"detail": f"embedding service unavailable: {exc}"}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
     if isinstance(exc, DatabaseError):
+        logger.error("database error answered as 503", exc_info=exc)
         return Response({"detail": "database unavailable, nothing was written; retry later"},
                         status=status.HTTP_503_SERVICE_UNAVAILABLE)
     if isinstance(exc, ParseError):
