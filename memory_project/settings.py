@@ -187,6 +187,14 @@ CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# With Redis as broker, a task whose worker died is redelivered once it has been
+# unacknowledged this long (keep it above the longest task), found by a sweep
+# every CELERY_RESTORE_INTERVAL seconds (kombu's default throttle made it ~100 s).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),
+    "unacked_restore_interval": env_int("CELERY_RESTORE_INTERVAL", 10),
+    "unacked_restore_throttle": 1,
+}
 CELERY_TASK_SERIALIZER = "json"
 
 # --- Redis (working memory). Off when unset.

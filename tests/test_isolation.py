@@ -94,7 +94,7 @@ def test_an_operator_of_b_sees_nothing_of_a_in_any_admin_list(tenant_a, tenant_b
     client = Client()
     client.force_login(operator("bea", "auditors", tenant=tenant_b))
     tried, leaks = 0, []
-    for model, model_admin in admin.site._registry.items():
+    for model in admin.site._registry:
         opts = model._meta
         if opts.app_label not in ("memories", "traits", "reflection"):
             continue
