@@ -66,7 +66,7 @@ def _tags_field() -> serializers.ListField:
 class MemoryCreateSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     user_id = StrictCharField(max_length=255)
     text = _text_field()
-    memory_type = serializers.ChoiceField(choices=MemoryType.values, required=False, default="fact")
+    memory_type = serializers.ChoiceField(choices=MemoryType.choices, required=False, default="fact")
     importance = StrictFloatField(min_value=0, max_value=1, required=False, default=0.5)
     tags = _tags_field()
     data = StrictDictField(required=False, default=dict)
@@ -104,7 +104,7 @@ class MemorySearchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     user_id = StrictCharField(max_length=255)
     query = StrictCharField(max_length=2000)
     mode = serializers.ChoiceField(choices=MODES, required=False, default="hybrid")
-    memory_types = serializers.ListField(child=serializers.ChoiceField(choices=MemoryType.values), required=False,
+    memory_types = serializers.ListField(child=serializers.ChoiceField(choices=MemoryType.choices), required=False,
                                          allow_empty=False)
     tags = serializers.ListField(child=StrictCharField(max_length=100), required=False, allow_empty=False)
     start_time = serializers.DateTimeField(required=False)

@@ -1,0 +1,48 @@
+"""Security basics that are not covered elsewhere."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from django.contrib.auth.password_validation import get_default_password_validators
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_deploy_checks_are_clean_under_production_settings():
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memory_project.production_settings",
+           "SECRET_KEY": "x" * 20 + "a-long-random-production-secret-value-0123456789",
+           "ALLOWED_HOSTS": "memory.example.com"}
+    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_settings_refuse_to_start_without_a_secret_key():
+    env = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
+    env["DJANGO_SETTINGS_MODULE"] = "memory_project.production_settings"
+    result = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode != 0 and "SECRET_KEY" in result.stderr
+
+
+def test_the_admin_uses_djangos_password_validators():
+    names = {type(v).__name__ for v in get_default_password_validators()}
+    assert {"MinimumLengthValidator", "CommonPasswordValidator", "NumericPasswordValidator"} <= names
+
+
+def test_no_secret_is_committed():
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    assert "var/secret_key" not in tracked and not any(p.endswith(".env") for p in tracked)
+    assert "var/" in (ROOT / ".gitignore").read_text()
+
+
+def test_the_admin_requires_login_and_csrf(client, db):
+    assert client.get("/admin/").status_code == 302
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    response = strict.post("/admin/login/", {"username": "x", "password": "y"})
+    assert response.status_code == 403  # no CSRF token, no login attempt
