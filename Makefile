@@ -7,7 +7,7 @@ PORT ?= 8000
 STAMP := $(VENV)/.installed
 
 
-.PHONY: install browser run test lint bench bench-quality bench-ingest bench-reflection db-stop worker
+.PHONY: install browser run test lint bench bench-quality bench-ingest bench-reflection bench-load db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
 	test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
@@ -42,6 +42,9 @@ bench-quality: install
 
 bench-ingest: install
 	cd bench && ../$(PY) ingest.py $(BENCH_ARGS)
+
+bench-load: install
+	cd bench && ../$(PY) load.py $(BENCH_ARGS)
 
 bench-reflection: install
 	cd bench && ../$(PY) reflection_cycle.py $(BENCH_ARGS)

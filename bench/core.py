@@ -205,7 +205,8 @@ def main() -> None:
 
     if not args.skip_http:
         key = api_key_create(tenant_name=tenant.name, name="bench").raw_key
-        with gunicorn_server({"EMBEDDED_DB_NAME": "memory_bench", "EMBEDDING_PROVIDER": "hash"}) as port:
+        with gunicorn_server({"EMBEDDED_DB_NAME": settings.DATABASES["default"]["NAME"],
+                              "EMBEDDING_PROVIDER": "hash"}) as port:
             for mode in ("hybrid", "semantic"):
                 rows.append({"path": "HTTP (gunicorn, 2 workers)", "mode": mode, "plan": "exact",
                              **http_searches(port, key, queries, mode)})
@@ -225,7 +226,8 @@ def main() -> None:
         local_rows.append({"path": "service function", "mode": "hybrid", "plan": plan, **stats})
         if not args.skip_http:
             key = api_key_create(tenant_name=local_tenant.name, name="bench").raw_key
-            with gunicorn_server({"EMBEDDED_DB_NAME": "memory_bench", "EMBEDDING_PROVIDER": "local"}) as port:
+            with gunicorn_server({"EMBEDDED_DB_NAME": settings.DATABASES["default"]["NAME"],
+                                  "EMBEDDING_PROVIDER": "local"}) as port:
                 local_rows.append({"path": "HTTP (gunicorn, 2 workers)", "mode": "hybrid", "plan": "exact",
                                    **http_searches(port, key, local_queries, "hybrid")})
         speed_rows = embedder_speed([memory_text(i) for i in range(1000)])
