@@ -7,7 +7,7 @@ PORT ?= 8000
 STAMP := $(VENV)/.installed
 
 
-.PHONY: install browser run test lint bench bench-quality bench-ingest bench-reflection bench-load db-stop worker
+.PHONY: install browser run test lint bench bench-quality bench-ingest bench-reflection bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
 	test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
@@ -42,6 +42,12 @@ bench-quality: install
 
 bench-ingest: install
 	cd bench && ../$(PY) ingest.py $(BENCH_ARGS)
+
+bench-admin: install
+	cd bench && ../$(PY) admin_list.py $(BENCH_ARGS)
+
+bench-ops: install
+	cd bench && ../$(PY) ops.py $(BENCH_ARGS)
 
 bench-load: install
 	cd bench && ../$(PY) load.py $(BENCH_ARGS)

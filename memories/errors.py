@@ -9,6 +9,17 @@ class MemoryNotFound(MemoryError_):
     pass
 
 
+def get_or_not_found(queryset, what: str, **lookup):
+    """One row by lookup, or MemoryNotFound: another tenant's id (the queryset is
+    always tenant-scoped) and a malformed id look exactly like a missing one."""
+    from django.core.exceptions import ValidationError
+
+    try:
+        return queryset.get(**lookup)
+    except (queryset.model.DoesNotExist, ValueError, TypeError, ValidationError):
+        raise MemoryNotFound(f"{what} {next(iter(lookup.values()), '')} not found") from None
+
+
 class VersionConflict(MemoryError_):
     """The row changed since the caller read it, or it is no longer current."""
 

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from memories.errors import InvalidOperation, MemoryNotFound
+from memories.errors import InvalidOperation, get_or_not_found
 from memories.models import (
     Candidate,
     CandidateOperation,
@@ -103,10 +103,8 @@ def candidate_pending(*, tenant: Tenant) -> list[Candidate]:
 
 
 def _lock_candidate(tenant: Tenant, candidate_id: uuid.UUID | str) -> Candidate:
-    try:
-        candidate = Candidate.objects.select_for_update().get(tenant=tenant, id=candidate_id)
-    except (Candidate.DoesNotExist, ValueError):
-        raise MemoryNotFound(f"candidate {candidate_id} not found") from None
+    candidate = get_or_not_found(Candidate.objects.select_for_update().filter(tenant=tenant), "candidate",
+                                 id=candidate_id)
     if candidate.status != CandidateStatus.PENDING:
         raise InvalidOperation(f"candidate is already {candidate.status}", field="status")
     return candidate

@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memories.embedding import Embedder, get_embedder
-from memories.errors import InvalidOperation, MemoryNotFound
+from memories.errors import InvalidOperation, get_or_not_found
 from memories.extraction import CandidateMemory, ExistingMemory, ExtractionError, Message, get_extractor
 from memories.governance import review_hold
 from memories.models import (
@@ -64,10 +64,7 @@ def _enqueue(job_id: uuid.UUID) -> None:
 def conversation_job_retry(*, tenant: Tenant, job_id: uuid.UUID | str) -> ConversationJob:
     """Re-run a failed job from its kept conversation."""
     with transaction.atomic():
-        try:
-            job = ConversationJob.objects.select_for_update().get(tenant=tenant, id=job_id)
-        except (ConversationJob.DoesNotExist, ValueError):
-            raise MemoryNotFound(f"job {job_id} not found") from None
+        job = get_or_not_found(ConversationJob.objects.select_for_update().filter(tenant=tenant), "job", id=job_id)
         if job.status != JobStatus.FAILED:
             raise InvalidOperation(f"only failed jobs can be retried; this one is {job.status}", field="status")
         job.status, job.error = JobStatus.QUEUED, ""

@@ -6,7 +6,7 @@ import uuid
 
 from django.db.models import QuerySet
 
-from memories.errors import MemoryNotFound
+from memories.errors import get_or_not_found
 from memories.models import ConversationJob, MemoryHistory, MemoryItem, Tenant
 
 
@@ -16,10 +16,7 @@ def memory_list(*, tenant: Tenant) -> QuerySet[MemoryItem]:
 
 def memory_get(*, tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
     """A tenant's memory; another tenant's id is indistinguishable from a missing one."""
-    try:
-        return MemoryItem.objects.get(tenant=tenant, id=memory_id)
-    except (MemoryItem.DoesNotExist, ValueError):
-        raise MemoryNotFound(f"memory {memory_id} not found") from None
+    return get_or_not_found(MemoryItem.objects.filter(tenant=tenant), "memory", id=memory_id)
 
 
 def memory_lineage_ids(memory: MemoryItem) -> list[uuid.UUID]:
@@ -45,10 +42,7 @@ def memory_history(*, tenant: Tenant, memory_id: uuid.UUID | str) -> QuerySet[Me
 
 
 def job_get(*, tenant: Tenant, job_id: uuid.UUID | str) -> ConversationJob:
-    try:
-        return ConversationJob.objects.get(tenant=tenant, id=job_id)
-    except (ConversationJob.DoesNotExist, ValueError):
-        raise MemoryNotFound(f"job {job_id} not found") from None
+    return get_or_not_found(ConversationJob.objects.filter(tenant=tenant), "job", id=job_id)
 
 
 def dashboard_stats(*, tenant: Tenant | None) -> dict:

@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Value
 from django.utils import timezone
 
-from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict
+from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict, get_or_not_found
 from memories.models import (
     EmbeddingState,
     HistoryEvent,
@@ -138,10 +138,7 @@ def _sync_vector_status(items: Iterable[MemoryItem]) -> None:
 
 
 def _lock_memory(tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
-    try:
-        return MemoryItem.objects.select_for_update().get(tenant=tenant, id=memory_id)
-    except (MemoryItem.DoesNotExist, ValueError, TypeError):
-        raise MemoryNotFound(f"memory {memory_id} not found") from None
+    return get_or_not_found(MemoryItem.objects.select_for_update().filter(tenant=tenant), "memory", id=memory_id)
 
 
 def _check_version(memory: MemoryItem, expected_version: int | None) -> None:

@@ -10,3 +10,6 @@ urlpatterns = [
                                                         permission_classes=[]), name="docs"),
     path("api/v1/", include("memories.api.urls")),
 ]
+
+handler404 = "memory_project.views.not_found"
+handler500 = "memory_project.views.server_error"

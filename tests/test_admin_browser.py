@@ -10,7 +10,10 @@ import pytest
 from memories.models import Candidate, MemoryHistory, MemoryItem
 from memories.writing import MemorySpec, memory_create
 
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+# Playwright's sync API keeps an event loop running for the rest of the session;
+# the ORM calls here (and in fixtures' teardown) are still synchronous. Test-only:
+# the deploy check (tests/test_security.py) runs without it.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 PASSWORD = "correct horse battery staple"
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

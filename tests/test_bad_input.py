@@ -93,3 +93,9 @@ def test_it_rejects_bad_list_filters(api):
     response = api.get("memories", {"created_after": "soon"})
     assert response.status_code == 400
     assert "created_after" in response.json()
+
+
+def test_an_unknown_api_path_or_malformed_id_answers_json(api):
+    for path in ("memories/not-a-uuid", "memories/not-a-uuid/history", "no-such-endpoint"):
+        response = api.get(path)
+        assert response.status_code == 404 and response.json()["detail"] == "Not found."

@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_deploy_checks_are_clean_under_production_settings():
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memory_project.production_settings",
+    env = {**{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
+           "DJANGO_SETTINGS_MODULE": "memory_project.production_settings",
            "SECRET_KEY": "x" * 20 + "a-long-random-production-secret-value-0123456789",
            "ALLOWED_HOSTS": "memory.example.com"}
     result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],

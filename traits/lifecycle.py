@@ -54,6 +54,15 @@ def decayed_confidence(confidence: float, subtype: str, reinforcements: int, day
     return confidence * math.exp(-effective_lambda(subtype, reinforcements) * max(days_since_reinforced, 0.0))
 
 
+def decayed_confidence_sql(now_param: str = "%s") -> str:
+    """The same formula as decayed_confidence, as SQL over the traits table,
+    built from the same constants (the bulk refresh runs it in one UPDATE)."""
+    lambdas = " ".join(f"WHEN '{subtype}' THEN {value!r}" for subtype, value in DECAY_LAMBDA.items())
+    days = (f"GREATEST(extract(epoch FROM ({now_param} - coalesce(last_reinforced_at, first_observed_at, "
+            f"{now_param}))) / 86400.0, 0)")
+    return f"confidence * exp(-(CASE subtype {lambdas} END) / (1 + 0.1 * reinforcement_count) * {days})"
+
+
 def days_between(earlier: datetime | None, later: datetime) -> float:
     return 0.0 if earlier is None else (later - earlier).total_seconds() / 86400.0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 
-from memories.errors import MemoryNotFound
+from memories.errors import get_or_not_found
 from memories.models import HistoryEvent, MemoryHistory, Tenant
 from traits.lifecycle import MAX_PARENT_DEPTH
 from traits.models import Trait, TraitStage
@@ -24,13 +24,11 @@ def traits_of_user(*, tenant: Tenant, user_id: str, include_dissolved: bool = Fa
 
 
 def trait_get(*, tenant: Tenant, trait_id) -> Trait:
-    try:
-        return (Trait.objects.select_related("memory", "parent__memory")
-                .annotate(supporting=Count("evidence", filter=Q(evidence__kind="supporting")),
-                          contradicting=Count("evidence", filter=Q(evidence__kind="contradicting")))
-                .get(memory__tenant=tenant, pk=trait_id))
-    except (Trait.DoesNotExist, ValueError):
-        raise MemoryNotFound(f"trait {trait_id} not found") from None
+    return get_or_not_found(
+        Trait.objects.select_related("memory", "parent__memory").filter(memory__tenant=tenant)
+        .annotate(supporting=Count("evidence", filter=Q(evidence__kind="supporting")),
+                  contradicting=Count("evidence", filter=Q(evidence__kind="contradicting"))),
+        "trait", pk=trait_id)
 
 
 def trait_parent_chain(trait: Trait) -> list[Trait]:
