@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -421,6 +420,3 @@ def export_rows(*, tenant: Tenant, user_id: str | None = None, include_history: 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
-
-def new_id() -> str:
-    return str(uuid.uuid4())

@@ -43,6 +43,7 @@ class TraitHint:
     context: str
     key: str
     quality: str
+    positive: bool = True  # "likes X" (True) or "does not like X"
     supports: list[MemoryItem] = field(default_factory=list)
     contradicts: list[MemoryItem] = field(default_factory=list)
     existing_trait_id: int | None = None
@@ -121,11 +122,12 @@ class HeuristicReflector:
                 if hint is None:
                     existing = by_key.get(key)
                     text = existing.memory.text if existing else self._text(memory, polarity, subtype)
+                    positive = (polarity == "+") if existing is None else \
+                        not existing.memory.text.startswith("Does not")
                     hint = hints[key] = TraitHint(text=text, subtype=existing.subtype if existing else subtype,
                                                   context=_context_of(memory.text), key=key, quality=quality,
+                                                  positive=positive,
                                                   existing_trait_id=existing.pk if existing else None)
-                    hint.positive = polarity == "+" if existing is None else not existing.memory.text.startswith(
-                        "Does not")
                 agrees = (polarity == "+") == hint.positive
                 (hint.supports if agrees else hint.contradicts).append(memory)
         return list(hints.values())

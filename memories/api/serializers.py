@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from rest_framework import serializers
 
-from memories.models import MemoryHistory, MemoryItem, MemoryStatus, MemoryType
+from memories.models import MemoryHistory, MemoryItem, MemoryType
 from memories.search import MODES
 from memories.writing import MemorySpec
 
@@ -184,8 +184,6 @@ class ErasureSerializer(serializers.Serializer):
     sources = serializers.IntegerField()
     history_scrubbed = serializers.IntegerField()
 
-
-MEMORY_STATUSES = MemoryStatus.values
 
 
 class MessageSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
