@@ -119,7 +119,8 @@ class LocalEmbedder:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         with self._lock:
-            out = self._model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+            out = self._model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+                                     show_progress_bar=False)
         return out.astype(np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
