@@ -28,13 +28,18 @@ from memories.models import (
     ConversationJob,
     JobStatus,
     MemoryItem,
-    MemoryStatus,
     Tenant,
 )
 from memories.search import SearchQuery, memory_search, nearest_memories
 from memories.text import content_hash
 from memories.working import WorkingMemoryUnavailable, working_memory_push
-from memories.writing import MemorySpec, memory_create, memory_invalidate, memory_supersede
+from memories.writing import (
+    MemorySpec,
+    current_memories,
+    memory_create,
+    memory_invalidate,
+    memory_supersede,
+)
 
 logger = logging.getLogger(__name__)
 ACTOR = "extraction"
@@ -189,8 +194,7 @@ def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: 
     if candidate.importance < settings.MEMORY_IMPORTANCE_THRESHOLD:
         outcome.count("dropped")
         return
-    current = MemoryItem.objects.filter(tenant=tenant, user_id=user_id, expired_at__isnull=True,
-                                        status__in=(MemoryStatus.ACTIVE, MemoryStatus.PENDING))
+    current = current_memories(tenant.id, user_id)
     same = current.filter(content_hash=content_hash(candidate.text)).first()
     if same is not None:
         outcome.record("NOOP", user_id=user_id, text=candidate.text, memory_id=same.id, reason="same content")

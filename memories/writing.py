@@ -137,6 +137,26 @@ def _sync_vector_status(items: Iterable[MemoryItem]) -> None:
         MemoryVector.objects.filter(item_id=item.id).update(status=item.status, memory_type=item.memory_type)
 
 
+def current_memories(tenant_id: int, user_id: str):
+    """A user's current memories (not replaced, active or pending): what a new
+    text is deduplicated against, and what the unique hash index covers."""
+    return MemoryItem.objects.filter(tenant_id=tenant_id, user_id=user_id, expired_at__isnull=True,
+                                     status__in=CURRENT_STATUSES)
+
+
+def _current_with_text(tenant_id: int, user_id: str, digest: str, *, exclude_id=None) -> MemoryItem | None:
+    queryset = current_memories(tenant_id, user_id).filter(content_hash=digest)
+    return (queryset.exclude(id=exclude_id) if exclude_id else queryset).first()
+
+
+def _copy_sources(originals: Iterable[MemoryItem], to: MemoryItem) -> None:
+    """A new version or merge keeps the provenance of what it replaces."""
+    MemorySource.objects.bulk_create(
+        MemorySource(item=to, session_id=s.session_id, message_indices=s.message_indices, job_id=s.job_id)
+        for s in MemorySource.objects.filter(item__in=list(originals))
+    )
+
+
 def _lock_memory(tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
     return get_or_not_found(MemoryItem.objects.select_for_update().filter(tenant=tenant), "memory", id=memory_id)
 
@@ -379,16 +399,10 @@ def _supersede_locked(
     event: str = HistoryEvent.SUPERSEDE,
 ) -> MemoryItem:
     now = timezone.now()
-    digest = content_hash(new_text)
-    clash = (
-        MemoryItem.objects.filter(tenant_id=memory.tenant_id, user_id=memory.user_id, content_hash=digest,
-                                  expired_at__isnull=True, status__in=CURRENT_STATUSES)
-        .exclude(id=memory.id)
-        .values_list("id", flat=True)
-        .first()
-    )
+    clash = _current_with_text(memory.tenant_id, memory.user_id, content_hash(new_text), exclude_id=memory.id)
     if clash:
-        raise VersionConflict(f"memory {clash} of this user already has this text", current_version=memory.version)
+        raise VersionConflict(f"memory {clash.id} of this user already has this text",
+                              current_version=memory.version)
     validate_spec(MemorySpec(user_id=memory.user_id, text=new_text, tags=tags or [], data=data or {}))
     spec = MemorySpec(
         user_id=memory.user_id, text=new_text, memory_type=memory.memory_type,
@@ -404,10 +418,7 @@ def _supersede_locked(
     new.save(force_insert=True)
     memory.superseded_by = new
     memory.save(update_fields=["superseded_by"])
-    MemorySource.objects.bulk_create(
-        MemorySource(item=new, session_id=s.session_id, message_indices=s.message_indices, job_id=s.job_id)
-        for s in memory.sources.all()
-    )
+    _copy_sources([memory], new)
     MemoryHistory.objects.bulk_create([
         _history(memory, event, actor=actor, old_text=memory.text, new_text=new_text,
                  reason=reason or f"superseded by {new.id}", job_id=job_id),
@@ -469,18 +480,14 @@ def memory_merge(
         )
         validate_spec(spec)
         merged = _new_item(tenant, spec, now, version=max(m.version for m in memories) + 1)
-        clash = MemoryItem.objects.filter(tenant=tenant, user_id=first.user_id, content_hash=merged.content_hash,
-                                          expired_at__isnull=True, status__in=CURRENT_STATUSES).first()
+        clash = _current_with_text(tenant.id, first.user_id, merged.content_hash)
         if clash:
             raise VersionConflict(f"memory {clash.id} of this user already has the merged text")
         merged.save(force_insert=True)
         for m in memories:
             m.superseded_by = merged
         MemoryItem.objects.bulk_update(memories, ["superseded_by"])
-        MemorySource.objects.bulk_create(
-            MemorySource(item=merged, session_id=s.session_id, message_indices=s.message_indices, job_id=s.job_id)
-            for s in MemorySource.objects.filter(item__in=memories)
-        )
+        _copy_sources(memories, merged)
         merged_ids = ", ".join(str(m.id) for m in memories)
         MemoryHistory.objects.bulk_create(
             [_history(m, HistoryEvent.MERGE, actor=actor, old_text=m.text, new_text=merged_text,
@@ -510,9 +517,7 @@ def memory_set_status(
         if memory.status == status:
             return WriteResult("NOOP", memory, reason=f"already {status}")
         if status in CURRENT_STATUSES and memory.expired_at is None:
-            clash = (MemoryItem.objects.filter(tenant=tenant, user_id=memory.user_id, content_hash=memory.content_hash,
-                                               expired_at__isnull=True, status__in=CURRENT_STATUSES)
-                     .exclude(id=memory.id).first())
+            clash = _current_with_text(tenant.id, memory.user_id, memory.content_hash, exclude_id=memory.id)
             if clash:
                 raise VersionConflict(f"memory {clash.id} with the same text is already current")
         event = HistoryEvent.APPROVE if memory.status == MemoryStatus.PENDING and status == "active" else events[status]

@@ -255,7 +255,8 @@ def last_watermark(tenant: Tenant, user_id: str):
         w=Max("watermark"))["w"]
 
 
-def _new_memories(tenant: Tenant, user_id: str):
+def memories_since_watermark(tenant: Tenant, user_id: str):
+    """The current, active, non-trait memories a user's next cycle would scan."""
     watermark = last_watermark(tenant, user_id)
     queryset = MemoryItem.objects.filter(tenant=tenant, user_id=user_id, expired_at__isnull=True,
                                          status=MemoryStatus.ACTIVE).exclude(memory_type="trait")
@@ -263,7 +264,7 @@ def _new_memories(tenant: Tenant, user_id: str):
 
 
 def importance_since_watermark(tenant: Tenant, user_id: str) -> float:
-    return _new_memories(tenant, user_id).aggregate(s=Sum("importance"))["s"] or 0.0
+    return memories_since_watermark(tenant, user_id).aggregate(s=Sum("importance"))["s"] or 0.0
 
 
 def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value: float | None = None,
@@ -271,7 +272,8 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
     """Run one cycle for a user; raises ReflectionBusy if one is running."""
     cycle = _start_cycle(tenant, user_id, trigger, trigger_value)
     try:
-        memories = list(_new_memories(tenant, user_id).order_by("created_at")[: settings.REFLECTION_MAX_MEMORIES])
+        scan = memories_since_watermark(tenant, user_id).order_by("created_at")
+        memories = list(scan[: settings.REFLECTION_MAX_MEMORIES])
         traits = list(Trait.objects.filter(memory__tenant=tenant, memory__user_id=user_id)
                       .exclude(stage=TraitStage.DISSOLVED).select_related("memory"))
         hints = (reflector or get_reflector()).reflect(group_related(memories), traits) if memories else []

@@ -9,7 +9,7 @@ from django.conf import settings
 
 from memories.consistency import consistency_check as run_consistency_check
 from memories.models import MemoryItem, Tenant
-from reflection.engine import ReflectionBusy, importance_since_watermark, last_watermark, reflection_run
+from reflection.engine import ReflectionBusy, importance_since_watermark, memories_since_watermark, reflection_run
 from traits import services
 
 logger = logging.getLogger(__name__)
@@ -27,14 +27,11 @@ def reflect_user(tenant_id: int, user_id: str, trigger: str, trigger_value: floa
 
 @shared_task
 def reflect_due_users() -> int:
-    """Scheduled trigger: every user with memories since their last cycle."""
+    """Scheduled trigger: every user with memories a cycle would scan (the engine's own definition)."""
     pairs = MemoryItem.objects.exclude(memory_type="trait").values_list("tenant_id", "user_id").distinct()
     sent = 0
     for tenant_id, user_id in pairs.iterator():
-        tenant = Tenant(id=tenant_id)
-        watermark = last_watermark(tenant, user_id)
-        fresh = MemoryItem.objects.filter(tenant_id=tenant_id, user_id=user_id).exclude(memory_type="trait")
-        if watermark is None or fresh.filter(created_at__gt=watermark).exists():
+        if memories_since_watermark(Tenant(id=tenant_id), user_id).exists():
             reflect_user.delay(tenant_id, user_id, "scheduled")
             sent += 1
     return sent

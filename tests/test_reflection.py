@@ -207,3 +207,15 @@ def test_the_session_end_endpoint_runs_a_cycle(api, tenant_a, api_b):
     assert response.status_code == 202 and response.json()["status"] == "completed"
     assert api_b.get("users/alice/traits").json() == {"behavior": [], "preference": [], "core": []}
     assert HeuristicReflector.name == "heuristic"
+
+
+def test_the_scheduled_trigger_reflects_only_users_with_new_memories(tenant_a):
+    from reflection.tasks import reflect_due_users
+
+    remember(tenant_a, "Alice loves green tea.")
+    remember(tenant_a, "Bob loves jazz.", user_id="bob")
+    assert reflect_due_users() == 2  # eager: both cycles ran
+    assert ReflectionCycle.objects.filter(status="completed").count() == 2
+    assert reflect_due_users() == 0  # nothing new since the watermarks
+    remember(tenant_a, "Bob prefers vinyl records.", user_id="bob")
+    assert reflect_due_users() == 1
