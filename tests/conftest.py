@@ -3,6 +3,12 @@ and an API client that runs on-commit work (embedding) as a real request would."
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -147,3 +153,53 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.section("reliability figures")
         for name, value in FIGURES.items():
             terminalreporter.write_line(f"{name}: {value}")
+
+
+@contextlib.contextmanager
+def celery_on_broker(url: str, transport_options: dict | None = None):
+    """Point this process's Celery app at a real broker (not eager) for the
+    block; the broker database is emptied before and after."""
+    import redis
+
+    from memory_project.celery import app
+
+    def reset_pools() -> None:
+        # Drop references only: kombu keeps pools per URL in a global registry, and
+        # Celery's eager path acquires a producer from it too.
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    redis.Redis.from_url(url).flushdb()
+    previous = (app.conf.task_always_eager, app.conf.broker_url, app.conf.broker_transport_options)
+    app.conf.task_always_eager, app.conf.broker_url = False, url
+    if transport_options is not None:
+        app.conf.broker_transport_options = transport_options
+    reset_pools()  # pools made earlier point at the old broker URL
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager, app.conf.broker_url, app.conf.broker_transport_options = previous
+        reset_pools()
+        redis.Redis.from_url(url).flushdb()
+
+
+def start_celery_worker(broker: str, *, capture_output: bool = False, **env) -> subprocess.Popen:
+    """A real solo worker on `broker`, using the test database."""
+    from django.db import connection
+
+    full_env = {**os.environ, "CELERY_BROKER_URL": broker, "EMBEDDED_DB_NAME": connection.settings_dict["NAME"],
+                "DJANGO_SETTINGS_MODULE": "memory_project.test_settings", **env}
+    output = subprocess.PIPE if capture_output else subprocess.DEVNULL
+    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "memory_project", "worker", "--pool=solo",
+                             "-l", "warning", "--without-heartbeat", "--without-gossip", "--without-mingle"],
+                            cwd=Path(__file__).resolve().parent.parent, env=full_env, stdout=output,
+                            stderr=subprocess.STDOUT if capture_output else subprocess.DEVNULL)
+
+
+def stop_process(process: subprocess.Popen | None) -> None:
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()

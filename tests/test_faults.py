@@ -12,13 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from memories.keys import api_key_create
 from memories.models import ConversationJob, MemoryItem
-from memory_project.celery import app
-from tests.conftest import converse
+from tests.conftest import celery_on_broker, converse, start_celery_worker, stop_process
 from tests.fake_openai import Reply, chat_reply
 from tests.figures import FIGURES, record
 
@@ -136,56 +134,37 @@ def test_the_database_stopped_mid_batch_loses_no_acknowledged_batch(tmp_path):
 BROKER = "redis://127.0.0.1:6379/12"
 
 
-def _worker(env):
-    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "memory_project", "worker", "--pool=solo",
-                             "-l", "warning", "--without-heartbeat", "--without-gossip", "--without-mingle"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
 def test_a_worker_killed_mid_task_is_replaced_and_the_job_completes(transactional_db, fake_openai):
-    import redis
-
-    redis.Redis.from_url(BROKER).flushdb()
     fake_openai.script("/v1/chat/completions", Reply(delay=6, body={}),
                        chat_reply('{"memories": [{"subject": "User", "text": "User keeps bees.", '
                                   '"importance": 0.8, "confidence": 0.9}]}'))
-    env = {**os.environ, "CELERY_BROKER_URL": BROKER, "EMBEDDED_DB_NAME": connection.settings_dict["NAME"],
-           "DJANGO_SETTINGS_MODULE": "memory_project.test_settings", "EXTRACTION_PROVIDER": "llm",
-           "LLM_BASE_URL": fake_openai.base_url, "LLM_TIMEOUT": "30", "CELERY_VISIBILITY_TIMEOUT": "4",
-           "CELERY_RESTORE_INTERVAL": "1"}
-    previous = (app.conf.task_always_eager, app.conf.broker_url, app.conf.broker_transport_options)
-    app.conf.task_always_eager, app.conf.broker_url = False, BROKER
-    app.conf.broker_transport_options = {"visibility_timeout": 4, "unacked_restore_interval": 1,
-                                         "unacked_restore_throttle": 1}
-    app._pool, app.amqp._producer_pool = None, None
-    first = _worker(env)
-    second = None
-    try:
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key_create(tenant_name='kill').raw_key}")
-        job_id = client.post("/api/v1/conversations", {"user_id": "u", "session_id": "s", "messages": [
-            {"role": "user", "content": "I keep bees."}]}, format="json").json()["job_id"]
-        deadline = time.time() + 30
-        while time.time() < deadline and not any(p == "/v1/chat/completions" for p, _ in fake_openai.requests):
-            time.sleep(0.2)
-        assert fake_openai.requests, "the first worker never started the job"
-        first.send_signal(signal.SIGKILL)  # mid-task: the LLM call is still waiting
-        first.wait(10)
-        second = _worker(env)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            job = ConversationJob.objects.get(id=job_id)
-            if job.status == "done":
-                break
-            time.sleep(0.5)
-    finally:
-        for process in (first, second):
-            if process and process.poll() is None:
-                process.terminate()
-                process.wait(10)
-        app.conf.task_always_eager, app.conf.broker_url, app.conf.broker_transport_options = previous
-        app._pool, app.amqp._producer_pool = None, None
-        redis.Redis.from_url(BROKER).flushdb()
+    env = {"EXTRACTION_PROVIDER": "llm", "LLM_BASE_URL": fake_openai.base_url, "LLM_TIMEOUT": "30",
+           "CELERY_VISIBILITY_TIMEOUT": "4", "CELERY_RESTORE_INTERVAL": "1"}
+    fast_restore = {"visibility_timeout": 4, "unacked_restore_interval": 1, "unacked_restore_throttle": 1}
+    first = second = None
+    with celery_on_broker(BROKER, fast_restore):
+        try:
+            first = start_celery_worker(BROKER, **env)
+            client = APIClient()
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key_create(tenant_name='kill').raw_key}")
+            job_id = client.post("/api/v1/conversations", {"user_id": "u", "session_id": "s", "messages": [
+                {"role": "user", "content": "I keep bees."}]}, format="json").json()["job_id"]
+            deadline = time.time() + 30
+            while time.time() < deadline and not any(p == "/v1/chat/completions" for p, _ in fake_openai.requests):
+                time.sleep(0.2)
+            assert fake_openai.requests, "the first worker never started the job"
+            first.send_signal(signal.SIGKILL)  # mid-task: the LLM call is still waiting
+            first.wait(10)
+            second = start_celery_worker(BROKER, **env)
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                job = ConversationJob.objects.get(id=job_id)
+                if job.status == "done":
+                    break
+                time.sleep(0.5)
+        finally:
+            stop_process(first)
+            stop_process(second)
     assert job.status == "done", (job.status, job.error)
     assert list(MemoryItem.objects.values_list("text", flat=True)) == ["User keeps bees."]
     _count_fault(lost=0)
