@@ -21,7 +21,7 @@ from memories.embedding import (
 )
 from memories.models import ActiveEmbedding, EmbeddingState, MemoryItem, MemorySource, MemoryVector
 from memories.text import content_hash
-from memories.vectors import embed_items, ensure_hnsw_index_once
+from memories.vectors import embed_items
 from memories.writing import search_document
 
 BACKFILLS = ("embeddings", "hashes", "search-vectors", "sources")
@@ -140,8 +140,7 @@ def reembed(*, spec: EmbedderSpec, batch_size: int = 200, dry_run: bool = False,
     """Embed every current memory lacking a vector of `spec`'s model. The
     memories' embedding_state keeps describing the active model, so it is
     left alone here."""
-    embedder = build_embedder(spec)
-    ensure_hnsw_index_once(embedder.name, embedder.dimensions)
+    embedder = build_embedder(spec)  # embed_items creates the model's index with its first vectors
     done = BatchReport()
     if not dry_run:
         done = _in_batches(_missing_vectors(embedder.name), batch_size, 0.0, False, progress,

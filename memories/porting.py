@@ -26,7 +26,7 @@ from django.utils.dateparse import parse_datetime
 
 from memories.embedding import Embedder, get_embedder
 from memories.models import MemoryHistory, MemoryItem, MemorySource, MemoryStatus, MemoryType, Tenant
-from memories.vectors import embed_items, refresh_planner_statistics
+from memories.vectors import embed_items, refresh_planner_statistics, store_vectors
 from memories.writing import MemorySpec, memory_create_batch
 
 SOURCES = ("memory-items", "agent-memories", "mem0", "jsonl")
@@ -382,8 +382,6 @@ def _write_batch(tenant: Tenant, batch: list[ImportRecord], actor: str, dry_run:
                       and record.vector_model in ("", embedder.name))
             (keep if usable else reembed).append((result.memory, record))
         if keep:
-            from memories.vectors import store_vectors
-
             store_vectors([(m, np.asarray(r.vector, dtype=np.float32)) for m, r in keep], embedder)
             report.vectors_kept += len(keep)
     if reembed:

@@ -272,10 +272,6 @@ def keyword_candidates_bm25(tenant: Tenant, q: SearchQuery, pool: int, now: date
 # --------------------------------------------------------------------------- scoring
 
 
-def recency_bonus_at(moment: datetime, arousal, now: datetime) -> float:
-    return recency_seconds_bonus((now - moment).total_seconds(), arousal)
-
-
 def recency_seconds_bonus(age_seconds: float, arousal) -> float:
     """0..0.15, decaying with a 30-day scale; emotionally charged memories
     (data.emotion.arousal, 0..1) fade up to 1.5x slower."""
@@ -290,7 +286,7 @@ def recency_seconds_bonus(age_seconds: float, arousal) -> float:
 def recency_bonus(memory: MemoryItem, now: datetime) -> float:
     emotion = memory.data.get("emotion") if isinstance(memory.data, dict) else None
     arousal = emotion.get("arousal") if isinstance(emotion, dict) else None
-    return recency_bonus_at(memory.valid_at or memory.created_at, arousal, now)
+    return recency_seconds_bonus((now - (memory.valid_at or memory.created_at)).total_seconds(), arousal)
 
 
 def importance_bonus(memory: MemoryItem) -> float:
