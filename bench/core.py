@@ -104,14 +104,14 @@ def time_searches(tenant, queries: list[tuple[str, str]], mode: str, **kwargs) -
 def hnsw_recall(tenant, embedder, rng: random.Random, count: int = 100, k: int = 10) -> float:
     from django.utils import timezone
 
-    from memories.search import SearchQuery, exact_tenant_neighbours, semantic_candidates
+    from memories.search import SearchQuery, exact_tenant_neighbours, semantic_search
 
     total = 0.0
     for _ in range(count):
         text = query_text(rng)
         vector = embedder.embed_query(text)
         truth = exact_tenant_neighbours(tenant, vector, embedder.name, k)
-        found = semantic_candidates(tenant, SearchQuery(query=text, limit=k), vector, embedder.name,
+        found, _ = semantic_search(tenant, SearchQuery(query=text, limit=k), vector, embedder.name,
                                     embedder.dimensions, k, timezone.now(), "hnsw")
         total += len({row[0] for row in found[:k]} & set(truth)) / max(len(truth), 1)
     return total / count

@@ -107,6 +107,23 @@ def test_the_hnsw_plan_finds_what_the_exact_plan_finds(api, tenant_a, settings):
     assert hnsw_ids == exact_ids
 
 
+def test_a_user_larger_than_the_exact_plan_is_searched_by_hnsw_even_when_filters_match_little(
+        api, tenant_a, settings):
+    """The exact plan scans at most SEARCH_EXACT_MAX_ROWS vectors and reports how
+    many it scanned; a larger user must not get a partial answer from it."""
+    for i in range(30):
+        api.remember("alice", f"Alice note {i} about topic {i % 5}")
+    api.remember("alice", "Alice prefers window seats on trains.", memory_type="profile")
+    settings.SEARCH_EXACT_MAX_ROWS = 10
+    for mode in ("hybrid", "semantic"):
+        plan = SearchPlan()
+        query = SearchQuery(query="window seats", user_id="alice", mode=mode, memory_types=["profile"])
+        results = memory_search(tenant=tenant_a, query=query, plan=plan)
+        assert plan.vector_plan == "hnsw"
+        assert [r.memory.text for r in results] == ["Alice prefers window seats on trains."]
+        assert results[0].scores["semantic"] is not None
+
+
 def test_tenant_wide_search_uses_hnsw_and_stays_in_the_tenant(api, api_b, tenant_a):
     api.remember("alice", "Alice collects stamps.")
     api.remember("carol", "Carol collects coins.")
