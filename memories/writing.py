@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Value
 from django.utils import timezone
 
+from memories.bulk import Computed, insert_objects
 from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict, get_or_not_found
 from memories.models import (
     EmbeddingState,
@@ -114,6 +115,10 @@ def search_document(text: str) -> SearchVector:
     """The full-text vector of a text, computed by the INSERT itself: Python
     segments (jieba for Chinese), Postgres builds the tsvector."""
     return SearchVector(Value(index_document(text)), config="simple")
+
+
+# The full-text column as batch inserts compute it: the same document as search_document.
+INDEXED_TEXT = Computed("to_tsvector('simple', {})", "text", lambda item: index_document(item.text))
 
 
 def _enqueue_embedding(item_ids: Iterable[uuid.UUID]) -> None:
@@ -318,11 +323,11 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
                                     job_id=job_id))
         results.append(WriteResult("UPDATE", current, reason="same text with new tags or data"))
 
-    MemoryItem.objects.bulk_create(new_items, batch_size=1000)
+    insert_objects(MemoryItem, new_items, {"search_vector": INDEXED_TEXT})
     if updated:
         MemoryItem.objects.bulk_update(list(updated.values()), ["tags", "data", "importance", "version", "updated_at"])
     MemorySource.objects.bulk_create(new_sources, batch_size=1000)
-    MemoryHistory.objects.bulk_create(history, batch_size=1000)
+    insert_objects(MemoryHistory, history)
     if enqueue_embedding:
         _enqueue_embedding(item.id for item in new_items)
     return results
@@ -550,10 +555,10 @@ def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "eras
         scrubbed = MemoryHistory.objects.filter(tenant=tenant, user_id=user_id).update(
             old_text=None, new_text=None, old_data=None, new_data=None
         )
-        MemoryHistory.objects.bulk_create(
+        insert_objects(MemoryHistory, [
             MemoryHistory(memory_id=i, tenant=tenant, user_id=user_id, event=HistoryEvent.ERASE, actor=actor,
                           reason=reason) for i in ids
-        )
+        ])
         _delete_user_rows(tenant, user_id, ids)
         return ErasureReport(memories=len(ids), vectors=vectors, sources=sources, history_scrubbed=scrubbed)
 
