@@ -41,10 +41,17 @@ def query_text(rng: random.Random) -> str:
     return f"{rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(PLACES)}"
 
 
-def load(tenant, n: int, users: int, embedder, batch: int = 1000) -> dict:
-    """Load through memory_create_batch, timing the write path (rows, history,
-    full-text; what the API acknowledges) apart from embedding + vector writes
-    (what a worker does after commit)."""
+def load(tenant, n: int, users: int, embedder, batch: int = 1000, workers: int = 2) -> dict:
+    """Load through memory_create_batch as a deployment runs it: one writer
+    (what the API acknowledges: rows, history, full text) while `workers`
+    embedding workers (a Celery worker's default concurrency on two cores)
+    embed each committed batch and COPY its vectors. Times the write path,
+    each embedding call, and the wall clock until every memory is embedded."""
+    import queue
+    import threading
+
+    from django.db import connection
+
     from memories.models import MemoryItem
     from memories.vectors import embed_items, refresh_planner_statistics
     from memories.writing import MemorySpec, memory_create_batch
@@ -52,24 +59,49 @@ def load(tenant, n: int, users: int, embedder, batch: int = 1000) -> dict:
     have = MemoryItem.objects.filter(tenant=tenant).count()
     if have >= n:
         print(f"tenant {tenant.name}: {have} memories already loaded (resumed)")
-        return {"loaded": 0, "write_s": 0.0, "embed_s": 0.0}
-    print(f"loading {n - have} memories into {tenant.name} (from {have})...", flush=True)
-    write_s = embed_s = 0.0
+        return {"loaded": 0}
+    print(f"loading {n - have} memories into {tenant.name} (from {have}), {workers} embedding workers...", flush=True)
+    pending: queue.Queue = queue.Queue(maxsize=workers * 2)
+    embed_times: list[float] = []
+    errors: list[BaseException] = []
+
+    def embed_worker() -> None:
+        try:
+            while (ids := pending.get()) is not None:
+                started = time.perf_counter()
+                embed_items(ids, embedder=embedder)
+                embed_times.append(time.perf_counter() - started)
+        except BaseException as exc:  # reported after the run
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=embed_worker) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    write_s = 0.0
+    wall_started = time.perf_counter()
     for start in range(have, n, batch):
         end = min(start + batch, n)
         specs = [MemorySpec(user_id=f"user-{i % users}", text=memory_text(i)) for i in range(start, end)]
         t0 = time.perf_counter()
         results = memory_create_batch(tenant=tenant, specs=specs, actor="bench", enqueue_embedding=False)
-        t1 = time.perf_counter()
-        embed_items([str(r.memory.id) for r in results if r.operation == "ADD"], embedder=embedder)
-        t2 = time.perf_counter()
-        write_s, embed_s = write_s + t1 - t0, embed_s + t2 - t1
+        write_s += time.perf_counter() - t0
+        pending.put([str(r.memory.id) for r in results if r.operation == "ADD"])
         if (end // batch) % 10 == 0 or end == n:
             done = end - have
-            print(f"  {end}/{n}  write {done / write_s:.0f}/s  embed {done / embed_s:.0f}/s  "
-                  f"both {done / (write_s + embed_s):.0f}/s", flush=True)
+            print(f"  {end}/{n}  write {done / write_s:.0f}/s  end to end so far "
+                  f"{done / (time.perf_counter() - wall_started):.0f}/s", flush=True)
+    for _ in threads:
+        pending.put(None)
+    for thread in threads:
+        thread.join()
+    wall_s = time.perf_counter() - wall_started
+    if errors:
+        raise errors[0]
     refresh_planner_statistics()
-    return {"loaded": n - have, "write_s": write_s, "embed_s": embed_s}
+    return {"loaded": n - have, "write_s": write_s, "embed_s": sum(embed_times), "wall_s": wall_s,
+            "workers": workers}
 
 
 def ingest_rows(name: str, ingest: dict) -> list[dict]:
@@ -77,12 +109,12 @@ def ingest_rows(name: str, ingest: dict) -> list[dict]:
         return [{"embedder": name, "stage": "(resumed: nothing loaded)"}]
     n = ingest["loaded"]
     return [
-        {"embedder": name, "stage": "write path (rows, history, full-text)", "memories": n,
-         "seconds": ingest["write_s"], "memories/s": n / ingest["write_s"]},
-        {"embedder": name, "stage": "embedding + vector COPY (HNSW kept)", "memories": n,
+        {"embedder": name, "stage": "write path (rows, history, full-text): what the API acknowledges",
+         "memories": n, "seconds": ingest["write_s"], "memories/s": n / ingest["write_s"]},
+        {"embedder": name, "stage": "embedding + vector COPY (HNSW kept), one worker", "memories": n,
          "seconds": ingest["embed_s"], "memories/s": n / ingest["embed_s"]},
-        {"embedder": name, "stage": "both, in-process", "memories": n,
-         "seconds": ingest["write_s"] + ingest["embed_s"], "memories/s": n / (ingest["write_s"] + ingest["embed_s"])},
+        {"embedder": name, "stage": f"end to end: 1 writer + {ingest['workers']} embedding workers, all embedded",
+         "memories": n, "seconds": ingest["wall_s"], "memories/s": n / ingest["wall_s"]},
     ]
 
 
@@ -246,8 +278,9 @@ def main() -> None:
     print(f"\nHNSW recall@10 against exact search, tenant-wide, 100 queries: {recall:.3f}")
     hybrid = rows[0]
     write_rate = ingest["loaded"] / ingest["write_s"] if ingest["loaded"] else 0
+    end_to_end = ingest["loaded"] / ingest["wall_s"] if ingest["loaded"] else 0
     print(f"\nsummary: n={args.n} hybrid_p95_ms={hybrid['p95']:.2f} hnsw_recall@10={recall:.3f} "
-          f"write_path_per_s={write_rate:.0f}")
+          f"write_path_per_s={write_rate:.0f} end_to_end_per_s={end_to_end:.0f}")
 
 
 if __name__ == "__main__":
