@@ -79,16 +79,28 @@ class HashEmbedder:
 
 
 class LocalEmbedder:
-    """The bundled MiniLM through sentence-transformers (ONNX or torch backend)."""
+    """The bundled MiniLM through sentence-transformers.
+
+    `backend` serves queries and small batches: ONNX embeds one query in
+    under half torch's time. `batch_backend` (loaded on first use) serves
+    batches of `batch_threshold` texts or more: on these CPUs torch's GEMMs
+    run large batches ~10% faster than ONNX Runtime's. Both produce the same
+    vectors (to 1e-7), so which one embedded a memory does not matter.
+    """
 
     name = "all-MiniLM-L6-v2"
     dimensions = 384
 
-    def __init__(self, backend: str = "onnx", cache_dir: Path | None = None):
+    def __init__(self, backend: str = "onnx", cache_dir: Path | None = None, *, batch_backend: str | None = None,
+                 batch_threshold: int = 32):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         self.backend = backend
+        self.batch_backend = batch_backend if batch_backend not in (None, "", backend) else None
+        self.batch_threshold = batch_threshold
+        self._cache_dir = cache_dir
         self._model = self._load(backend, cache_dir)
+        self._batch_model = None
         self._lock = threading.Lock()
 
     @staticmethod
@@ -115,12 +127,19 @@ class LocalEmbedder:
             logger.info("cached the ONNX export of MiniLM under %s", exported)
         return model
 
+    def _model_for(self, count: int):
+        if self.batch_backend is None or count < self.batch_threshold:
+            return self._model
+        if self._batch_model is None:
+            self._batch_model = self._load(self.batch_backend, self._cache_dir)
+        return self._batch_model
+
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         with self._lock:
-            out = self._model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                                     show_progress_bar=False)
+            out = self._model_for(len(texts)).encode(texts, batch_size=64, normalize_embeddings=True,
+                                                     convert_to_numpy=True, show_progress_bar=False)
         return out.astype(np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -180,7 +199,8 @@ def build_embedder(spec: EmbedderSpec) -> Embedder:
     if spec.provider == "hash":
         return HashEmbedder(spec.dimensions)
     if spec.provider == "local":
-        return LocalEmbedder(settings.EMBEDDING_LOCAL_BACKEND, cache_dir=settings.VAR_DIR / "models")
+        return LocalEmbedder(settings.EMBEDDING_LOCAL_BACKEND, cache_dir=settings.VAR_DIR / "models",
+                             batch_backend=settings.EMBEDDING_LOCAL_BATCH_BACKEND)
     if spec.provider == "openai":
         return OpenAIEmbedder(base_url=spec.base_url, model=spec.model, dimensions=spec.dimensions,
                               api_key=settings.EMBEDDING_API_KEY, timeout=settings.EMBEDDING_TIMEOUT)

@@ -38,6 +38,17 @@ def test_the_local_model_matches_torch(local_embedder):
     assert float(abs(a - b).max()) < 1e-3
 
 
+def test_large_batches_go_to_the_batch_backend_with_the_same_vectors(local_embedder):
+    """Queries through ONNX, big batches through torch: a memory embedded in a
+    batch must be found by a query embedded alone."""
+    mixed = LocalEmbedder(backend="onnx", batch_backend="torch", batch_threshold=len(FACTS))
+    batch = mixed.embed_documents(FACTS)
+    assert mixed._batch_model is not None and mixed._batch_model is not mixed._model
+    singles = [mixed.embed_query(text) for text in FACTS]
+    assert float(abs(batch - singles).max()) < 1e-3
+    assert float(abs(batch - local_embedder.embed_documents(FACTS)).max()) < 1e-3
+
+
 @pytest.mark.parametrize("mode", ["semantic", "hybrid"])
 def test_paraphrased_questions_find_the_right_memory(tenant_a, local_embedder, mode):
     results = memory_create_batch(tenant=tenant_a, specs=[MemorySpec(user_id="alice", text=t) for t in FACTS],
