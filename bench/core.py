@@ -105,6 +105,35 @@ def load(tenant, n: int, users: int, embedder, batch: int = 1000, workers: int =
             "workers": workers}
 
 
+def insert_versus_bulk_create(tenant, rounds: int = 7, batch: int = 1000) -> list[dict]:
+    """The write path's row insert against Django's bulk_create, interleaved in
+    one process on the same 1,000 memories (rolled back each time)."""
+    from django.db import transaction
+    from django.utils import timezone
+
+    from memories.models import MemoryItem
+    from memories.writing import INDEXED_TEXT, MemorySpec, _new_item, insert_objects
+
+    samples: dict[str, list[float]] = {"bulk_create": [], "insert_objects": []}
+    for round_index in range(rounds):
+        for name in samples:
+            specs = [MemorySpec(user_id=f"user-{i % 1000}", text=f"{memory_text(i)} insert round {round_index}")
+                     for i in range(batch)]
+            now = timezone.now()
+            items = [_new_item(tenant, spec, now) for spec in specs]
+            with transaction.atomic():
+                started = time.perf_counter()
+                if name == "bulk_create":
+                    MemoryItem.objects.bulk_create(items)
+                else:
+                    insert_objects(MemoryItem, items, {"search_vector": INDEXED_TEXT})
+                samples[name].append((time.perf_counter() - started) * 1000)
+                transaction.set_rollback(True)
+    baseline = statistics.median(samples["bulk_create"])
+    return [{"insert": name, "ms per 1,000 (median)": statistics.median(values),
+             "vs bulk_create": statistics.median(values) / baseline} for name, values in samples.items()]
+
+
 def ingest_rows(name: str, ingest: dict) -> list[dict]:
     if not ingest["loaded"]:
         return [{"embedder": name, "stage": "(resumed: nothing loaded)"}]
@@ -225,6 +254,7 @@ def main() -> None:
     tenant, _ = Tenant.objects.get_or_create(name=f"bench-{args.n}")
     ingest = load(tenant, args.n, args.users, HashEmbedder(settings.EMBEDDING_DIMENSIONS))
     queries = [(f"user-{rng.randrange(args.users)}", query_text(rng)) for _ in range(args.queries)]
+    insert_rows = insert_versus_bulk_create(tenant)
 
     rows = []
     for mode in ("hybrid", "semantic", "keyword"):
@@ -283,6 +313,8 @@ def main() -> None:
     table = ingest_rows("hash", ingest) + (ingest_rows("local MiniLM (ONNX)", local_ingest) if local_ingest else [])
     print_table("Batch ingest through memory_create_batch, 1,000 per batch", table,
                 ["embedder", "stage", "memories", "seconds", "memories/s"])
+    print_table(f"Inserting 1,000 memory rows into the {args.n:,}-row table, 7 interleaved rounds", insert_rows,
+                ["insert", "ms per 1,000 (median)", "vs bulk_create"])
     if speed_rows:
         print_table("Local model backends (1,000 sentences, median of 3 rounds; 300 single queries)",
                     speed_rows, ["backend", "batch sentences/s", "one query p50 ms", "one query p95 ms"])
