@@ -150,11 +150,11 @@ def _exact_semantic_sql(tenant: Tenant, q: SearchQuery, vector: np.ndarray, mode
     where, params = _item_filters(tenant, q, now)
     sql = f"""
         WITH mine AS MATERIALIZED (
-            SELECT v.item_id, v.embedding FROM memory_vectors v
+            SELECT v.item_id, v.embedding <=> %s::halfvec AS distance FROM memory_vectors v
             WHERE v.tenant_id = %s AND v.user_id = %s AND v.model = %s LIMIT %s
         ),
         nearest AS MATERIALIZED (
-            SELECT item_id, MIN(embedding <=> %s::halfvec) AS distance FROM mine GROUP BY item_id
+            SELECT item_id, MIN(distance) AS distance FROM mine GROUP BY item_id
         ),
         found AS (
             SELECT m.id, n.distance, {_SCORE_COLUMNS}
@@ -166,7 +166,7 @@ def _exact_semantic_sql(tenant: Tenant, q: SearchQuery, vector: np.ndarray, mode
         SELECT f.*, c.scanned
         FROM (SELECT count(*) AS scanned FROM mine) AS c LEFT JOIN found f ON true
         ORDER BY f.distance"""
-    args = [tenant.id, q.user_id, model, settings.SEARCH_EXACT_MAX_ROWS + 1, _vector_literal(vector), *params, pool]
+    args = [_vector_literal(vector), tenant.id, q.user_id, model, settings.SEARCH_EXACT_MAX_ROWS + 1, *params, pool]
     return sql, args
 
 
