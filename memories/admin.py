@@ -206,14 +206,14 @@ class MemoryItemAdmin(TenantScopedAdmin):
     actions = ("archive_selected", "restore_selected", "merge_selected")
     readonly_fields = ("id", "tenant", "user_id", "agent_id", "session_id", "group_id", "memory_type", "status",
                        "version", "confidence", "data", "content_hash", "valid_at", "invalid_at", "created_at",
-                       "expired_at", "updated_at", "version_chain", "embedding_state", "embedding_error",
+                       "expired_at", "updated_at", "archived_at", "version_chain", "embedding_state", "embedding_error",
                        "vector_table", "source_table", "history_timeline")
     fieldsets = (
         (None, {"fields": ("text", "importance", "tags", "expected_version")}),
         ("Who and what", {"fields": ("id", "tenant", "user_id", "agent_id", "session_id", "group_id",
                                      "memory_type", "status", "confidence", "data", "content_hash")}),
         ("Time (bitemporal)", {"fields": ("valid_at", "invalid_at", "created_at", "expired_at", "updated_at",
-                                          "version", "version_chain")}),
+                                          "archived_at", "version", "version_chain")}),
         ("Sources", {"fields": ("source_table",)}),
         ("Embedding", {"fields": ("embedding_state", "embedding_error", "vector_table")}),
         ("History", {"fields": ("history_timeline",)}),

@@ -98,6 +98,9 @@ class MemoryItem(models.Model):
     created_at = models.DateTimeField()
     expired_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField()
+    # When the row was archived (soft-deleted): status changes in place, so
+    # as_of needs it to tell "archived since" from "archived at the time".
+    archived_at = models.DateTimeField(null=True, blank=True)
     version = models.PositiveIntegerField(default=1)
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
@@ -140,6 +143,8 @@ class MemoryItem(models.Model):
             ),
             models.CheckConstraint(condition=~Q(user_id=""), name="memory_user_id_not_empty"),
             models.CheckConstraint(condition=Q(version__gte=1), name="memory_version_positive"),
+            models.CheckConstraint(condition=Q(archived_at__isnull=True) | Q(status="archived"),
+                                   name="memory_archived_at_only_when_archived"),
             # One current row per text per user: the dedupe hash is enforced, not just checked.
             models.UniqueConstraint(
                 fields=["tenant", "user_id", "content_hash"],

@@ -405,7 +405,8 @@ def export_rows(*, tenant: Tenant, user_id: str | None = None, include_history: 
                "text": memory.text, "data": memory.data, "tags": list(memory.tags), "importance": memory.importance,
                "confidence": memory.confidence, "status": memory.status, "version": memory.version,
                "valid_at": _iso(memory.valid_at), "invalid_at": _iso(memory.invalid_at),
-               "created_at": _iso(memory.created_at), "content_hash": memory.content_hash,
+               "created_at": _iso(memory.created_at), "archived_at": _iso(memory.archived_at),
+               "content_hash": memory.content_hash,
                "sources": [{"session_id": s.session_id, "message_indices": s.message_indices}
                            for s in MemorySource.objects.filter(item=memory)]}
         if include_history:

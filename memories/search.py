@@ -76,12 +76,13 @@ def _item_filters(tenant: Tenant, q: SearchQuery, now: datetime) -> tuple[str, l
         params.append(q.user_id)
     if q.as_of is not None:
         # Bitemporal: recorded by then and not yet replaced, and true in the world then.
+        # An archived row counts only if it was archived after that moment.
         clauses.append(
             "m.created_at <= %s AND (m.expired_at IS NULL OR m.expired_at > %s)"
             " AND (m.valid_at IS NULL OR m.valid_at <= %s) AND (m.invalid_at IS NULL OR m.invalid_at > %s)"
-            " AND m.status IN ('active', 'archived')"
+            " AND (m.status = 'active' OR (m.status = 'archived' AND m.archived_at > %s))"
         )
-        params += [q.as_of] * 4
+        params += [q.as_of] * 5
     else:
         clauses.append("m.expired_at IS NULL AND m.status = 'active' AND (m.invalid_at IS NULL OR m.invalid_at > %s)")
         params.append(now)

@@ -220,6 +220,7 @@ def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides) -> M
         tags=list(dict.fromkeys(spec.tags)),
         content_hash=content_hash(spec.text),
         status=spec.status,
+        archived_at=now if spec.status == MemoryStatus.ARCHIVED else None,
         valid_at=spec.valid_at or now,
         created_at=now,
         updated_at=now,
@@ -530,7 +531,8 @@ def memory_set_status(
         memory.status = status
         memory.version += 1
         memory.updated_at = timezone.now()
-        memory.save(update_fields=["status", "version", "updated_at"])
+        memory.archived_at = memory.updated_at if status == MemoryStatus.ARCHIVED else None
+        memory.save(update_fields=["status", "version", "updated_at", "archived_at"])
         _sync_vector_status([memory])
         _history(memory, event, actor=actor, old_data=before, new_data=_snapshot(memory), reason=reason).save()
         return WriteResult("DELETE" if status == MemoryStatus.ARCHIVED else "UPDATE", memory)

@@ -76,6 +76,26 @@ def test_as_of_returns_what_was_known_then(api, tenant_a):
     assert api.search("alice", "Alice lives", as_of="2019-06-01T00:00:00Z") == []
 
 
+def test_an_archived_memory_is_found_as_of_before_it_was_archived_only(api, tenant_a):
+    memory = api.remember("alice", "Alice keeps bees on her roof.")
+    while_active = timezone.now()
+    response = api.delete(f"memories/{memory['id']}")
+    assert response.status_code in (200, 204), response.content
+    after_archive = timezone.now()
+    record = api.get(f"memories/{memory['id']}").json()
+    assert record["status"] == "archived" and record["archived_at"] is not None
+    assert api.search("alice", "bees", mode="keyword") == []
+    assert _texts(api.search("alice", "bees", mode="keyword", as_of=while_active.isoformat())) == [
+        "Alice keeps bees on her roof."]
+    assert api.search("alice", "bees", mode="keyword", as_of=after_archive.isoformat()) == []
+    # Restored (admin action, same service): current again, the stamp cleared.
+    from memories.writing import memory_set_status
+
+    restored = memory_set_status(tenant=tenant_a, memory_id=memory["id"], status="active", actor="test").memory
+    assert restored.archived_at is None
+    assert _texts(api.search("alice", "bees", mode="keyword")) == ["Alice keeps bees on her roof."]
+
+
 def test_an_invalidated_fact_is_not_returned_now_but_is_as_of_then(api, tenant_a):
     from memories.writing import memory_invalidate
 

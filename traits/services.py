@@ -15,7 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from memories.models import HistoryEvent, MemoryHistory, MemoryItem, MemoryStatus, Tenant
-from memories.writing import MemorySpec, memory_create
+from memories.writing import MemorySpec, memory_create, memory_set_status
 from traits import lifecycle
 from traits.models import EvidenceKind, Trait, TraitEvidence, TraitOrigin, TraitStage
 
@@ -128,9 +128,13 @@ def trait_set_stage(*, trait: Trait, stage: str, actor: str, reason: str) -> Tra
             return TraitChange(locked, old, stage)
         locked.stage = stage
         locked.save(update_fields=["stage"])
-        MemoryItem.objects.filter(id=locked.memory_id).update(version=F("version") + 1, updated_at=timezone.now())
         if stage == TraitStage.DISSOLVED:
-            MemoryItem.objects.filter(id=locked.memory_id).update(status=MemoryStatus.ARCHIVED)
+            # The same archive as anywhere else: stamped, versioned, vectors synced, in the history.
+            memory_set_status(tenant=locked.memory.tenant, memory_id=locked.memory_id, status=MemoryStatus.ARCHIVED,
+                              actor=actor, reason=reason or "trait dissolved")
+        else:
+            MemoryItem.objects.filter(id=locked.memory_id).update(version=F("version") + 1,
+                                                                  updated_at=timezone.now())
         _stage_event(locked, old, stage, actor=actor, reason=reason).save()
         return TraitChange(locked, old, stage)
 

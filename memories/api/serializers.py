@@ -128,7 +128,7 @@ class MemorySerializer(serializers.ModelSerializer):
         fields = [
             "id", "user_id", "agent_id", "session_id", "group_id", "memory_type", "text", "data", "tags",
             "importance", "confidence", "status", "version", "content_hash", "valid_at", "invalid_at",
-            "created_at", "expired_at", "updated_at", "superseded_by", "embedding_state",
+            "created_at", "expired_at", "updated_at", "archived_at", "superseded_by", "embedding_state",
         ]
         read_only_fields = fields
 
