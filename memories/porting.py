@@ -25,7 +25,7 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from memories.embedding import Embedder, get_embedder
-from memories.models import MemoryHistory, MemoryItem, MemorySource, MemoryStatus, MemoryType, Tenant
+from memories.models import MemoryHistory, MemoryItem, MemoryStatus, MemoryType, Tenant
 from memories.vectors import embed_items, refresh_planner_statistics, store_vectors
 from memories.writing import MemorySpec, memory_create_batch
 
@@ -396,10 +396,11 @@ def export_rows(*, tenant: Tenant, user_id: str | None = None, include_history: 
                 ) -> Iterator[dict]:
     """One dict per current memory, with its sources (and history), ready for JSONL."""
     items = MemoryItem.objects.filter(tenant=tenant, expired_at__isnull=True).exclude(
-        status=MemoryStatus.REJECTED).order_by("created_at", "id")
+        status=MemoryStatus.REJECTED).order_by("created_at", "id").defer("search_vector")
     if user_id:
         items = items.filter(user_id=user_id)
-    for memory in items.iterator(chunk_size=1000):
+    # Sources come per chunk of 1,000 memories, not one query per memory.
+    for memory in items.prefetch_related("sources").iterator(chunk_size=1000):
         row = {"id": str(memory.id), "user_id": memory.user_id, "agent_id": memory.agent_id,
                "session_id": memory.session_id, "group_id": memory.group_id, "memory_type": memory.memory_type,
                "text": memory.text, "data": memory.data, "tags": list(memory.tags), "importance": memory.importance,
@@ -408,7 +409,7 @@ def export_rows(*, tenant: Tenant, user_id: str | None = None, include_history: 
                "created_at": _iso(memory.created_at), "archived_at": _iso(memory.archived_at),
                "content_hash": memory.content_hash,
                "sources": [{"session_id": s.session_id, "message_indices": s.message_indices}
-                           for s in MemorySource.objects.filter(item=memory)]}
+                           for s in memory.sources.all()]}
         if include_history:
             row["history"] = [{"event": h.event, "actor": h.actor, "old_text": h.old_text, "new_text": h.new_text,
                                "reason": h.reason, "created_at": _iso(h.created_at)}

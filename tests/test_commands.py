@@ -120,6 +120,19 @@ def test_export_then_import_restores_the_same_memories(db, tmp_path):
     assert snapshot("copy") == snapshot("source")
 
 
+def test_export_reads_sources_per_chunk_not_per_memory(db, django_assert_max_num_queries):
+    from memories.porting import export_rows
+    from memories.writing import memory_create_batch
+
+    tenant = Tenant.objects.create(name="many")
+    memory_create_batch(tenant=tenant, actor="t", specs=[
+        MemorySpec(user_id="ann", text=f"Ann note {i}.", source_session_id="s-1", source_message_indices=[i])
+        for i in range(40)])
+    with django_assert_max_num_queries(3):
+        rows = list(export_rows(tenant=tenant))
+    assert len(rows) == 40 and {tuple(r["sources"][0]["message_indices"]) for r in rows} == {(i,) for i in range(40)}
+
+
 def test_an_interrupted_import_resumes_after_its_last_batch(db, tmp_path):
     path = tmp_path / "many.jsonl"
     path.write_text("".join(json.dumps({"user_id": "u", "text": f"Memory {i}.", "memory_type": "fact"}) + "\n"
