@@ -79,6 +79,50 @@ def test_memory_items_straight_from_a_postgres_dsn(db):
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+def test_agent_memories_straight_from_a_dsn_with_a_pgvector_column(db):
+    """The older agent_memories schema as it really is: embedding VECTOR(1536),
+    read from a database on the embedded server (which has pgvector)."""
+    import psycopg
+    from django.db import connection
+
+    server = connection.settings_dict
+    base = f"host={server['HOST']} port={server['PORT']} user={server['USER']}"
+    name = f"agent_src_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(f"{base} dbname=postgres", autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        with psycopg.connect(f"{base} dbname={name}") as conn:
+            conn.execute("CREATE EXTENSION vector")
+            conn.execute("""CREATE TABLE agent_memories (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                user_id integer NOT NULL, agent_id integer, thread_id uuid, memory_key varchar(255) NOT NULL UNIQUE,
+                memory_type varchar(50), summary text, content text, content_metadata jsonb DEFAULT '{}',
+                embedding vector(1536), created_at timestamp DEFAULT current_timestamp,
+                is_active boolean DEFAULT true)""")
+            conn.execute("""CREATE TABLE agent_memory_keywords (id serial PRIMARY KEY,
+                memory_key varchar(255) NOT NULL REFERENCES agent_memories(memory_key) ON DELETE CASCADE,
+                user_id integer NOT NULL, keyword varchar(255) NOT NULL, weight float DEFAULT 1.0,
+                created_at timestamp DEFAULT current_timestamp)""")
+            conn.execute("INSERT INTO agent_memories (user_id, agent_id, memory_key, memory_type, summary, content, "
+                         "content_metadata, embedding, created_at, is_active) VALUES "
+                         "(7, 3, 'k-tea', 'preference', 'Tea', 'Lena drinks green tea.', '{\"source\": \"chat\"}', "
+                         "%s, '2024-05-01 08:00', true), "
+                         "(7, 3, 'k-old', 'fact', 'Old flat', 'Lena lived in Graz.', '{}', NULL, '2024-05-02 08:00', "
+                         "false)", ["[" + ",".join(["0.02"] * 1536) + "]"])
+            conn.execute("INSERT INTO agent_memory_keywords (memory_key, user_id, keyword, weight) VALUES "
+                         "('k-tea', 7, 'tea', 2.0), ('k-tea', 7, 'drinks', 0.5)")
+        output = run("import_memories", "--tenant", "agents-pg", "--source", "agent-memories", "--dsn",
+                     f"{base} dbname={name}")
+        assert "read 2, added 2" in output and "re-embedded 2" in output  # 1536-d does not fit the active model
+        tea = MemoryItem.objects.get(tenant__name="agents-pg", status="active")
+        assert tea.text == "Tea\n\nLena drinks green tea." and tea.tags == ["tea", "drinks"]
+        assert tea.user_id == "7" and tea.agent_id == "3" and tea.data["source"] == "chat"
+        assert tea.data["keyword_weights"] == {"tea": 2.0, "drinks": 0.5}
+        assert MemoryItem.objects.get(tenant__name="agents-pg", text__contains="Graz").status == "archived"
+    finally:
+        with psycopg.connect(f"{base} dbname=postgres", autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 def test_agent_memories_with_keywords(db):
     output = run("import_memories", "--tenant", "agents", "--source", "agent-memories", "--file",
                  str(SAMPLES / "agent_memories.jsonl"))
