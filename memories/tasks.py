@@ -60,3 +60,11 @@ def run_conversation_job(self, job_id: str) -> dict:
             logger.exception("conversation job %s crashed", job_id)
             conversation_job_mark(job_id, JobStatus.FAILED, job_failure_reason(exc))
             raise
+
+
+@shared_task
+def flush_access_counts() -> dict:
+    """Write the buffered read counts (see memories.access); a beat job."""
+    from memories.access import flush_access_counts as flush
+
+    return {"updated": flush()}

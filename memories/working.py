@@ -28,6 +28,11 @@ def _client(url: str):
     return redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
 
 
+def redis_client():
+    """The configured Redis (REDIS_URL), one client per process."""
+    return _client(settings.REDIS_URL)
+
+
 def _key(tenant_id: int, user_id: str) -> str:
     return f"wm:{tenant_id}:{user_id}"
 

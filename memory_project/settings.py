@@ -258,6 +258,7 @@ CELERY_BEAT_SCHEDULE = {
     "refresh-trait-decay": {"task": "reflection.tasks.refresh_trait_decay", "schedule": 1800.0},
     "dissolve-weak-traits": {"task": "reflection.tasks.dissolve_weak_traits", "schedule": 86400.0},
     "consistency-check": {"task": "reflection.tasks.consistency_check", "schedule": 86400.0},
+    "flush-access-counts": {"task": "memories.tasks.flush_access_counts", "schedule": 300.0},
 }
 
 LOGGING = {

@@ -129,6 +129,7 @@ class MemorySerializer(serializers.ModelSerializer):
             "id", "user_id", "agent_id", "session_id", "group_id", "memory_type", "text", "data", "tags",
             "importance", "confidence", "status", "version", "content_hash", "valid_at", "invalid_at",
             "created_at", "expired_at", "updated_at", "archived_at", "superseded_by", "embedding_state",
+            "access_count", "last_accessed_at",
         ]
         read_only_fields = fields
 

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import governance, ingestion, selectors, writing
+from memories.access import record_memory_access
 from memories.api.filters import MemoryFilter
 from memories.api.serializers import (
     ApproveSerializer,
@@ -116,6 +117,7 @@ class MemorySearchView(APIView):
         serializer = MemorySearchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         results = memory_search(tenant=request.user.tenant, query=SearchQuery(**serializer.validated_data))
+        record_memory_access([r.memory.id for r in results])
         return Response({"results": _scored(results)})
 
 
@@ -199,5 +201,6 @@ class ContextView(APIView):
         serializer = ContextRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         built = build_context(tenant=request.user.tenant, **serializer.validated_data)
+        record_memory_access([r.memory.id for r in built.memories])
         return Response({"context": built.text, "working_memory": built.working_memory,
                          "memories": _scored(built.memories)})
