@@ -263,6 +263,23 @@ def memories_since_watermark(tenant: Tenant, user_id: str):
     return queryset.filter(created_at__gt=watermark) if watermark else queryset
 
 
+def memories_to_scan(tenant: Tenant, user_id: str, cap: int) -> list[MemoryItem]:
+    """The next cycle's memories, oldest first, at most about `cap` of them.
+
+    The watermark is a created_at, and a batch of memories shares one, so a
+    cut must not fall inside a batch: the rows after the watermark's moment
+    would never be scanned. The cut moves back to the last whole moment (or,
+    when one moment alone holds more than `cap`, takes all of it).
+    """
+    scan = memories_since_watermark(tenant, user_id).order_by("created_at", "id")
+    memories = list(scan[: cap + 1])
+    if len(memories) <= cap:
+        return memories
+    boundary = memories[cap].created_at
+    whole = [m for m in memories[:cap] if m.created_at != boundary]
+    return whole or list(scan.filter(created_at=boundary))
+
+
 def importance_since_watermark(tenant: Tenant, user_id: str) -> float:
     return memories_since_watermark(tenant, user_id).aggregate(s=Sum("importance"))["s"] or 0.0
 
@@ -272,8 +289,7 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
     """Run one cycle for a user; raises ReflectionBusy if one is running."""
     cycle = _start_cycle(tenant, user_id, trigger, trigger_value)
     try:
-        scan = memories_since_watermark(tenant, user_id).order_by("created_at")
-        memories = list(scan[: settings.REFLECTION_MAX_MEMORIES])
+        memories = memories_to_scan(tenant, user_id, settings.REFLECTION_MAX_MEMORIES)
         traits = list(Trait.objects.filter(memory__tenant=tenant, memory__user_id=user_id)
                       .exclude(stage=TraitStage.DISSOLVED).select_related("memory"))
         hints = (reflector or get_reflector()).reflect(group_related(memories), traits) if memories else []
@@ -288,15 +304,16 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
                                               context=hint.context, actor=ACTOR, data={"key": hint.key},
                                               evidence=[(m, hint.quality) for m in hint.supports])
                 created += 1
+                supports = []
             else:
-                for memory in hint.supports:
-                    services.trait_add_evidence(trait_id=trait.pk, memory=memory, kind=EvidenceKind.SUPPORTING,
-                                                quality=hint.quality, actor=ACTOR, context=hint.context)
+                supports = hint.supports
                 updated += 1
-            for memory in hint.contradicts:
-                change = services.trait_add_evidence(trait_id=trait.pk, memory=memory,
-                                                     kind=EvidenceKind.CONTRADICTING, quality=hint.quality,
-                                                     actor=ACTOR, context=hint.context)
+            observations = [services.Observation(m, EvidenceKind.SUPPORTING, hint.quality, hint.context)
+                            for m in supports]
+            observations += [services.Observation(m, EvidenceKind.CONTRADICTING, hint.quality, hint.context)
+                             for m in hint.contradicts]
+            if observations:
+                change = services.trait_observe(trait_id=trait.pk, observations=observations, actor=ACTOR)
                 dissolved += change.new_stage == TraitStage.DISSOLVED and change.stage_changed
             trait.refresh_from_db()
             if services.trait_split_by_context(trait=trait, actor=ACTOR):

@@ -82,3 +82,38 @@ def test_twenty_parallel_ingestions_of_one_conversation_leave_no_duplicates(tran
     texts = list(current.values_list("text", flat=True))
     assert len(texts) == len(set(texts)) == 4
     record("concurrency: 20 parallel ingestions, duplicate memories", f"0 ({elapsed:.1f} s)")
+
+
+def test_parallel_evidence_for_one_trait_counts_every_memory_once(transactional_db):
+    """Eight reflection workers add evidence to one trait at once, each a batch
+    of its own memories plus one they all share: every memory is counted once
+    and the trait's counts match its evidence rows (compare-and-set, retried)."""
+    from memories.models import Tenant
+    from memories.writing import MemorySpec, memory_create_batch
+    from traits import services
+    from traits.models import Trait, TraitEvidence
+
+    tenant = Tenant.objects.create(name="trait-race")
+    texts = ["Alice takes the stairs (shared)."] + [f"Alice takes the stairs, day {i}." for i in range(24)]
+    memories = [r.memory for r in memory_create_batch(tenant=tenant, actor="t", specs=[
+        MemorySpec(user_id="alice", text=text) for text in texts])]
+    trait = services.trait_create(tenant=tenant, user_id="alice", text="Alice prefers stairs.", subtype="behavior",
+                                  actor="t")
+    shared, own = memories[0], memories[1:]
+
+    def observe(index):
+        batch = [shared, *own[index * 3:(index + 1) * 3]]
+        for _attempt in range(5):  # a worker that lost five races tries again later, as a task retry would
+            try:
+                return services.trait_observe(trait_id=trait.pk, actor="t", observations=[
+                    services.Observation(m, "supporting", "B") for m in batch])
+            except services.TraitConflict:
+                time.sleep(0.05)
+        raise AssertionError("never got through")
+
+    outcomes = run_parallel(8, observe)
+    assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
+    trait = Trait.objects.get(pk=trait.pk)
+    rows = TraitEvidence.objects.filter(trait=trait)
+    assert rows.count() == 25 and rows.filter(memory=shared).count() == 1
+    assert trait.reinforcement_count == 25

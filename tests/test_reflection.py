@@ -36,6 +36,20 @@ def test_a_cycle_grows_a_trend_into_a_candidate_and_records_counters(tenant_a):
     assert [(o["stage"], n["stage"]) for o, n in events] == [("", "trend"), ("trend", "candidate")]
 
 
+def test_a_capped_cycle_never_cuts_a_batch_in_two(tenant_a, settings):
+    """A batch shares one created_at; a cap inside it must not leave the rest
+    of the batch behind the watermark, never to be scanned."""
+    from memories.writing import memory_create_batch
+
+    remember(tenant_a, "Alice went to the dentist.")
+    memory_create_batch(tenant=tenant_a, actor="t", specs=[
+        MemorySpec(user_id="alice", text=f"Alice read chapter {i}.") for i in range(5)])
+    settings.REFLECTION_MAX_MEMORIES = 3
+    scanned = [reflection_run(tenant=tenant_a, user_id="alice", trigger="manual").memories_scanned
+               for _ in range(3)]
+    assert scanned == [1, 5, 0]  # the lone memory, then the whole batch (over the cap), then nothing left
+
+
 def test_the_next_cycle_starts_at_the_watermark_and_contradictions_count(tenant_a):
     remember(tenant_a, "Alice loves green tea in the morning.")
     remember(tenant_a, "Alice prefers green tea over coffee.")

@@ -7,6 +7,7 @@ column (optimistic lock: a conflict re-reads and retries, never overwrites).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -38,12 +39,27 @@ class TraitChange:
         return self.old_stage != self.new_stage
 
 
-def _stage_event(trait: Trait, old: str, new: str, *, actor: str, reason: str) -> MemoryHistory:
+@dataclass(frozen=True)
+class Observation:
+    """One memory seen as evidence for or against a trait."""
+
+    memory: MemoryItem
+    kind: str
+    quality: str
+    context: str = "general"
+
+
+def _stage_event(trait: Trait, old: str, new: str, *, actor: str, reason: str,
+                 confidence: float | None = None) -> MemoryHistory:
+    """A stage change in the history; `confidence` is the trait's at that step
+    when several steps happen in one batch of evidence."""
     memory = trait.memory
+    at_step = trait.confidence if confidence is None else confidence
+    decayed = trait.decayed_confidence if confidence is None else confidence
     return MemoryHistory(memory_id=memory.id, tenant_id=memory.tenant_id, user_id=memory.user_id,
                          event=HistoryEvent.STAGE_CHANGE, old_data={"stage": old},
-                         new_data={"stage": new, "confidence": round(trait.confidence, 4),
-                                   "decayed_confidence": round(trait.decayed_confidence, 4)},
+                         new_data={"stage": new, "confidence": round(at_step, 4),
+                                   "decayed_confidence": round(decayed, 4)},
                          actor=actor, reason=reason)
 
 
@@ -65,41 +81,67 @@ def trait_create(*, tenant: Tenant, user_id: str, text: str, subtype: str, conte
         if not created:
             return trait
         _stage_event(trait, "", stage, actor=actor, reason=f"created by {derived_from}").save()
-    for item, quality in evidence or []:
-        trait_add_evidence(trait_id=trait.pk, memory=item, kind=EvidenceKind.SUPPORTING, quality=quality,
-                           actor=actor)
+    if evidence:
+        trait_observe(trait_id=trait.pk, actor=actor, observations=[
+            Observation(item, EvidenceKind.SUPPORTING, quality) for item, quality in evidence])
     trait.refresh_from_db()
     return trait
 
 
 def trait_add_evidence(*, trait_id, memory: MemoryItem, kind: str, quality: str, actor: str,
                        context: str = "general", now: datetime | None = None) -> TraitChange:
-    """Record one observation and move confidence, counts and stage, under the optimistic lock."""
+    """Record one observation (see trait_observe)."""
+    return trait_observe(trait_id=trait_id, observations=[Observation(memory, kind, quality, context)],
+                         actor=actor, now=now)
+
+
+def trait_observe(*, trait_id, observations: Sequence[Observation], actor: str,
+                  now: datetime | None = None) -> TraitChange:
+    """Record observations of one trait in order and move confidence, counts
+    and stage, under the optimistic lock: one read and one compare-and-set
+    per batch, not per observation (a reflection cycle brings dozens). A
+    memory counts once per trait; a trait that dissolves stops taking evidence."""
     now = now or timezone.now()
     for _attempt in range(MAX_ATTEMPTS):
         with transaction.atomic():
             trait = Trait.objects.select_related("memory").get(pk=trait_id)
-            if trait.stage == TraitStage.DISSOLVED:
-                return TraitChange(trait, trait.stage, trait.stage)
-            evidence, created = TraitEvidence.objects.get_or_create(
-                trait=trait, memory=memory, defaults={"kind": kind, "quality": quality, "context": context})
-            if not created:
-                return TraitChange(trait, trait.stage, trait.stage)  # the same memory counts once
-            supporting = trait.evidence.filter(kind=EvidenceKind.SUPPORTING).count() - (kind == "supporting")
-            state = lifecycle.apply_evidence(lifecycle.TraitState(
-                trait.subtype, trait.stage, trait.confidence, trait.reinforcement_count,
-                trait.contradiction_count, supporting, trait.last_reinforced_at, trait.window_end),
-                kind=kind, quality=quality, now=now)
             old_stage = trait.stage
-            if trait.pinned and state.stage == TraitStage.DISSOLVED:
-                state.stage = old_stage  # an operator pinned it: it does not dissolve on its own
+            if old_stage == TraitStage.DISSOLVED:
+                return TraitChange(trait, old_stage, old_stage)
+            seen = set(TraitEvidence.objects.filter(trait=trait, memory_id__in=[o.memory.id for o in observations])
+                       .values_list("memory_id", flat=True))
+            state = lifecycle.TraitState(
+                trait.subtype, trait.stage, trait.confidence, trait.reinforcement_count, trait.contradiction_count,
+                trait.evidence.filter(kind=EvidenceKind.SUPPORTING).count(), trait.last_reinforced_at,
+                trait.window_end)
+            applied: list[Observation] = []
+            steps: list[tuple[str, str, float, Observation]] = []
+            for observation in observations:
+                if observation.memory.id in seen or state.stage == TraitStage.DISSOLVED:
+                    continue
+                seen.add(observation.memory.id)
+                before = state.stage
+                state = lifecycle.apply_evidence(state, kind=observation.kind, quality=observation.quality, now=now)
+                if trait.pinned and state.stage == TraitStage.DISSOLVED:
+                    state.stage = before  # an operator pinned it: it does not dissolve on its own
+                applied.append(observation)
+                if state.stage != before:
+                    steps.append((before, state.stage, state.confidence, observation))
+            if not applied:
+                return TraitChange(trait, old_stage, old_stage)
+            # Compare-and-set first: a concurrent writer waits on the row and then
+            # retries, so it never records evidence against a state it did not see.
             if not _compare_and_set(trait, state, now):
                 transaction.set_rollback(True)
                 continue
+            TraitEvidence.objects.bulk_create(
+                TraitEvidence(trait=trait, memory=o.memory, kind=o.kind, quality=o.quality, context=o.context)
+                for o in applied)
             trait.refresh_from_db()
-            if state.stage != old_stage:
-                _stage_event(trait, old_stage, state.stage, actor=actor,
-                             reason=f"{kind} evidence ({quality}) from {memory.id}").save()
+            MemoryHistory.objects.bulk_create(
+                _stage_event(trait, before, after, actor=actor, confidence=confidence,
+                             reason=f"{o.kind} evidence ({o.quality}) from {o.memory.id}")
+                for before, after, confidence, o in steps)
             return TraitChange(trait, old_stage, state.stage)
     raise TraitConflict(f"trait {trait_id} changed concurrently {MAX_ATTEMPTS} times")
 
