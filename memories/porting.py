@@ -16,12 +16,13 @@ import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memories.embedding import Embedder, get_embedder
@@ -71,12 +72,12 @@ class ImportReport:
 def _when(value, line: int, name: str) -> datetime | None:
     if value in (None, ""):
         return None
-    if isinstance(value, datetime):
-        return value
-    parsed = parse_datetime(str(value).replace(" ", "T", 1)) if isinstance(value, str) else None
+    parsed = value if isinstance(value, datetime) else (
+        parse_datetime(str(value).replace(" ", "T", 1)) if isinstance(value, str) else None)
     if parsed is None:
         raise ImportError_(f"{name} {value!r} is not a timestamp", line=line)
-    return parsed
+    # The older schemas store `timestamp without time zone` written in UTC.
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
 
 
 def _json(value, line: int, name: str, default):
