@@ -16,7 +16,7 @@ from typing import Protocol
 
 import numpy as np
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, Sum
 from django.utils import timezone
 
@@ -263,6 +263,29 @@ def memories_since_watermark(tenant: Tenant, user_id: str):
     return queryset.filter(created_at__gt=watermark) if watermark else queryset
 
 
+WRITE_CLOCK_MARGIN = timedelta(seconds=5)
+LONGEST_WRITE = timedelta(minutes=10)
+
+
+def open_writes_started_at():
+    """When the oldest write transaction still open (other than ours) began,
+    less a margin for clock skew between app and database; None when none is.
+
+    A memory's created_at is stamped inside its transaction, so a row not yet
+    committed is younger than this moment. A cycle scans only older rows, so
+    its watermark never passes a row that commits later. Transactions open
+    for longer than LONGEST_WRITE are broken, not writing, and are ignored.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT min(xact_start) FROM pg_stat_activity
+               WHERE datname = current_database() AND pid <> pg_backend_pid()
+                 AND backend_xid IS NOT NULL AND xact_start > now() - %s""",
+            [LONGEST_WRITE])
+        started = cursor.fetchone()[0]
+    return started - WRITE_CLOCK_MARGIN if started else None
+
+
 def memories_to_scan(tenant: Tenant, user_id: str, cap: int) -> list[MemoryItem]:
     """The next cycle's memories, oldest first, at most about `cap` of them.
 
@@ -272,6 +295,9 @@ def memories_to_scan(tenant: Tenant, user_id: str, cap: int) -> list[MemoryItem]
     when one moment alone holds more than `cap`, takes all of it).
     """
     scan = memories_since_watermark(tenant, user_id).order_by("created_at", "id")
+    horizon = open_writes_started_at()
+    if horizon is not None:
+        scan = scan.filter(created_at__lt=horizon)
     memories = list(scan[: cap + 1])
     if len(memories) <= cap:
         return memories

@@ -50,6 +50,38 @@ def test_a_capped_cycle_never_cuts_a_batch_in_two(tenant_a, settings):
     assert scanned == [1, 5, 0]  # the lone memory, then the whole batch (over the cap), then nothing left
 
 
+def test_a_memory_committed_after_a_cycle_started_is_not_left_behind_the_watermark(transactional_db):
+    """A writer stamps created_at, then commits later; a cycle that ran in
+    between must not move its watermark past that row."""
+    from django.db import transaction
+
+    from memories.models import Tenant
+
+    tenant = Tenant.objects.create(name="slow-writer")
+    remember(tenant, "Alice went to the dentist.")
+    stamped, release = threading.Event(), threading.Event()
+
+    def slow_writer():
+        try:
+            with transaction.atomic():
+                remember(tenant, "Alice loves green tea in the morning.")
+                stamped.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    writer = threading.Thread(target=slow_writer)
+    writer.start()
+    assert stamped.wait(30)
+    remember(tenant, "Alice prefers green tea over coffee.")  # committed, younger than the open write
+    first = reflection_run(tenant=tenant, user_id="alice", trigger="manual")
+    release.set()
+    writer.join(30)
+    second = reflection_run(tenant=tenant, user_id="alice", trigger="manual")
+    assert first.status == second.status == "completed"
+    assert first.memories_scanned + second.memories_scanned == 3
+
+
 def test_the_next_cycle_starts_at_the_watermark_and_contradictions_count(tenant_a):
     remember(tenant_a, "Alice loves green tea in the morning.")
     remember(tenant_a, "Alice prefers green tea over coffee.")
