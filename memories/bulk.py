@@ -8,6 +8,7 @@ array per column and lets the server do the rest.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -47,11 +48,11 @@ def insert_objects(model: type[models.Model], objects: Sequence[models.Model],
             from psycopg.types.json import Jsonb
 
             inputs.append("%s::jsonb[]")
-            selects.append(f"ARRAY(SELECT jsonb_array_elements_text(u.{alias}))::{field.db_type(connection)}")
+            selects.append(f"ARRAY(SELECT jsonb_array_elements_text(u.{alias}))::{_unsized(field.db_type(connection))}")
             params.append([None if (v := getattr(obj, field.attname)) is None else Jsonb(list(v))
                            for obj in objects])
         else:
-            inputs.append(f"%s::{field.cast_db_type(connection)}[]")
+            inputs.append(f"%s::{_unsized(field.cast_db_type(connection))}[]")
             selects.append(f"u.{alias}")
             params.append([field.get_db_prep_save(field.pre_save(obj, True), connection) for obj in objects])
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
@@ -63,3 +64,9 @@ def insert_objects(model: type[models.Model], objects: Sequence[models.Model],
     for obj in objects:
         obj._state.adding = False
         obj._state.db = connection.alias
+
+
+def _unsized(db_type: str) -> str:
+    """varchar(255) -> varchar: an explicit cast to a sized type truncates
+    silently; left unsized, the column's own type rejects an over-long value."""
+    return re.sub(r"\(\d+\)", "", db_type)

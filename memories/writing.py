@@ -192,8 +192,15 @@ def validate_spec(spec: MemorySpec) -> None:
         raise InvalidOperation("text must be non-empty and contain no NUL characters", field="text")
     if len(spec.text) > settings.MEMORY_MAX_TEXT_CHARS:
         raise InvalidOperation(f"text is longer than {settings.MEMORY_MAX_TEXT_CHARS} characters", field="text")
+    for name in ("user_id", "agent_id", "session_id", "group_id"):
+        limit = MemoryItem._meta.get_field(name).max_length
+        if len(getattr(spec, name)) > limit:
+            raise InvalidOperation(f"{name} is longer than {limit} characters", field=name)
     if any("\x00" in tag for tag in spec.tags):
         raise InvalidOperation("tags must not contain NUL characters", field="tags")
+    tag_limit = MemoryItem._meta.get_field("tags").base_field.max_length
+    if any(len(tag) > tag_limit for tag in spec.tags):
+        raise InvalidOperation(f"each tag must be at most {tag_limit} characters", field="tags")
     try:
         encoded = json.dumps(spec.data, allow_nan=False)
     except (TypeError, ValueError):

@@ -80,3 +80,30 @@ def test_a_full_batch_of_1000_is_saved_in_one_go(api):
     assert response.status_code == 201
     assert MemoryItem.objects.count() == 1000
     assert MemoryHistory.objects.filter(event="ADD").count() == 1000
+
+
+def test_over_long_ids_and_tags_are_refused_not_truncated(tenant_a):
+    """The batch insert must never cut a user id short (two users would become
+    one): the service refuses it by name, and the column would too."""
+    import pytest
+    from django.db import DataError, connection, transaction
+
+    from memories.bulk import insert_objects
+    from memories.errors import InvalidOperation
+    from memories.writing import INDEXED_TEXT, MemorySpec, _new_item, memory_create_batch
+
+    for spec, field in ((MemorySpec(user_id="u" * 256, text="Too long a user."), "user_id"),
+                        (MemorySpec(user_id="u", text="Too long a session.", session_id="s" * 256), "session_id"),
+                        (MemorySpec(user_id="u", text="Too long a tag.", tags=["t" * 101]), "tags")):
+        with pytest.raises(InvalidOperation) as refused:
+            memory_create_batch(tenant=tenant_a, actor="t", specs=[spec])
+        assert refused.value.field == field
+    # Below the service rules, the insert itself keeps the column's limit.
+    from django.utils import timezone
+
+    item = _new_item(tenant_a, MemorySpec(user_id="u", text="Direct insert."), timezone.now())
+    item.user_id = "u" * 300
+    with pytest.raises(DataError), transaction.atomic():
+        insert_objects(MemoryItem, [item], {"search_vector": INDEXED_TEXT})
+    assert not MemoryItem.objects.filter(text="Direct insert.").exists()
+    assert connection.is_usable()
