@@ -11,6 +11,7 @@ before they are written, so a failed write is retried by the next flush.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
@@ -94,6 +95,7 @@ def record_memory_access(memory_ids: Sequence[str]) -> None:
 
 
 def flush_local_access_counts() -> int:
+    """Write this process's buffer (also at a clean exit, see below)."""
     counts = _local.take()
     if not counts:
         return 0
@@ -103,6 +105,16 @@ def flush_local_access_counts() -> int:
         logger.warning("could not write %d access counts; kept for the next flush", len(counts))
         _local.put_back(counts)
         return 0
+
+
+def _flush_at_exit() -> None:
+    try:
+        flush_local_access_counts()
+    except Exception:  # the database may already be gone; counts are statistics
+        logger.warning("access counts not written at exit", exc_info=True)
+
+
+atexit.register(_flush_at_exit)
 
 
 def flush_access_counts() -> int:
