@@ -161,8 +161,8 @@ def _exact_semantic_sql(tenant: Tenant, q: SearchQuery, vector: np.ndarray, mode
         ),
         found AS (
             SELECT m.id, n.distance, {_SCORE_COLUMNS}
-            FROM nearest n JOIN memory_items m ON m.id = n.item_id
-            WHERE {where}
+            FROM nearest n CROSS JOIN LATERAL (
+                SELECT * FROM memory_items m WHERE m.id = n.item_id AND {where} LIMIT 1) AS m
             ORDER BY n.distance LIMIT %s
         )
         -- The count comes back even when the filters leave no row.

@@ -116,10 +116,18 @@ def _register_vector_types() -> None:
         raw._pgvector_registered = True
 
 
-def hnsw_index_name(model: str) -> str:
+def _index_name(kind: str, model: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")[:30]
     digest = hashlib.sha1(model.encode()).hexdigest()[:8]
-    return f"memvec_hnsw_{slug}_{digest}"
+    return f"memvec_{kind}_{slug}_{digest}"
+
+
+def hnsw_index_name(model: str) -> str:
+    return _index_name("hnsw", model)
+
+
+def user_index_name(model: str) -> str:
+    return _index_name("user", model)
 
 
 def ensure_hnsw_index(model: str, dimensions: int, *, using_connection=None) -> str:
@@ -141,21 +149,48 @@ def ensure_hnsw_index(model: str, dimensions: int, *, using_connection=None) -> 
     return name
 
 
+# A b-tree entry holds at most 2,704 bytes; a halfvec takes 2 bytes a dimension.
+USER_INDEX_MAX_DIMENSIONS = 1024
+
+
+def ensure_user_vector_index(model: str, dimensions: int, *, using_connection=None) -> str | None:
+    """Create one model's per-user covering index if it is missing: the exact
+    plan then reads a user's vectors from the index alone, a few contiguous
+    pages, instead of one heap page per vector wherever it was written
+    (measured at 1M memories, 1,000 per user: exact vector step 15.0 -> 5.4 ms
+    p50). Models wider than USER_INDEX_MAX_DIMENSIONS keep the plain index."""
+    if dimensions > USER_INDEX_MAX_DIMENSIONS:
+        return None
+    name = user_index_name(model)
+    conn = using_connection or connection
+    with conn.cursor() as cursor:
+        cursor.execute(
+            f"""CREATE INDEX IF NOT EXISTS {name} ON memory_vectors (tenant_id, user_id)
+                INCLUDE (item_id, embedding) WHERE model = {_quote_literal(model)}"""
+        )
+    return name
+
+
 _indexed_models: set[str] = set()
 
 
 def ensure_hnsw_index_once(model: str, dimensions: int) -> None:
-    """A model's HNSW index must exist as soon as its vectors do (otherwise the
-    'HNSW' plan silently becomes a sequential scan). Checked once per process,
-    through the catalogue first so an existing index costs no table lock."""
+    """A model's indexes (HNSW, per-user covering) must exist as soon as its
+    vectors do (otherwise the 'HNSW' plan silently becomes a sequential scan).
+    Checked once per process, through the catalogue first so existing indexes
+    cost no table lock."""
     if model in _indexed_models:
         return
+    wanted = {hnsw_index_name(model): ensure_hnsw_index}
+    if dimensions <= USER_INDEX_MAX_DIMENSIONS:
+        wanted[user_index_name(model)] = ensure_user_vector_index
     with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_indexes WHERE tablename = 'memory_vectors' AND indexname = %s",
-                       [hnsw_index_name(model)])
-        exists = cursor.fetchone() is not None
-    if not exists:
-        ensure_hnsw_index(model, dimensions)
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'memory_vectors' AND indexname = ANY(%s)",
+                       [list(wanted)])
+        existing = {row[0] for row in cursor.fetchall()}
+    for name, create in wanted.items():
+        if name not in existing:
+            create(model, dimensions)
     _indexed_models.add(model)
 
 

@@ -162,3 +162,22 @@ def test_a_memory_not_yet_embedded_is_found_by_keyword(api, tenant_a):
     MemoryItem.objects.update(embedding_state="pending")
     assert _texts(api.search("alice", "passport expires")) == ["Alice's passport expires in March."]
     assert memory
+
+
+def test_each_model_gets_a_per_user_covering_index_unless_too_wide(api):
+    from django.db import connection
+
+    from memories.embedding import get_embedder
+    from memories.vectors import ensure_user_vector_index, user_index_name
+
+    api.remember("alice", "Alice collects stamps.")
+    model = get_embedder().name
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [user_index_name(model)])
+        (definition,) = cursor.fetchone()
+    assert "INCLUDE (item_id, embedding)" in definition and f"'{model}'" in definition
+    # A 1,536-d halfvec would not fit a b-tree entry: such models keep the plain index.
+    assert ensure_user_vector_index("wide-model", 1536) is None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_indexes WHERE indexname = %s", [user_index_name("wide-model")])
+        assert cursor.fetchone()[0] == 0
