@@ -143,7 +143,7 @@ def ensure_hnsw_index(model: str, dimensions: int, *, using_connection=None) -> 
         cursor.execute(
             f"""CREATE INDEX IF NOT EXISTS {name} ON memory_vectors
                 USING hnsw ((embedding::halfvec({int(dimensions)})) halfvec_cosine_ops)
-                WITH (m = 16, ef_construction = 64)
+                WITH (m = {int(settings.HNSW_M)}, ef_construction = {int(settings.HNSW_EF_CONSTRUCTION)})
                 WHERE model = {_quote_literal(model)}"""
         )
     return name
