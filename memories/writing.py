@@ -117,7 +117,7 @@ def search_document(text: str) -> SearchVector:
     return SearchVector(Value(index_document(text)), config="simple")
 
 
-# The full-text column as batch inserts compute it: the same document as search_document.
+# The full-text column as inserts compute it: the same document as search_document.
 INDEXED_TEXT = Computed("to_tsvector('simple', {})", "text", lambda item: index_document(item.text))
 
 
@@ -232,10 +232,15 @@ def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides) -> M
         created_at=now,
         updated_at=now,
         embedding_state=EmbeddingState.PENDING,
-        search_vector=search_document(spec.text),
     )
     values.update(overrides)
     return MemoryItem(**values)
+
+
+def _insert_memories(items: Sequence[MemoryItem]) -> None:
+    """The one way new memory rows are written (batches, new versions, merges):
+    the full-text column is computed by the INSERT from each text's document."""
+    insert_objects(MemoryItem, items, {"search_vector": INDEXED_TEXT})
 
 
 # --------------------------------------------------------------------------- create
@@ -331,7 +336,7 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
                                     job_id=job_id))
         results.append(WriteResult("UPDATE", current, reason="same text with new tags or data"))
 
-    insert_objects(MemoryItem, new_items, {"search_vector": INDEXED_TEXT})
+    _insert_memories(new_items)
     if updated:
         MemoryItem.objects.bulk_update(list(updated.values()), ["tags", "data", "importance", "version", "updated_at"])
     MemorySource.objects.bulk_create(new_sources, batch_size=1000)
@@ -428,7 +433,7 @@ def _supersede_locked(
     memory.updated_at = now
     memory.save(update_fields=["expired_at", "updated_at"])
     new = _new_item(memory.tenant, spec, now, version=memory.version + 1)
-    new.save(force_insert=True)
+    _insert_memories([new])
     memory.superseded_by = new
     memory.save(update_fields=["superseded_by"])
     _copy_sources([memory], new)
@@ -496,7 +501,7 @@ def memory_merge(
         clash = _current_with_text(tenant.id, first.user_id, merged.content_hash)
         if clash:
             raise VersionConflict(f"memory {clash.id} of this user already has the merged text")
-        merged.save(force_insert=True)
+        _insert_memories([merged])
         for m in memories:
             m.superseded_by = merged
         MemoryItem.objects.bulk_update(memories, ["superseded_by"])
