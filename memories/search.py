@@ -112,6 +112,10 @@ _PLAN_CACHE: dict[tuple, tuple[float, str]] = {}
 PLAN_CACHE_SECONDS = 60.0
 
 
+def _plan_key(tenant: Tenant, user_id: str, model: str) -> tuple:
+    return tenant.id, user_id, model, settings.SEARCH_EXACT_MAX_ROWS
+
+
 def cached_vector_plan(tenant: Tenant, user_id: str | None, model: str) -> str:
     """hnsw for tenant-wide search and for users known to hold more than
     SEARCH_EXACT_MAX_ROWS vectors; exact otherwise. A user's size is learnt
@@ -119,16 +123,10 @@ def cached_vector_plan(tenant: Tenant, user_id: str | None, model: str) -> str:
     so a user not seen in the last minute costs no extra round trip."""
     if user_id is None:
         return "hnsw"
-    cached = _PLAN_CACHE.get((tenant.id, user_id, model, settings.SEARCH_EXACT_MAX_ROWS))
+    cached = _PLAN_CACHE.get(_plan_key(tenant, user_id, model))
     if cached and time.monotonic() - cached[0] < PLAN_CACHE_SECONDS:
         return cached[1]
     return "exact"
-
-
-def _remember_vector_plan(tenant: Tenant, user_id: str, model: str, plan: str) -> None:
-    if len(_PLAN_CACHE) > 100_000:
-        _PLAN_CACHE.clear()
-    _PLAN_CACHE[(tenant.id, user_id, model, settings.SEARCH_EXACT_MAX_ROWS)] = (time.monotonic(), plan)
 
 
 # Columns the scorer needs, read in the same query as the candidates.
@@ -203,10 +201,14 @@ def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: st
         return _candidate_rows(cursor.fetchall())
 
 
-def _exact_result(rows: list[tuple]) -> list[tuple] | None:
+def _exact_result(tenant: Tenant, q: SearchQuery, model: str, rows: list[tuple]) -> list[tuple] | None:
     """Candidate rows of the exact plan, or None when the user turned out to
-    hold more vectors than the plan may scan."""
+    hold more vectors than the plan may scan; such a user is then searched
+    through HNSW for the next PLAN_CACHE_SECONDS."""
     if rows and rows[0][6] > settings.SEARCH_EXACT_MAX_ROWS:
+        if len(_PLAN_CACHE) > 100_000:
+            _PLAN_CACHE.clear()
+        _PLAN_CACHE[_plan_key(tenant, q.user_id, model)] = (time.monotonic(), "hnsw")
         return None
     return _candidate_rows(r for r in rows if r[0] is not None)
 
@@ -221,10 +223,9 @@ def semantic_search(
         sql, args = _exact_semantic_sql(tenant, q, vector, model, pool, now)
         with connection.cursor() as cursor:
             cursor.execute(sql, args)
-            rows = _exact_result(cursor.fetchall())
+            rows = _exact_result(tenant, q, model, cursor.fetchall())
         if rows is not None:
             return rows, "exact"
-        _remember_vector_plan(tenant, q.user_id, model, "hnsw")
     return _hnsw_semantic(tenant, q, vector, model, dimensions, pool, now), "hnsw"
 
 
@@ -309,7 +310,7 @@ def _exact_and_keyword(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model
     if statement is None:
         with connection.cursor() as cursor:
             cursor.execute(semantic_sql, semantic_args)
-            return _exact_result(cursor.fetchall()), []
+            return _exact_result(tenant, q, model, cursor.fetchall()), []
     sql = (f"SELECT true, s.* FROM ({semantic_sql}) AS s"
            f" UNION ALL SELECT false, k.*, NULL::bigint FROM ({statement[0]}) AS k")
     with connection.cursor() as cursor:
@@ -318,7 +319,7 @@ def _exact_and_keyword(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model
     # Each branch is ordered inside; sort again rather than trust the Append's order.
     semantic = sorted((r[1:] for r in rows if r[0]), key=lambda r: (r[1] is None, r[1] or 0.0))
     keyword = sorted((r[1:] for r in rows if not r[0]), key=lambda r: -r[1])
-    return _exact_result(semantic), _candidate_rows(keyword)
+    return _exact_result(tenant, q, model, semantic), _candidate_rows(keyword)
 
 
 # --------------------------------------------------------------------------- scoring
@@ -375,6 +376,7 @@ def memory_search(
     pool = max(query.limit * 3, 50)
     semantic: list[tuple[str, float]] = []
     keyword: list[tuple[str, float]] = []
+    keyword_done = False  # per-user hybrid fetches both sides in one statement
 
     if query.mode in ("semantic", "hybrid"):
         embedder = embedder or get_embedder()
@@ -383,15 +385,14 @@ def memory_search(
         exact_rows = None
         if plan.vector_plan == "exact" and query.mode == "hybrid":
             exact_rows, keyword = _exact_and_keyword(tenant, query, vector, embedder.name, pool, now)
-            if exact_rows is not None:
-                semantic = exact_rows
-            else:  # a large user: the exact plan stopped at its cap
-                _remember_vector_plan(tenant, query.user_id, embedder.name, "hnsw")
-                plan.vector_plan = "hnsw"
-        if exact_rows is None:
+            keyword_done = True
+        if exact_rows is not None:
+            semantic = exact_rows
+        else:  # semantic mode, a tenant-wide or large user, or the exact plan stopped at its cap
+            known = cached_vector_plan(tenant, query.user_id, embedder.name)
             semantic, plan.vector_plan = semantic_search(tenant, query, vector, embedder.name, embedder.dimensions,
-                                                         pool, now, plan.vector_plan)
-    if query.mode == "keyword":
+                                                         pool, now, known)
+    if query.mode != "semantic" and not keyword_done:  # keyword mode, or hybrid through HNSW
         keyword = keyword_candidates(tenant, query, pool, now)
     plan.candidates_semantic, plan.candidates_keyword = len(semantic), len(keyword)
 
@@ -453,7 +454,7 @@ def memories_by_id(ids: list[str]) -> list[MemoryItem]:
         values = list(row)
         for index, convert in converters:
             values[index] = convert(values[index], None, connection)
-        items.append(MemoryItem.from_db("default", names, values))
+        items.append(MemoryItem.from_db(connection.alias, names, values))
     return items
 
 

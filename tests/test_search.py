@@ -135,13 +135,16 @@ def test_a_user_larger_than_the_exact_plan_is_searched_by_hnsw_even_when_filters
         api.remember("alice", f"Alice note {i} about topic {i % 5}")
     api.remember("alice", "Alice prefers window seats on trains.", memory_type="profile")
     settings.SEARCH_EXACT_MAX_ROWS = 10
-    for mode in ("hybrid", "semantic"):
+    # The first hybrid search finds the user large; the last one starts from the cached HNSW plan.
+    for mode in ("hybrid", "semantic", "hybrid"):
         plan = SearchPlan()
         query = SearchQuery(query="window seats", user_id="alice", mode=mode, memory_types=["profile"])
         results = memory_search(tenant=tenant_a, query=query, plan=plan)
         assert plan.vector_plan == "hnsw"
         assert [r.memory.text for r in results] == ["Alice prefers window seats on trains."]
         assert results[0].scores["semantic"] is not None
+        if mode == "hybrid":  # the keyword side runs on the HNSW path too
+            assert results[0].scores["keyword"] is not None and plan.candidates_keyword == 1
 
 
 def test_tenant_wide_search_uses_hnsw_and_stays_in_the_tenant(api, api_b, tenant_a):
@@ -152,6 +155,7 @@ def test_tenant_wide_search_uses_hnsw_and_stays_in_the_tenant(api, api_b, tenant
     results = memory_search(tenant=tenant_a, query=SearchQuery(query="collects stamps", limit=10), plan=plan)
     assert plan.vector_plan == "hnsw"
     assert {r.memory.user_id for r in results} == {"alice", "carol"}
+    assert plan.candidates_keyword == 2  # hybrid: both memories match "collects"
 
 
 def test_a_memory_not_yet_embedded_is_found_by_keyword(api, tenant_a):
