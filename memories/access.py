@@ -94,6 +94,35 @@ def record_memory_access(memory_ids: Sequence[str]) -> None:
         flush_local_access_counts()
 
 
+def forget_access_counts(memory_ids: Sequence[str], *, dry_run: bool = False) -> int:
+    """Drop (or count) buffered reads of erased memories, in Redis and here;
+    returns how many buffered entries there were."""
+    ids = {str(i) for i in memory_ids}
+    if not ids:
+        return 0
+    with _local.lock:
+        found = [i for i in ids if i in _local.counts]
+        if not dry_run:
+            for memory_id in found:
+                del _local.counts[memory_id]
+    held = len(found)
+    if settings.REDIS_URL:
+        import redis
+
+        from memories.working import WorkingMemoryUnavailable, redis_client
+
+        fields = [name for i in ids for name in (i, f"{i}:t")]
+        client = redis_client()
+        try:
+            for key in [REDIS_KEY, *client.scan_iter(match=f"{FLUSHING_PREFIX}*")]:
+                held += sum(1 for value in client.hmget(key, list(ids)) if value is not None)
+                if not dry_run:
+                    client.hdel(key, *fields)
+        except redis.RedisError as exc:
+            raise WorkingMemoryUnavailable(f"Redis unavailable: {exc}") from exc
+    return held
+
+
 def flush_local_access_counts() -> int:
     """Write this process's buffer (also at a clean exit, see below)."""
     counts = _local.take()
@@ -105,6 +134,11 @@ def flush_local_access_counts() -> int:
         logger.warning("could not write %d access counts; kept for the next flush", len(counts))
         _local.put_back(counts)
         return 0
+
+
+def discard_local_access_counts() -> int:
+    """Drop this process's buffer unwritten (a test run's counts point at rolled-back rows)."""
+    return len(_local.take())
 
 
 def _flush_at_exit() -> None:

@@ -25,7 +25,7 @@ from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from memories import governance, writing
+from memories import erasure, governance, writing
 from memories.errors import InvalidOperation, MemoryError_, MemoryNotFound, VersionConflict
 from memories.models import (
     Candidate,
@@ -365,21 +365,16 @@ class MemoryItemAdmin(TenantScopedAdmin):
         context = {**self.admin_site.each_context(request), "title": "Forget a user", "tenants": tenants,
                    "tenant": tenant, "user_id": user_id, "opts": self.model._meta}
         if tenant and user_id:
-            items = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
-            context["counts"] = {
-                "memories": items.count(),
-                "vectors": MemoryVector.objects.filter(item__in=items).count(),
-                "sources": MemorySource.objects.filter(item__in=items).count(),
-                "history rows (kept, content removed)": MemoryHistory.objects.filter(tenant=tenant,
-                                                                                     user_id=user_id).count(),
-                "pending review candidates (rejected)": Candidate.objects.filter(
-                    tenant=tenant, user_id=user_id, status=CandidateStatus.PENDING).count(),
-            }
+            # The preview is the erasure's own dry run: the same function, the same counts.
+            context["counts"] = erasure.user_erase(tenant=tenant, user_id=user_id, actor=actor_of(request),
+                                                   dry_run=True).counts
+            context["registry"] = erasure.REGISTRY
             if request.method == "POST" and request.POST.get("confirm") == "yes":
-                report = writing.user_forget(tenant=tenant, user_id=user_id, actor=actor_of(request),
-                                             reason="erasure from the admin")
-                self.message_user(request, f"Forgot {user_id}: {report.memories} memories, {report.vectors} "
-                                           f"vectors, {report.sources} sources erased.")
+                result = erasure.user_erase(tenant=tenant, user_id=user_id, actor=actor_of(request),
+                                            reason="erasure from the admin")
+                erased = ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in result.counts.items() if n)
+                receipt = result.receipt.id if result.receipt else "-"
+                self.message_user(request, f"Forgot {user_id} (receipt {receipt}): {erased or 'nothing held'}.")
                 return HttpResponseRedirect(reverse("admin:memories_memoryitem_changelist"))
         return TemplateResponse(request, "admin/memories/forget.html", context)
 

@@ -35,3 +35,7 @@ class InvalidOperation(MemoryError_):
     def __init__(self, message: str, *, field: str = "non_field_errors"):
         super().__init__(message)
         self.field = field
+
+
+class NotAllowed(MemoryError_):
+    """The caller is known but may not do this (e.g. approve its own candidate)."""

@@ -11,7 +11,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from memories.errors import InvalidOperation, get_or_not_found
+from memories import writing
+from memories.errors import InvalidOperation, NotAllowed, VersionConflict, get_or_not_found
 from memories.models import (
     Candidate,
     CandidateOperation,
@@ -19,10 +20,11 @@ from memories.models import (
     HistoryEvent,
     MemoryHistory,
     MemoryItem,
-    MemorySource,
+    MemoryStatus,
     Tenant,
 )
-from memories.writing import MemorySpec, memory_create, memory_invalidate, memory_supersede
+from memories.permissions import change_needs_review
+from memories.writing import MemorySpec
 
 # --------------------------------------------------------------------------- sensitive content
 
@@ -110,48 +112,120 @@ def _lock_candidate(tenant: Tenant, candidate_id: uuid.UUID | str) -> Candidate:
     return candidate
 
 
+class SelfApproval(NotAllowed):
+    """The key that made a candidate may not resolve it."""
+
+
 @transaction.atomic
 def candidate_approve(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: str,
-                      edited_text: str | None = None) -> Candidate:
-    """Apply exactly the proposed operation (with the operator's text, if edited)."""
+                      edited_text: str | None = None, api_key_id: int | None = None) -> Candidate:
+    """Apply exactly the proposed operation (with the reviewer's text, if
+    edited). The text to store passes the sensitive-data screen again: what
+    it flags stays in review. An edit replaces the candidate's text, so the
+    removed words are kept nowhere. `api_key_id` is the approving key, which
+    must not be the key that made the candidate."""
     candidate = _lock_candidate(tenant, candidate_id)
-    text = (edited_text or "").strip() or candidate.text
+    if api_key_id is not None and candidate.api_key_id == api_key_id:
+        raise SelfApproval("the key that submitted this candidate may not resolve it")
+    edited = (edited_text or "").strip()
+    text = edited or candidate.text
+    if candidate.operation != CandidateOperation.ARCHIVE:
+        kinds = sensitive_kinds(text)
+        if kinds:
+            raise InvalidOperation(f"the text still carries sensitive data ({', '.join(kinds)}): edit it out "
+                                   "or reject the candidate; it stays in review", field="text")
+    was_edited = bool(edited) and edited != candidate.text
+    reason = f"approved from review ({', '.join(candidate.reasons)})" + ("; edited by the reviewer"
+                                                                          if was_edited else "")
+    memory = _apply_candidate(tenant, candidate, text, actor, reason)
+    writing.memory_record_approval(memory=memory, actor=actor, reason=reason, edited=was_edited,
+                                   session_id=candidate.session_id, message_indices=candidate.source_messages,
+                                   job_id=str(candidate.job_id or ""))
+    candidate.text = text
+    candidate.status = CandidateStatus.APPROVED
+    candidate.resolved_by = actor
+    candidate.resolved_at = timezone.now()
+    candidate.result_memory = memory
+    candidate.save(update_fields=["text", "status", "resolved_by", "resolved_at", "result_memory"])
+    return candidate
+
+
+def _apply_candidate(tenant: Tenant, candidate: Candidate, text: str, actor: str, reason: str) -> MemoryItem:
+    if candidate.operation == CandidateOperation.ARCHIVE and candidate.target_id:
+        return writing.memory_set_status(tenant=tenant, memory_id=candidate.target_id, status=MemoryStatus.ARCHIVED,
+                                         actor=actor, reason=reason).memory
+    if candidate.operation == CandidateOperation.UPDATE and candidate.target_id:
+        if candidate.changes:  # an agent key's change to an approved memory: exactly the fields it asked for
+            fields = {k: v for k, v in candidate.changes.items() if k != "text"}
+            return writing.memory_update(tenant=tenant, memory_id=candidate.target_id, actor=actor, reason=reason,
+                                         text=text if "text" in candidate.changes else None, **fields).memory
+        return writing.memory_supersede(tenant=tenant, memory_id=candidate.target_id, new_text=text, actor=actor,
+                                        reason=reason)
+    if candidate.operation == CandidateOperation.INVALIDATE and candidate.target_id:
+        target = writing.current_memories(tenant.id, candidate.user_id).filter(id=candidate.target_id).first()
+        if target is not None:
+            writing.memory_invalidate(tenant=tenant, memory_id=target.id, actor=actor,
+                                      invalid_at=candidate.valid_at or timezone.now(),
+                                      reason="contradicted by an approved candidate")
     spec = MemorySpec(user_id=candidate.user_id, text=text, memory_type=candidate.memory_type,
                       importance=candidate.importance, confidence=candidate.confidence, tags=candidate.tags,
                       data=candidate.data, agent_id=candidate.agent_id, session_id=candidate.session_id,
                       group_id=candidate.group_id, valid_at=candidate.valid_at,
                       source_session_id=candidate.session_id, source_message_indices=candidate.source_messages)
-    reason = f"approved from review ({', '.join(candidate.reasons)})"
-    if candidate.operation == CandidateOperation.UPDATE and candidate.target_id:
-        memory = memory_supersede(tenant=tenant, memory_id=candidate.target_id, new_text=text, actor=actor,
-                                  reason=reason)
-    else:
-        if candidate.operation == CandidateOperation.INVALIDATE and candidate.target_id:
-            target = MemoryItem.objects.filter(id=candidate.target_id, expired_at__isnull=True).first()
-            if target is not None:
-                memory_invalidate(tenant=tenant, memory_id=target.id, invalid_at=candidate.valid_at or timezone.now(),
-                                  actor=actor, reason=f"contradicted by an approved candidate: {text}")
-        memory = memory_create(tenant=tenant, spec=spec, actor=actor).memory
-    if not memory.sources.exists() and candidate.session_id:
-        MemorySource.objects.create(item=memory, session_id=candidate.session_id,
-                                    message_indices=candidate.source_messages,
-                                    job_id=str(candidate.job_id or ""))
-    MemoryHistory.objects.create(memory_id=memory.id, tenant=tenant, user_id=memory.user_id,
-                                 event=HistoryEvent.APPROVE, actor=actor, new_text=text,
-                                 old_text=candidate.text if text != candidate.text else None, reason=reason,
-                                 job_id=str(candidate.job_id or ""))
-    candidate.status = CandidateStatus.APPROVED
-    candidate.resolved_by = actor
-    candidate.resolved_at = timezone.now()
-    candidate.result_memory = memory
-    candidate.save(update_fields=["status", "resolved_by", "resolved_at", "result_memory"])
-    return candidate
+    return writing.memory_create(tenant=tenant, spec=spec, actor=actor).memory
+
+
+# --------------------------------------------------------------------------- changes by clients
+
+
+@dataclass
+class ClientChange:
+    """What a client's change did: applied (`result`) or held for review (`candidate`)."""
+
+    result: writing.WriteResult | None = None
+    candidate: Candidate | None = None
+
+
+def memory_change_by_key(*, tenant: Tenant, memory_id: uuid.UUID | str, role: str, api_key_id: int, actor: str,
+                         archive: bool = False, expected_version: int | None = None, **fields) -> ClientChange:
+    """Update (`fields`) or archive a memory for an API key. A memory an
+    operator approved is changed by an agent key only through review, when
+    its tenant protects approved memories: the change becomes a candidate."""
+    memory = get_or_not_found(MemoryItem.objects.filter(tenant=tenant), "memory", id=memory_id)
+    if change_needs_review(role=role, approved_by_operator=was_approved_by_operator(memory),
+                           tenant_protects_approved=tenant.protect_approved):
+        return ClientChange(candidate=_change_request(memory, archive=archive, api_key_id=api_key_id,
+                                                      expected_version=expected_version, fields=fields))
+    if archive:
+        return ClientChange(result=writing.memory_set_status(
+            tenant=tenant, memory_id=memory_id, status=MemoryStatus.ARCHIVED, actor=actor,
+            reason="deleted through the API", expected_version=expected_version))
+    return ClientChange(result=writing.memory_update(tenant=tenant, memory_id=memory_id, actor=actor,
+                                                     expected_version=expected_version, **fields))
+
+
+def _change_request(memory: MemoryItem, *, archive: bool, api_key_id: int, expected_version: int | None,
+                    fields: dict) -> Candidate:
+    if expected_version is not None and expected_version != memory.version:
+        raise VersionConflict(f"expected version {expected_version}, memory is at version {memory.version}",
+                              current_version=memory.version)
+    changes = {k: v for k, v in fields.items() if v is not None}
+    return Candidate.objects.create(
+        tenant_id=memory.tenant_id, user_id=memory.user_id, target=memory, api_key_id=api_key_id,
+        operation=CandidateOperation.ARCHIVE if archive else CandidateOperation.UPDATE,
+        text=changes.get("text", memory.text), memory_type=memory.memory_type, importance=memory.importance,
+        confidence=memory.confidence, tags=list(memory.tags), changes=changes, reasons=["changes_approved"],
+        reason_detail=f"an agent key asked to {'archive' if archive else 'change'} a memory an operator approved",
+        session_id=memory.session_id, group_id=memory.group_id, agent_id=memory.agent_id)
 
 
 @transaction.atomic
-def candidate_reject(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: str, reason: str = "") -> Candidate:
+def candidate_reject(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: str, reason: str = "",
+                     api_key_id: int | None = None) -> Candidate:
     """Reject a candidate; it stays in the queue's history for audit."""
     candidate = _lock_candidate(tenant, candidate_id)
+    if api_key_id is not None and candidate.api_key_id == api_key_id:
+        raise SelfApproval("the key that submitted this candidate may not resolve it")
     candidate.status = CandidateStatus.REJECTED
     candidate.resolved_by = actor
     candidate.resolved_at = timezone.now()

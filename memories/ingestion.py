@@ -19,10 +19,12 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memories.embedding import Embedder, get_embedder
+from memories.erasure import erased_since
 from memories.errors import InvalidOperation, get_or_not_found
 from memories.extraction import CandidateMemory, ExistingMemory, ExtractionError, Message, get_extractor
 from memories.governance import review_hold
 from memories.models import (
+    ApiKey,
     Candidate,
     CandidateOperation,
     ConversationJob,
@@ -32,7 +34,7 @@ from memories.models import (
 )
 from memories.search import SearchQuery, memory_search, nearest_memories
 from memories.text import content_hash
-from memories.working import WorkingMemoryUnavailable, working_memory_push
+from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
 from memories.writing import (
     MemorySpec,
     current_memories,
@@ -46,12 +48,12 @@ ACTOR = "extraction"
 
 
 def conversation_job_create(*, tenant: Tenant, user_id: str, session_id: str, messages: list[dict],
-                            agent_id: str = "", group_id: str = "", participants: dict | None = None
-                            ) -> ConversationJob:
-    """Record the conversation and enqueue its extraction after commit."""
+                            agent_id: str = "", group_id: str = "", participants: dict | None = None,
+                            api_key: ApiKey | None = None) -> ConversationJob:
+    """Record the conversation (and the key that sent it) and enqueue its extraction after commit."""
     job = ConversationJob.objects.create(
         tenant=tenant, user_id=user_id, session_id=session_id, agent_id=agent_id, group_id=group_id,
-        participants=participants or {}, messages=messages,
+        participants=participants or {}, messages=messages, api_key=api_key,
     )
     _enqueue(job.id)
     return job
@@ -159,8 +161,14 @@ def conversation_job_run(job_id: str) -> ConversationJob:
             return job
         for user_id in sorted(set(speakers.values())):
             _lock_user(job.tenant, user_id)
+        # Under the same per-user lock erasure takes: a user erased after this
+        # job was queued gets nothing written from it.
+        erased = erased_since(job.tenant, set(speakers.values()), job.created_at)
         fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
         for candidate in candidates:
+            if speakers[candidate.subject] in erased:
+                outcome.count("erased")
+                continue
             _apply_candidate(job, candidate, speakers[candidate.subject], embedder, outcome, fresh, now)
         job.status = JobStatus.DONE
         job.extractor = extractor.name
@@ -172,6 +180,7 @@ def conversation_job_run(job_id: str) -> ConversationJob:
     if outcome.added:
         try:
             working_memory_push(outcome.added)
+            _unpush_erased(outcome.added)
         except WorkingMemoryUnavailable as exc:
             job.warnings = [*job.warnings, f"working memory skipped: {exc}"]
             ConversationJob.objects.filter(id=job.id).update(warnings=job.warnings)
@@ -179,6 +188,15 @@ def conversation_job_run(job_id: str) -> ConversationJob:
 
         maybe_reflect(job.tenant, {m.user_id for m in outcome.added})
     return job
+
+
+def _unpush_erased(pushed: list[MemoryItem]) -> None:
+    """An erasure that committed between this job's commit and its push
+    cleared Redis before the push: clear it again for users whose memories
+    are gone (erasure clears after this check otherwise)."""
+    alive = set(MemoryItem.objects.filter(id__in=[m.id for m in pushed]).values_list("id", flat=True))
+    for tenant_id, user_id in {(m.tenant_id, m.user_id) for m in pushed if m.id not in alive}:
+        working_memory_clear(tenant_id, user_id)
 
 
 def _lock_user(tenant: Tenant, user_id: str) -> None:
@@ -238,7 +256,7 @@ def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: 
             memory_type=spec.memory_type, importance=spec.importance, confidence=spec.confidence, tags=spec.tags,
             data=spec.data, valid_at=spec.valid_at, target=contradicted or near, reasons=hold.reasons,
             reason_detail=hold.detail, session_id=job.session_id, group_id=job.group_id, agent_id=job.agent_id,
-            source_messages=candidate.source_messages,
+            source_messages=candidate.source_messages, api_key_id=job.api_key_id,
         )
         outcome.record("REVIEW", user_id=user_id, text=spec.text, reason=hold.detail, candidate_id=queued.id,
                        memory_id=(contradicted or near).id if (contradicted or near) else None)

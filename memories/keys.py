@@ -11,7 +11,8 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from memories.models import ApiKey, Tenant
+from memories.errors import InvalidOperation, get_or_not_found
+from memories.models import ApiKey, KeyRole, Tenant
 
 KEY_PREFIX = "mk_"
 
@@ -27,17 +28,56 @@ class IssuedKey:
 
 
 @transaction.atomic
-def api_key_create(*, tenant_name: str, name: str = "", expires_at: datetime | None = None) -> IssuedKey:
+def api_key_create(*, tenant_name: str, name: str = "", role: str = KeyRole.AGENT,
+                   expires_at: datetime | None = None) -> IssuedKey:
+    """A new key for a tenant (made if new). The raw key is returned once."""
+    if role not in KeyRole.values:
+        raise InvalidOperation(f"role must be one of {', '.join(KeyRole.values)}", field="role")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise InvalidOperation("expires_at must be in the future", field="expires_at")
     tenant, _ = Tenant.objects.get_or_create(name=tenant_name)
     public = secrets.token_hex(4)
     raw = f"{KEY_PREFIX}{public}_{secrets.token_urlsafe(32)}"
-    key = ApiKey.objects.create(tenant=tenant, name=name, prefix=public, key_hash=_hash_key(raw),
+    key = ApiKey.objects.create(tenant=tenant, name=name, role=role, prefix=public, key_hash=_hash_key(raw),
                                 expires_at=expires_at)
     return IssuedKey(api_key=key, raw_key=raw)
 
 
-def api_key_revoke(*, prefix: str) -> int:
-    return ApiKey.objects.filter(prefix=prefix, revoked_at__isnull=True).update(revoked_at=timezone.now())
+def api_key_list(*, tenant_name: str | None = None, include_revoked: bool = False) -> list[ApiKey]:
+    keys = ApiKey.objects.select_related("tenant").order_by("tenant__name", "id")
+    if tenant_name:
+        keys = keys.filter(tenant__name=tenant_name)
+    return list(keys if include_revoked else keys.filter(revoked_at__isnull=True))
+
+
+def api_key_revoke(*, key_id: int) -> ApiKey:
+    """Revoke one key by id (prefixes are not unique). Revoking twice is a no-op."""
+    with transaction.atomic():
+        key = get_or_not_found(ApiKey.objects.select_for_update(), "api key", id=key_id)
+        if key.revoked_at is None:
+            key.revoked_at = timezone.now()
+            key.save(update_fields=["revoked_at"])
+    return key
+
+
+@transaction.atomic
+def api_key_rotate(*, key_id: int, expires_at: datetime | None = None) -> IssuedKey:
+    """A new key with the same tenant, name and role; the old one is revoked."""
+    old = get_or_not_found(ApiKey.objects.select_for_update().select_related("tenant"), "api key", id=key_id)
+    if old.revoked_at is not None:
+        raise InvalidOperation(f"key {key_id} is already revoked", field="key_id")
+    issued = api_key_create(tenant_name=old.tenant.name, name=old.name, role=old.role,
+                            expires_at=expires_at or old.expires_at)
+    api_key_revoke(key_id=old.id)
+    return issued
+
+
+def key_status(key: ApiKey, now: datetime | None = None) -> str:
+    """live | expired | revoked"""
+    now = now or timezone.now()
+    if key.revoked_at is not None:
+        return "revoked"
+    return "expired" if key.expires_at is not None and key.expires_at <= now else "live"
 
 
 def api_key_authenticate(raw_key: str) -> ApiKey | None:

@@ -21,6 +21,9 @@ class Tenant(models.Model):
 
     name = models.SlugField(max_length=100, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # A memory an operator approved is changed by an agent key only through review.
+    protect_approved = models.BooleanField(
+        default=True, help_text="Changes by agent keys to operator-approved memories go to the review queue.")
 
     class Meta:
         db_table = "tenants"
@@ -29,11 +32,19 @@ class Tenant(models.Model):
         return self.name
 
 
+class KeyRole(models.TextChoices):
+    """What a key may do, chosen when it is made (see memories/permissions.py)."""
+
+    AGENT = "agent"  # save, search, context, conversations, its own jobs
+    REVIEWER = "reviewer"  # also the review queue and every job of the tenant
+
+
 class ApiKey(models.Model):
     """A client credential. Only the SHA-256 of the key is stored."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=100, blank=True)
+    role = models.CharField(max_length=16, choices=KeyRole.choices, default=KeyRole.AGENT)
     prefix = models.CharField(max_length=16, db_index=True)
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -43,6 +54,7 @@ class ApiKey(models.Model):
 
     class Meta:
         db_table = "api_keys"
+        constraints = [models.CheckConstraint(condition=Q(role__in=KeyRole.values), name="api_key_role_known")]
 
     def __str__(self) -> str:
         return f"{self.tenant.name}:{self.prefix}"
@@ -277,6 +289,8 @@ class ConversationJob(models.Model):
     participants = models.JSONField(default=dict, blank=True)
     messages = models.JSONField()
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    # The key that submitted the job (kept when the key is revoked).
+    api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True, default="")
     extractor = models.CharField(max_length=32, blank=True, default="")
@@ -306,6 +320,7 @@ class CandidateOperation(models.TextChoices):
     ADD = "ADD"
     UPDATE = "UPDATE"
     INVALIDATE = "INVALIDATE"  # contradiction: the target stops holding, the proposal is added
+    ARCHIVE = "ARCHIVE"  # an agent key asked to delete an operator-approved memory
 
 
 class Candidate(models.Model):
@@ -330,6 +345,10 @@ class Candidate(models.Model):
     group_id = models.CharField(max_length=255, blank=True, default="")
     agent_id = models.CharField(max_length=255, blank=True, default="")
     source_messages = models.JSONField(default=list, blank=True)
+    # A change an agent key asked for on an operator-approved memory: the fields it sets.
+    changes = models.JSONField(default=dict, blank=True)
+    # The key whose request made this candidate (directly or through its job): it may not approve it.
+    api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     status = models.CharField(max_length=16, choices=CandidateStatus.choices, default=CandidateStatus.PENDING)
     resolved_by = models.CharField(max_length=150, blank=True, default="")
     resolved_at = models.DateTimeField(null=True, blank=True)
@@ -355,17 +374,41 @@ class Candidate(models.Model):
 
 
 class OperatorProfile(models.Model):
-    """Scopes a staff user to one tenant in the admin; no profile (or no
-    tenant) means the operator sees every tenant."""
+    """Scopes a staff user in the admin: a tenant, or every tenant when
+    `all_tenants` is set by a superuser. Staff without a profile see nothing
+    (see memories/permissions.py)."""
 
     user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="operator")
-    tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.CASCADE, related_name="operators")
+    # PROTECT: deleting a tenant must not silently unscope its operators.
+    tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.PROTECT, related_name="operators")
+    all_tenants = models.BooleanField(default=False)
 
     class Meta:
         db_table = "operator_profiles"
+        constraints = [models.CheckConstraint(condition=Q(tenant__isnull=True) | Q(all_tenants=False),
+                                              name="operator_one_scope")]
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.tenant or 'all tenants'}"
+
+
+class ErasureReceipt(models.Model):
+    """Proof that a user was erased: who, when, how many rows of each kind.
+    Holds no content; also what a job queued before the erasure checks."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    user_id = models.CharField(max_length=255)
+    actor = models.CharField(max_length=150)
+    reason = models.CharField(max_length=200, blank=True, default="")
+    counts = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "erasure_receipts"
+        indexes = [models.Index(fields=["tenant", "user_id", "-created_at"], name="erasure_user_created")]
+
+    def __str__(self) -> str:
+        return f"erasure of {self.user_id} by {self.actor}"
 
 
 class ActiveEmbedding(models.Model):

@@ -74,12 +74,19 @@ def working_memory_recent(tenant_id: int, user_id: str, limit: int | None = None
     return [json.loads(entry) for entry in raw]
 
 
-def working_memory_clear(tenant_id: int, user_id: str) -> None:
+def working_memory_clear(tenant_id: int, user_id: str, *, dry_run: bool = False) -> int:
+    """Drop (or, dry_run, count) a user's working memory; returns the items it
+    held. Raises WorkingMemoryUnavailable when Redis is configured but fails:
+    erasure must not report success while the words are still there."""
     if not settings.REDIS_URL:
-        return
+        return 0
     import redis
 
     try:
-        _client(settings.REDIS_URL).delete(_key(tenant_id, user_id))
-    except redis.RedisError:
-        logger.warning("could not clear working memory of %s", user_id)
+        client = _client(settings.REDIS_URL)
+        held = int(client.llen(_key(tenant_id, user_id)))
+        if not dry_run:
+            client.delete(_key(tenant_id, user_id))
+    except redis.RedisError as exc:
+        raise WorkingMemoryUnavailable(f"Redis unavailable: {exc}") from exc
+    return held

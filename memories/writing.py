@@ -17,7 +17,7 @@ from datetime import datetime
 
 from django.contrib.postgres.search import SearchVector
 from django.db import IntegrityError, transaction
-from django.db.models import Value
+from django.db.models import Q, Value
 from django.utils import timezone
 
 from memories.bulk import Computed, insert_objects
@@ -550,37 +550,54 @@ def memory_set_status(
         return WriteResult("DELETE" if status == MemoryStatus.ARCHIVED else "UPDATE", memory)
 
 
-@dataclass
-class ErasureReport:
-    memories: int
-    vectors: int
-    sources: int
-    history_scrubbed: int
+def memory_record_approval(*, memory: MemoryItem, actor: str, reason: str, edited: bool, session_id: str,
+                           message_indices: list[int], job_id: str) -> None:
+    """The APPROVE event of a reviewed candidate (and its source, if the
+    memory has none). An edit is recorded as who and when, never the words
+    the reviewer removed."""
+    if session_id and not memory.sources.exists():
+        MemorySource.objects.create(item=memory, session_id=session_id, message_indices=message_indices,
+                                    job_id=job_id)
+    _history(memory, HistoryEvent.APPROVE, actor=actor, new_text=memory.text, reason=reason, job_id=job_id,
+             new_data={"edited_by_reviewer": edited}).save()
 
 
-def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasure request") -> ErasureReport:
-    """Erase one user's memories and vectors. History rows stay, without content,
-    and one ERASE row per memory records who erased it."""
-    with transaction.atomic():
-        items = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
-        ids = list(items.values_list("id", flat=True))
-        vectors = MemoryVector.objects.filter(item_id__in=ids).count()
-        sources = MemorySource.objects.filter(item_id__in=ids).count()
-        scrubbed = MemoryHistory.objects.filter(tenant=tenant, user_id=user_id).update(
-            old_text=None, new_text=None, old_data=None, new_data=None
-        )
-        insert_objects(MemoryHistory, [
-            MemoryHistory(memory_id=i, tenant=tenant, user_id=user_id, event=HistoryEvent.ERASE, actor=actor,
-                          reason=reason) for i in ids
-        ])
-        _delete_user_rows(tenant, user_id, ids)
-        return ErasureReport(memories=len(ids), vectors=vectors, sources=sources, history_scrubbed=scrubbed)
-
-
-def _delete_user_rows(tenant: Tenant, user_id: str, ids: list) -> None:
+def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasure request",
+                dry_run: bool = False) -> dict[str, int]:
+    """Erase one user's memories with their vectors (chunk texts), sources,
+    traits and evidence; scrub the content of their history rows and add one
+    ERASE row per erased memory. Counts only what still held content, so a
+    second call reports zeros. Part of memories.erasure.user_erase, which
+    owns every other store; call that, not this."""
     from traits.models import Trait, TraitEvidence
 
-    TraitEvidence.objects.filter(memory_id__in=ids).delete()
+    items = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
+    ids = list(items.values_list("id", flat=True))
+    with_content = (MemoryHistory.objects.filter(tenant=tenant, user_id=user_id)
+                    .exclude(event=HistoryEvent.ERASE).filter(HISTORY_HAS_CONTENT))
+    counts = {
+        "memories": len(ids),
+        "vectors": MemoryVector.objects.filter(item_id__in=ids).count(),
+        "sources": MemorySource.objects.filter(item_id__in=ids).count(),
+        "traits": Trait.objects.filter(memory_id__in=ids).count(),
+        "trait_evidence": TraitEvidence.objects.filter(Q(memory_id__in=ids) | Q(trait_id__in=ids)).count(),
+        "history_scrubbed": with_content.count(),
+    }
+    if dry_run:
+        return counts
+    with_content.update(old_text=None, new_text=None, old_data=None, new_data=None, reason="")
+    insert_objects(MemoryHistory, [
+        MemoryHistory(memory_id=i, tenant=tenant, user_id=user_id, event=HistoryEvent.ERASE, actor=actor,
+                      reason=reason) for i in ids
+    ])
+    TraitEvidence.objects.filter(Q(memory_id__in=ids) | Q(trait_id__in=ids)).delete()
+    Trait.objects.filter(parent_id__in=ids).update(parent=None)
     Trait.objects.filter(memory_id__in=ids).delete()
-    MemoryItem.objects.filter(id__in=ids).update(superseded_by=None)
-    MemoryItem.objects.filter(id__in=ids).delete()
+    MemoryItem.objects.filter(superseded_by_id__in=ids).update(superseded_by=None)
+    MemoryItem.objects.filter(id__in=ids).delete()  # vectors and sources go with them (CASCADE)
+    return counts
+
+
+# A history row that still carries words: what erasure scrubs (named once, counted and updated alike).
+HISTORY_HAS_CONTENT = (Q(old_text__isnull=False) | Q(new_text__isnull=False) | Q(old_data__isnull=False)
+                       | Q(new_data__isnull=False) | ~Q(reason=""))

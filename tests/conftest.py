@@ -60,7 +60,29 @@ def key_a(db):
 
 @pytest.fixture
 def key_b(db):
-    return api_key_create(tenant_name="globex")
+    """Tenant B's key is a reviewer key: isolation tests try the review queue too."""
+    return api_key_create(tenant_name="globex", role="reviewer")
+
+
+@pytest.fixture
+def reviewer_key_a(db, key_a):
+    return api_key_create(tenant_name="acme", name="reviewer", role="reviewer")
+
+
+@pytest.fixture
+def reviewer(reviewer_key_a, django_capture_on_commit_callbacks) -> Api:
+    """A reviewer key of tenant acme (the review queue), beside the agent key `api`."""
+    return Api(reviewer_key_a.raw_key, django_capture_on_commit_callbacks)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _flush_access_counts_before_the_database_goes(django_db_setup, django_db_blocker):
+    """Reads counted in this process are written while the test database still
+    exists, not by the at-exit hook after pytest-django has dropped it."""
+    yield
+    from memories.access import discard_local_access_counts
+
+    discard_local_access_counts()
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ def test_a_bad_key_is_401(anonymous, key_a, header):
 
 def test_a_revoked_key_is_401(api, key_a):
     assert api.get("memories").status_code == 200
-    api_key_revoke(prefix=key_a.api_key.prefix)
+    api_key_revoke(key_id=key_a.api_key.id)
     assert api.get("memories").status_code == 401
 
 

@@ -89,11 +89,11 @@ def test_trivia_under_the_importance_threshold_is_dropped_and_counted(api, setti
     assert job["counts"] == {"dropped": 1, "ADD": 1}
 
 
-def test_a_hedged_statement_waits_for_review(api):
+def test_a_hedged_statement_waits_for_review(api, reviewer):
     job = converse(api, ["I think I might try pottery classes."])
     assert [op["operation"] for op in job["operations"]] == ["REVIEW"]
     assert MemoryItem.objects.count() == 0
-    [candidate] = api.get("review").json()["results"]
+    [candidate] = reviewer.get("review").json()["results"]
     assert candidate["reasons"] == ["low_confidence"] and candidate["operation"] == "ADD"
 
 
@@ -103,31 +103,31 @@ def test_sensitive_content_waits_for_review(api):
     assert Candidate.objects.get().reasons == ["sensitive"]
 
 
-def test_approving_applies_the_proposal_and_rejecting_keeps_it_for_audit(api):
+def test_approving_applies_the_proposal_and_rejecting_keeps_it_for_audit(api, reviewer):
     converse(api, ["I think I might try pottery classes.", "I guess I will maybe learn Italian."])
-    first, second = api.get("review").json()["results"]
-    approved = api.post(f"review/{first['id']}/approve", {"text": "Alice wants to try pottery classes."}).json()
+    first, second = reviewer.get("review").json()["results"]
+    approved = reviewer.post(f"review/{first['id']}/approve", {"text": "Alice wants to try pottery classes."}).json()
     assert approved["status"] == "approved" and approved["resolved_by"].startswith("api:")
     memory = MemoryItem.objects.get(id=approved["result_memory"])
     assert memory.text == "Alice wants to try pottery classes."
     assert list(MemoryHistory.objects.filter(memory_id=memory.id).values_list("event", flat=True)) == \
         ["ADD", "APPROVE"]
     assert MemorySource.objects.filter(item=memory, session_id="s1").exists()
-    rejected = api.post(f"review/{second['id']}/reject", {"reason": "too vague"}).json()
+    rejected = reviewer.post(f"review/{second['id']}/reject", {"reason": "too vague"}).json()
     assert rejected["status"] == "rejected"
-    assert Candidate.objects.count() == 2 and api.get("review").json()["results"] == []
-    assert api.post(f"review/{second['id']}/approve", {}).status_code == 400
+    assert Candidate.objects.count() == 2 and reviewer.get("review").json()["results"] == []
+    assert reviewer.post(f"review/{second['id']}/approve", {}).status_code == 400
 
 
-def test_contradicting_an_approved_memory_waits_for_review(api):
+def test_contradicting_an_approved_memory_waits_for_review(api, reviewer):
     converse(api, ["I think I live in Lisbon."])
-    [candidate] = api.get("review").json()["results"]
-    api.post(f"review/{candidate['id']}/approve", {})
+    [candidate] = reviewer.get("review").json()["results"]
+    reviewer.post(f"review/{candidate['id']}/approve", {})
     job = converse(api, ["I moved to Berlin."])
     assert job["counts"] == {"REVIEW": 1}
     held = Candidate.objects.get(status="pending")
     assert held.operation == "INVALIDATE" and held.reasons == ["contradicts_approved"]
-    api.post(f"review/{held.id}/approve", {})
+    reviewer.post(f"review/{held.id}/approve", {})
     assert _current_texts() == ["User moved to Berlin"]
 
 

@@ -6,22 +6,31 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
 from memories.keys import api_key_authenticate
-from memories.models import Tenant
+from memories.models import ApiKey, Tenant
+from memories.permissions import KeyAction, key_may
 
 
 class ApiClient:
-    """The authenticated caller: a tenant, through one of its keys."""
+    """The authenticated caller: a tenant, through one of its keys (and that key's role)."""
 
     is_authenticated = True
     is_anonymous = False
 
-    def __init__(self, tenant: Tenant, key_prefix: str):
+    def __init__(self, tenant: Tenant, key: ApiKey):
         self.tenant = tenant
-        self.key_prefix = key_prefix
+        self.key = key
+        self.key_id: int = key.id
+        self.role: str = key.role
 
     @property
     def actor(self) -> str:
-        return f"api:{self.key_prefix}"
+        return f"api:key-{self.key_id}"
+
+    def require(self, action: KeyAction) -> None:
+        """403 unless this key's role allows the action."""
+        if not key_may(self.role, action):
+            raise exceptions.PermissionDenied(f"an {self.role} key may not {action.value.replace('_', ' ')}; "
+                                              "use a reviewer key")
 
     def __str__(self) -> str:
         return self.actor
@@ -40,7 +49,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         key = api_key_authenticate(raw.strip())
         if key is None:
             raise exceptions.AuthenticationFailed("Invalid, revoked or expired API key.")
-        return ApiClient(key.tenant, key.prefix), key
+        return ApiClient(key.tenant, key), key
 
     def authenticate_header(self, request) -> str:
         return self.keyword
@@ -49,6 +58,15 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 class IsTenantClient(permissions.BasePermission):
     def has_permission(self, request, view) -> bool:
         return isinstance(request.user, ApiClient)
+
+
+class IsReviewerKey(IsTenantClient):
+    """The review queue: reviewer keys only."""
+
+    message = "only a reviewer key may use the review queue"
+
+    def has_permission(self, request, view) -> bool:
+        return super().has_permission(request, view) and key_may(request.user.role, KeyAction.REVIEW)
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):

@@ -11,7 +11,8 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from memories.embedding import EmbeddingError
-from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict
+from memories.errors import InvalidOperation, MemoryNotFound, NotAllowed, VersionConflict
+from memories.working import WorkingMemoryUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -24,10 +25,15 @@ def exception_handler(exc, context):
         if exc.superseded_by:
             body["superseded_by"] = exc.superseded_by
         return Response(body, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, NotAllowed):
+        return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
     if isinstance(exc, InvalidOperation):
         return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, EmbeddingError):
         return Response({"detail": f"embedding service unavailable: {exc}"}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    if isinstance(exc, WorkingMemoryUnavailable):
+        return Response({"detail": f"Redis unavailable, nothing was changed; retry later ({exc})"},
+                        status=status.HTTP_503_SERVICE_UNAVAILABLE)
     if isinstance(exc, DatabaseError):
         logger.error("database error answered as 503", exc_info=exc)
         return Response({"detail": "database unavailable, nothing was written; retry later"},

@@ -179,7 +179,12 @@ class HistoryListSerializer(serializers.Serializer):
 
 
 class ErasureSerializer(serializers.Serializer):
+    """The erasure's receipt: how many rows of each store held the user's data (zeros the second time)."""
+
     user_id = serializers.CharField()
+    receipt_id = serializers.IntegerField(allow_null=True)
+    erased_at = serializers.DateTimeField(allow_null=True)
+    counts = serializers.DictField(child=serializers.IntegerField())
     memories = serializers.IntegerField()
     vectors = serializers.IntegerField()
     sources = serializers.IntegerField()

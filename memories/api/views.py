@@ -8,8 +8,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories import governance, ingestion, selectors, writing
+from memories import erasure, governance, ingestion, selectors, writing
 from memories.access import record_memory_access
+from memories.api.auth import IsReviewerKey
 from memories.api.filters import MemoryFilter
 from memories.api.serializers import (
     ApproveSerializer,
@@ -33,8 +34,10 @@ from memories.api.serializers import (
     WriteResultSerializer,
 )
 from memories.context import build_context
+from memories.errors import MemoryNotFound
 from memories.health import service_health
-from memories.models import MemoryItem, MemoryStatus
+from memories.models import MemoryItem
+from memories.permissions import key_may_read_job
 from memories.search import SearchQuery, memory_search
 
 
@@ -53,6 +56,13 @@ def _write_result(result: writing.WriteResult) -> dict:
 def _scored(results) -> list[dict]:
     memories = MemorySerializer([r.memory for r in results], many=True).data
     return [{"memory": m, "score": r.score, "scores": r.scores} for r, m in zip(results, memories, strict=True)]
+
+
+def erasure_body(result: erasure.ErasureResult) -> dict:
+    receipt = result.receipt
+    return {"user_id": result.user_id, "receipt_id": receipt.id if receipt else None,
+            "erased_at": receipt.created_at if receipt else None, "counts": result.counts,
+            **{name: result.counts[name] for name in ("memories", "vectors", "sources", "history_scrubbed")}}
 
 
 class MemoryListCreateView(generics.ListAPIView):
@@ -92,16 +102,27 @@ class MemoryDetailView(APIView):
     def patch(self, request, memory_id):
         serializer = MemoryPatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        result = writing.memory_update(tenant=request.user.tenant, memory_id=memory_id, actor=request.user.actor,
-                                       **serializer.validated_data)
-        return Response(_write_result(result))
+        change = governance.memory_change_by_key(tenant=request.user.tenant, memory_id=memory_id,
+                                                 role=request.user.role, api_key_id=request.user.key_id,
+                                                 actor=request.user.actor, **serializer.validated_data)
+        return _change_response(change)
 
-    @extend_schema(responses={200: WriteResultSerializer})
+    @extend_schema(responses={200: WriteResultSerializer, 202: CandidateSerializer})
     def delete(self, request, memory_id):
-        result = writing.memory_set_status(tenant=request.user.tenant, memory_id=memory_id,
-                                           status=MemoryStatus.ARCHIVED, actor=request.user.actor,
-                                           reason="deleted through the API")
-        return Response(_write_result(result))
+        change = governance.memory_change_by_key(tenant=request.user.tenant, memory_id=memory_id,
+                                                 role=request.user.role, api_key_id=request.user.key_id,
+                                                 actor=request.user.actor, archive=True)
+        return _change_response(change)
+
+
+def _change_response(change: governance.ClientChange) -> Response:
+    """Applied: the write result. Held (an operator-approved memory): 202 and the review candidate."""
+    if change.candidate is not None:
+        return Response({"operation": "REVIEW", "reason": change.candidate.reason_detail,
+                         "candidate": CandidateSerializer(change.candidate).data},
+                        status=status.HTTP_202_ACCEPTED)
+    assert change.result is not None
+    return Response(_write_result(change.result))
 
 
 class MemoryHistoryView(APIView):
@@ -124,8 +145,8 @@ class MemorySearchView(APIView):
 class UserMemoriesView(APIView):
     @extend_schema(responses={200: ErasureSerializer})
     def delete(self, request, user_id):
-        report = writing.user_forget(tenant=request.user.tenant, user_id=user_id, actor=request.user.actor)
-        return Response({"user_id": user_id, **report.__dict__})
+        result = erasure.user_erase(tenant=request.user.tenant, user_id=user_id, actor=request.user.actor)
+        return Response(erasure_body(result))
 
 
 class HealthView(APIView):
@@ -144,12 +165,21 @@ def _job_body(job) -> dict:
     return JobSerializer(job).data
 
 
+def _readable_job(request, job_id):
+    """A job this key may see: its own, or any of the tenant's for a reviewer key (others look missing)."""
+    job = selectors.job_get(tenant=request.user.tenant, job_id=job_id)
+    if not key_may_read_job(role=request.user.role, key_id=request.user.key_id, job_key_id=job.api_key_id):
+        raise MemoryNotFound(f"job {job_id} not found")
+    return job
+
+
 class ConversationView(APIView):
     @extend_schema(request=ConversationSerializer, responses={202: JobSerializer})
     def post(self, request):
         serializer = ConversationSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        job = ingestion.conversation_job_create(tenant=request.user.tenant, **serializer.validated_data)
+        job = ingestion.conversation_job_create(tenant=request.user.tenant, api_key=request.user.key,
+                                                **serializer.validated_data)
         job.refresh_from_db()  # in-process mode the job has already run: return its outcome inline
         return Response(_job_body(job), status=status.HTTP_202_ACCEPTED)
 
@@ -157,17 +187,18 @@ class ConversationView(APIView):
 class JobDetailView(APIView):
     @extend_schema(responses={200: JobSerializer})
     def get(self, request, job_id):
-        return Response(_job_body(selectors.job_get(tenant=request.user.tenant, job_id=job_id)))
+        return Response(_job_body(_readable_job(request, job_id)))
 
 
 class JobRetryView(APIView):
     @extend_schema(request=None, responses={202: JobSerializer})
     def post(self, request, job_id):
-        job = ingestion.conversation_job_retry(tenant=request.user.tenant, job_id=job_id)
+        job = ingestion.conversation_job_retry(tenant=request.user.tenant, job_id=_readable_job(request, job_id).id)
         return Response(_job_body(job), status=status.HTTP_202_ACCEPTED)
 
 
 class ReviewListView(APIView):
+    permission_classes = [IsReviewerKey]
     @extend_schema(responses={200: CandidateListSerializer})
     def get(self, request):
         rows = governance.candidate_pending(tenant=request.user.tenant)
@@ -175,23 +206,26 @@ class ReviewListView(APIView):
 
 
 class ReviewApproveView(APIView):
+    permission_classes = [IsReviewerKey]
     @extend_schema(request=ApproveSerializer, responses={200: CandidateSerializer})
     def post(self, request, candidate_id):
         serializer = ApproveSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         candidate = governance.candidate_approve(tenant=request.user.tenant, candidate_id=candidate_id,
-                                                 actor=request.user.actor,
+                                                 actor=request.user.actor, api_key_id=request.user.key_id,
                                                  edited_text=serializer.validated_data.get("text"))
         return Response(CandidateSerializer(candidate).data)
 
 
 class ReviewRejectView(APIView):
+    permission_classes = [IsReviewerKey]
     @extend_schema(request=RejectSerializer, responses={200: CandidateSerializer})
     def post(self, request, candidate_id):
         serializer = RejectSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         candidate = governance.candidate_reject(tenant=request.user.tenant, candidate_id=candidate_id,
-                                                actor=request.user.actor, reason=serializer.validated_data["reason"])
+                                                actor=request.user.actor, reason=serializer.validated_data["reason"],
+                                                api_key_id=request.user.key_id)
         return Response(CandidateSerializer(candidate).data)
 
 

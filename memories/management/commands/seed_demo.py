@@ -57,6 +57,6 @@ class Command(BaseCommand):
             MemorySpec(user_id="bob", text="Bob is learning the trumpet.", tags=["music"], importance=0.5),
         ])
         added = sum(r.operation == "ADD" for r in results)
-        issued = api_key_create(tenant_name=tenant, name="demo")
+        issued = api_key_create(tenant_name=tenant, name="demo", role="reviewer")
         self.stdout.write(f"tenant {tenant}: {jobs} conversations ingested, {added} explicit memories added")
         self.stdout.write(f"API key (shown once): {issued.raw_key}")

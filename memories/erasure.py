@@ -1,0 +1,169 @@
+"""Erasure: the registry of every place a user's words can be, and the one
+function (used by the API, the admin and commands) that empties them.
+
+A store is in REGISTRY with what erasure does to it. tests/test_erasure.py
+fails when a model with a user id or a free-text/JSON/array column is not in
+the registry, so a new table cannot quietly keep what a user asked us to forget.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection, transaction
+from django.db.models import Q
+
+from memories.models import Candidate, CandidateStatus, ConversationJob, ErasureReceipt, MemoryItem, Tenant
+from memories.writing import user_forget
+
+logger = logging.getLogger(__name__)
+
+ERASED = ""  # what a scrubbed NOT NULL text column holds
+
+
+@dataclass(frozen=True)
+class Store:
+    """One place that can hold a user's data, and what erasure does there."""
+
+    name: str
+    models: tuple[str, ...]  # app_label.ModelName of the tables it covers ("" for non-database stores)
+    action: str  # "delete" | "scrub" | "kept"
+    why: str
+
+
+REGISTRY: tuple[Store, ...] = (
+    Store("memories", ("memories.MemoryItem",), "delete", "the memories themselves"),
+    Store("vectors", ("memories.MemoryVector",), "delete", "embeddings and chunk texts (with their memory)"),
+    Store("sources", ("memories.MemorySource",), "delete", "provenance (with their memory)"),
+    Store("traits", ("traits.Trait",), "delete", "traits are trait memories (with their memory)"),
+    Store("trait_evidence", ("traits.TraitEvidence",), "delete", "links to the user's memories"),
+    Store("history_scrubbed", ("memories.MemoryHistory",), "scrub",
+          "audit rows stay with events, actors and times; texts, data and reasons are emptied"),
+    Store("candidates", ("memories.Candidate",), "scrub", "pending ones rejected; text, data and changes emptied"),
+    Store("jobs", ("memories.ConversationJob",), "scrub",
+          "messages, participants, operations, warnings and errors emptied; status and counts kept"),
+    Store("reflection_cycles", ("reflection.ReflectionCycle",), "scrub", "error texts emptied; counts kept"),
+    Store("admin_log", ("admin.LogEntry",), "scrub", "the admin's own log quotes a changed object's text"),
+    Store("receipts", ("memories.ErasureReceipt",), "kept", "the proof of erasure: counts, actor, time, no content"),
+    Store("working_memory", (), "delete", "Redis list of the user's recent items"),
+    Store("access_counts", (), "delete", "buffered read counts (Redis and this process) of the erased memories"),
+)
+
+# Tables that hold text but never a memory user's words (checked by the registry test too).
+NOT_USER_DATA: dict[str, str] = {
+    "sessions.Session": "admin login sessions of operators",
+    "auth.User": "operators' accounts",
+    "auth.Group": "operator roles",
+    "auth.Permission": "permission names",
+    "contenttypes.ContentType": "model names",
+    "memories.Tenant": "customer names",
+    "memories.ApiKey": "key names and hashes",
+    "memories.OperatorProfile": "operator scopes",
+    "memories.ActiveEmbedding": "embedding model settings",
+}
+
+
+@dataclass
+class ErasureResult:
+    user_id: str
+    counts: dict[str, int]
+    receipt: ErasureReceipt | None  # None for a dry run
+
+
+def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasure request",
+               dry_run: bool = False) -> ErasureResult:
+    """Erase everything held about one user of one tenant, or (dry_run) count
+    it. Idempotent: the second run reports the same keys, all zero. The
+    receipt is written in the same transaction as the erasure."""
+    with transaction.atomic():
+        _lock_user(tenant, user_id)
+        memory_ids = [str(i) for i in MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
+                      .values_list("id", flat=True)]
+        candidate_ids = [str(i) for i in Candidate.objects.filter(tenant=tenant, user_id=user_id)
+                         .values_list("id", flat=True)]
+        counts = user_forget(tenant=tenant, user_id=user_id, actor=actor, reason=reason, dry_run=dry_run)
+        for name, step in _DATABASE_STEPS:
+            counts[name] = step(tenant, user_id, dry_run)
+        counts["admin_log"] = _scrub_admin_log(memory_ids + candidate_ids, dry_run)
+        counts.update(_caches(tenant, user_id, memory_ids, dry_run))
+        receipt = None
+        if not dry_run:
+            receipt = ErasureReceipt.objects.create(tenant=tenant, user_id=user_id, actor=actor,
+                                                    reason=reason[:200], counts=counts)
+            logger.info("erased user of tenant %s: %s", tenant.id, counts)
+    return ErasureResult(user_id=user_id, counts=counts, receipt=receipt)
+
+
+def erased_since(tenant: Tenant, user_ids: set[str], since: datetime) -> set[str]:
+    """Which of these users were erased after `since`: a job queued before an
+    erasure and run after it must write nothing for them."""
+    return set(ErasureReceipt.objects.filter(tenant=tenant, user_id__in=user_ids, created_at__gte=since)
+               .values_list("user_id", flat=True))
+
+
+def _lock_user(tenant: Tenant, user_id: str) -> None:
+    """The same per-user lock ingestion holds while it applies a job, so an
+    erasure and a job's writes for that user never interleave."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"ingest:{tenant.id}:{user_id}"])
+
+
+def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool) -> int:
+    rows = Candidate.objects.filter(tenant=tenant, user_id=user_id).filter(
+        ~Q(text=ERASED) | ~Q(data={}) | ~Q(changes={}) | ~Q(tags=[]) | ~Q(reason_detail=ERASED)
+        | ~Q(source_messages=[]) | Q(status=CandidateStatus.PENDING))
+    if dry_run:
+        return rows.count()
+    from django.utils import timezone
+
+    rows.filter(status=CandidateStatus.PENDING).update(status=CandidateStatus.REJECTED, resolved_at=timezone.now(),
+                                                       resolved_by="erasure")
+    return rows.update(text=ERASED, data={}, changes={}, tags=[], reason_detail=ERASED, source_messages=[])
+
+
+def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool) -> int:
+    """Jobs of the user, and jobs of others in which the user spoke (participants)."""
+    spoke_in = ConversationJob.objects.filter(tenant=tenant).extra(
+        where=["EXISTS (SELECT 1 FROM jsonb_each_text(conversation_jobs.participants) AS p "
+               "WHERE p.value = %s)"], params=[user_id])
+    rows = (ConversationJob.objects.filter(tenant=tenant, user_id=user_id) | spoke_in).filter(
+        ~Q(messages=[]) | ~Q(operations=[]) | ~Q(participants={}) | ~Q(warnings=[]) | ~Q(error=ERASED))
+    if dry_run:
+        return rows.count()
+    return ConversationJob.objects.filter(id__in=list(rows.values_list("id", flat=True))).update(
+        messages=[], operations=[], participants={}, warnings=[], error=ERASED)
+
+
+def _scrub_reflection_cycles(tenant: Tenant, user_id: str, dry_run: bool) -> int:
+    from reflection.models import ReflectionCycle
+
+    rows = ReflectionCycle.objects.filter(tenant=tenant, user_id=user_id).exclude(error=ERASED)
+    return rows.count() if dry_run else rows.update(error=ERASED)
+
+
+def _scrub_admin_log(object_ids: list[str], dry_run: bool) -> int:
+    from django.contrib.admin.models import LogEntry
+
+    rows = LogEntry.objects.filter(object_id__in=object_ids).exclude(object_repr=ERASED, change_message=ERASED)
+    return rows.count() if dry_run else rows.update(object_repr=ERASED, change_message=ERASED)
+
+
+_DATABASE_STEPS: tuple[tuple[str, Callable[[Tenant, str, bool], int]], ...] = (
+    ("candidates", _scrub_candidates),
+    ("jobs", _scrub_jobs),
+    ("reflection_cycles", _scrub_reflection_cycles),
+)
+
+
+def _caches(tenant: Tenant, user_id: str, memory_ids: list[str], dry_run: bool) -> dict[str, int]:
+    """Redis working memory and buffered read counts. Cleared inside the
+    erasure's transaction: if Redis fails, the erasure fails and is retried,
+    rather than leaving the user's recent words in Redis for a day."""
+    from memories.access import forget_access_counts
+    from memories.working import working_memory_clear
+
+    return {"working_memory": working_memory_clear(tenant.id, user_id, dry_run=dry_run),
+            "access_counts": forget_access_counts(memory_ids, dry_run=dry_run)}
