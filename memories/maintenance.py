@@ -20,9 +20,8 @@ from memories.embedding import (
     reset_embedders,
 )
 from memories.models import ActiveEmbedding, EmbeddingState, MemoryItem, MemorySource, MemoryVector
-from memories.text import content_hash
 from memories.vectors import embed_items
-from memories.writing import search_document
+from memories.writing import memory_refresh_content_hash, search_document
 
 BACKFILLS = ("embeddings", "hashes", "search-vectors", "sources")
 Progress = Callable[[int, int], None] | None
@@ -61,10 +60,8 @@ def backfill(*, what: str, batch_size: int = 200, rate: float = 0.0, dry_run: bo
                            lambda ids: embed_items([str(i) for i in ids], embedder=embedder))
     if what == "hashes":
         def fix_hashes(ids):
-            for memory in MemoryItem.objects.filter(id__in=ids).only("id", "text", "content_hash"):
-                digest = content_hash(memory.text)
-                if digest != memory.content_hash:
-                    MemoryItem.objects.filter(id=memory.id).update(content_hash=digest)
+            for memory_id in ids:
+                memory_refresh_content_hash(memory_id=memory_id)
         return _in_batches(MemoryItem.objects.all(), batch_size, rate, dry_run, progress, fix_hashes)
     if what == "search-vectors":
         def fill(ids):

@@ -12,6 +12,8 @@ import threading
 import unicodedata
 from functools import lru_cache
 
+from memories.identity import strip_invisible
+
 _WHITESPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -38,7 +40,7 @@ CHINESE_STOPWORDS = frozenset(
 
 def normalize_text(text: str) -> str:
     """The form two texts must share to count as the same memory."""
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", strip_invisible(text))
     return _WHITESPACE.sub(" ", text).strip().casefold()
 
 

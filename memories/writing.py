@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from memories.bulk import Computed, insert_objects
 from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict, get_or_not_found
+from memories.identity import ID_FIELDS, normalize_identifier
 from memories.models import (
     EmbeddingState,
     HistoryEvent,
@@ -188,6 +189,8 @@ def validate_spec(spec: MemorySpec) -> None:
 
     if not spec.user_id or "\x00" in spec.user_id:
         raise InvalidOperation("user_id must be a non-empty string without NUL characters", field="user_id")
+    for name in ID_FIELDS:
+        setattr(spec, name, normalize_identifier(getattr(spec, name), field=name))
     if not spec.text or not spec.text.strip() or "\x00" in spec.text:
         raise InvalidOperation("text must be non-empty and contain no NUL characters", field="text")
     if len(spec.text) > settings.MEMORY_MAX_TEXT_CHARS:
@@ -548,6 +551,15 @@ def memory_set_status(
         _sync_vector_status([memory])
         _history(memory, event, actor=actor, old_data=before, new_data=_snapshot(memory), reason=reason).save()
         return WriteResult("DELETE" if status == MemoryStatus.ARCHIVED else "UPDATE", memory)
+
+
+def memory_refresh_content_hash(*, memory_id: uuid.UUID | str) -> bool:
+    """Recompute a memory's dedupe hash from its text after the hash rule
+    changed. A derived column, so no history row: the content is unchanged."""
+    memory = MemoryItem.objects.filter(id=memory_id).only("id", "text", "content_hash").first()
+    if memory is None or content_hash(memory.text) == memory.content_hash:
+        return False
+    return bool(MemoryItem.objects.filter(id=memory.id).update(content_hash=content_hash(memory.text)))
 
 
 def memory_record_approval(*, memory: MemoryItem, actor: str, reason: str, edited: bool, session_id: str,

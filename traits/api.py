@@ -7,7 +7,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.api.serializers import RejectUnknownFieldsMixin
+from memories.api.serializers import RejectUnknownFieldsMixin, path_identifier
 from reflection.engine import ReflectionBusy
 from reflection.models import CycleTrigger
 from traits import selectors
@@ -87,7 +87,8 @@ class UserTraitsView(APIView):
                    responses={200: UserTraitsSerializer})
     def get(self, request, user_id):
         include = request.query_params.get("include_dissolved", "0").lower() in ("1", "true", "yes")
-        grouped = selectors.traits_of_user(tenant=request.user.tenant, user_id=user_id, include_dissolved=include)
+        grouped = selectors.traits_of_user(tenant=request.user.tenant, user_id=path_identifier(user_id),
+                                           include_dissolved=include)
         return Response({subtype: TraitSerializer(rows, many=True).data for subtype, rows in grouped.items()})
 
 
@@ -110,7 +111,8 @@ class ReflectView(APIView):
         from reflection.engine import reflection_run
 
         try:
-            cycle = reflection_run(tenant=request.user.tenant, user_id=user_id, trigger=CycleTrigger.SESSION_END)
+            cycle = reflection_run(tenant=request.user.tenant, user_id=path_identifier(user_id),
+                                   trigger=CycleTrigger.SESSION_END)
         except ReflectionBusy as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(CycleSerializer(cycle).data, status=status.HTTP_202_ACCEPTED)

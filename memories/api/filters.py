@@ -3,7 +3,10 @@ from datetime import UTC
 import django_filters
 from django import forms
 from django_filters.fields import IsoDateTimeField
+from rest_framework.exceptions import ValidationError
 
+from memories.errors import InvalidOperation
+from memories.identity import normalize_identifier
 from memories.models import MemoryItem, MemoryStatus, MemoryType
 
 
@@ -26,7 +29,7 @@ class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
 
 
 class MemoryFilter(django_filters.FilterSet):
-    user_id = django_filters.CharFilter()
+    user_id = django_filters.CharFilter(method="filter_user_id")
     memory_type = django_filters.ChoiceFilter(choices=MemoryType.choices)
     status = django_filters.ChoiceFilter(choices=MemoryStatus.choices)
     tag = django_filters.CharFilter(field_name="tags", method="filter_tag")
@@ -37,6 +40,12 @@ class MemoryFilter(django_filters.FilterSet):
     class Meta:
         model = MemoryItem
         fields = ["user_id", "memory_type", "status", "tag", "created_after", "created_before", "current"]
+
+    def filter_user_id(self, queryset, name, value):
+        try:
+            return queryset.filter(user_id=normalize_identifier(value, field="user_id"))
+        except InvalidOperation as exc:
+            raise ValidationError({"user_id": [str(exc)]}) from None
 
     def filter_tag(self, queryset, name, value):
         return queryset.filter(tags__contains=[value])

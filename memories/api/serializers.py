@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from rest_framework import serializers
 
+from memories.errors import InvalidOperation
+from memories.identity import normalize_identifier
 from memories.models import MemoryHistory, MemoryItem, MemoryType
 from memories.search import MODES
 from memories.writing import MemorySpec
@@ -51,12 +53,35 @@ class RejectUnknownFieldsMixin:
         return super().to_internal_value(data)
 
 
+class IdentifierField(StrictCharField):
+    """A user, agent, session or group id: NFKC-normalised; invisible or control characters are a 400."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 255)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            return normalize_identifier(value, field=self.field_name or "id")
+        except InvalidOperation as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+
+def path_identifier(value: str, field: str = "user_id") -> str:
+    """An id from the URL path, normalised like one from a body (400 naming the field otherwise)."""
+    try:
+        return normalize_identifier(value, field=field)
+    except InvalidOperation as exc:
+        raise serializers.ValidationError({field: [str(exc)]}) from None
+
+
 def _text_field(**kwargs) -> StrictCharField:
     return StrictCharField(max_length=settings.MEMORY_MAX_TEXT_CHARS, trim_whitespace=True, **kwargs)
 
 
 def _scope_field() -> StrictCharField:
-    return StrictCharField(max_length=255, required=False, allow_blank=True, default="")
+    return IdentifierField(required=False, allow_blank=True, default="")
 
 
 def _tags_field() -> serializers.ListField:
@@ -64,7 +89,7 @@ def _tags_field() -> serializers.ListField:
 
 
 class MemoryCreateSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    user_id = StrictCharField(max_length=255)
+    user_id = IdentifierField()
     text = _text_field()
     memory_type = serializers.ChoiceField(choices=MemoryType.choices, required=False, default="fact")
     importance = StrictFloatField(min_value=0, max_value=1, required=False, default=0.5)
@@ -101,7 +126,7 @@ class MemoryPatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 
 class MemorySearchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    user_id = StrictCharField(max_length=255)
+    user_id = IdentifierField()
     query = StrictCharField(max_length=2000)
     mode = serializers.ChoiceField(choices=MODES, required=False, default="hybrid")
     memory_types = serializers.ListField(child=serializers.ChoiceField(choices=MemoryType.choices), required=False,
@@ -200,12 +225,12 @@ class MessageSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 
 class ConversationSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    user_id = StrictCharField(max_length=255)
-    session_id = StrictCharField(max_length=255)
+    user_id = IdentifierField()
+    session_id = IdentifierField()
     messages = MessageSerializer(many=True, allow_empty=False, max_length=500)
     agent_id = _scope_field()
     group_id = _scope_field()
-    participants = serializers.DictField(child=StrictCharField(max_length=255), required=False, default=dict)
+    participants = serializers.DictField(child=IdentifierField(), required=False, default=dict)
 
     def validate(self, attrs):
         for message in attrs["messages"]:
@@ -259,7 +284,7 @@ class RejectSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 
 class ContextRequestSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    user_id = StrictCharField(max_length=255)
+    user_id = IdentifierField()
     query = StrictCharField(max_length=2000)
     limit = StrictIntegerField(required=False, default=10, min_value=1, max_value=settings.SEARCH_MAX_LIMIT)
     max_chars = StrictIntegerField(required=False, default=2000, min_value=100, max_value=100_000)

@@ -32,6 +32,7 @@ from memories.api.serializers import (
     RejectSerializer,
     SearchResponseSerializer,
     WriteResultSerializer,
+    path_identifier,
 )
 from memories.context import build_context
 from memories.errors import MemoryNotFound
@@ -145,7 +146,8 @@ class MemorySearchView(APIView):
 class UserMemoriesView(APIView):
     @extend_schema(responses={200: ErasureSerializer})
     def delete(self, request, user_id):
-        result = erasure.user_erase(tenant=request.user.tenant, user_id=user_id, actor=request.user.actor)
+        result = erasure.user_erase(tenant=request.user.tenant, user_id=path_identifier(user_id),
+                                    actor=request.user.actor)
         return Response(erasure_body(result))
 
 

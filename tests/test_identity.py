@@ -1,0 +1,68 @@
+"""One spelling per identity: ids are NFKC-normalised on the way in, ids with
+invisible characters are refused, and dedupe ignores invisible characters."""
+
+from io import StringIO
+from urllib.parse import quote
+
+import pytest
+from django.core.management import call_command
+
+from memories.identity import normalize_identifier, strip_invisible
+from memories.models import MemoryItem
+from memories.text import content_hash
+
+NFC = "jos\u00e9"
+SAME_USER = [NFC, "jose\u0301", "\uff4a\uff4f\uff53\u00e9"]  # NFC, NFD, fullwidth letters
+REFUSED = ["jo\u200bs\u00e9", "\ufeffjos\u00e9", "\u200fjos\u00e9", "jos\u00e9\u202e", "jo\x07se"]
+
+
+@pytest.mark.parametrize("spelling", SAME_USER)
+def test_equivalent_spellings_are_one_id(spelling):
+    assert normalize_identifier(spelling) == NFC
+
+
+@pytest.mark.parametrize("spelling", REFUSED)
+def test_ids_with_invisible_or_control_characters_are_refused(spelling, api):
+    response = api.post("memories", {"user_id": spelling, "text": "Likes tea."})
+    assert response.status_code == 400 and "user_id" in response.json()
+    for field in ("agent_id", "session_id", "group_id"):
+        response = api.post("memories", {"user_id": "ok", "text": "Likes tea.", field: spelling})
+        assert response.status_code == 400 and field in response.json()
+    assert api.delete(f"users/{quote(spelling)}/memories").status_code == 400
+    assert api.get(f"memories?user_id={quote(spelling)}").status_code == 400
+    assert api.post("conversations", {"user_id": "u", "session_id": "s", "participants": {"X": spelling},
+                                      "messages": [{"role": "user", "content": "hi"}]}).status_code == 400
+
+
+def test_every_spelling_of_one_user_is_erased_together(api):
+    for number, spelling in enumerate(SAME_USER):
+        api.remember(spelling, f"Fact number {number}.")
+    assert set(MemoryItem.objects.values_list("user_id", flat=True)) == {NFC}
+    assert len(api.get(f"memories?user_id={quote(SAME_USER[1])}").json()["results"]) == 3
+    assert api.delete(f"users/{quote(SAME_USER[2])}/memories").json()["memories"] == 3
+    assert not MemoryItem.objects.exists()
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200d", "\u200e", "\u202a", "\ufeff", "\u2060"])
+def test_text_dedupe_ignores_invisible_characters(invisible, api):
+    api.remember("alice", "Alice likes green tea.")
+    twin = api.post("memories", {"user_id": "alice", "text": f"Alice likes{invisible} green tea."}).json()
+    assert twin["operation"] == "NOOP"
+    assert strip_invisible(f"a{invisible}b") == "ab" and content_hash(f"a{invisible}b") == content_hash("ab")
+
+
+def test_the_normalize_command_renames_old_ids_and_reports_collisions(api, tenant_a):
+    api.remember("rene", "René likes chess.")
+    api.remember("other", "Other likes chess.")
+    api.remember("zoe", "Zoë likes go.")
+    # Rows written before ids were normalised: an NFD id, and one that collides with an existing user.
+    MemoryItem.objects.filter(user_id="rene").update(user_id="rene\u0301")
+    MemoryItem.objects.filter(user_id="other").update(user_id="\uff5a\uff4f\uff45")  # fullwidth "zoe"
+    out = StringIO()
+    call_command("normalize_ids", "--dry-run", stdout=out, stderr=StringIO())
+    assert "collisions: 1" in out.getvalue() and MemoryItem.objects.filter(user_id="rene\u0301").exists()
+    out = StringIO()
+    call_command("normalize_ids", stdout=out, stderr=StringIO())
+    assert "COLLISION" in out.getvalue() and "ids renamed: 1" in out.getvalue()
+    assert MemoryItem.objects.filter(user_id="ren\u00e9").count() == 1
+    assert MemoryItem.objects.filter(user_id="\uff5a\uff4f\uff45").exists()  # reported, not merged
