@@ -13,6 +13,8 @@ from datetime import timedelta
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import models
@@ -27,7 +29,9 @@ from django.utils.safestring import mark_safe
 
 from memories import erasure, governance, writing
 from memories.errors import InvalidOperation, MemoryError_, MemoryNotFound, VersionConflict
+from memories.keys import api_key_create, api_key_revoke, api_key_rotate, key_status
 from memories.models import (
+    ApiKey,
     Candidate,
     CandidateStatus,
     ConversationJob,
@@ -36,8 +40,10 @@ from memories.models import (
     MemorySource,
     MemoryStatus,
     MemoryVector,
+    OperatorProfile,
     Tenant,
 )
+from memories.permissions import AdminScope, admin_may_manage_accounts, admin_scope
 from memories.selectors import memory_lineage_ids
 
 COUNT_CAP = 10_000
@@ -52,9 +58,35 @@ class CappedCountPaginator(Paginator):
         return self.object_list[: COUNT_CAP + 1].count()
 
 
+def request_scope(request) -> AdminScope:
+    """Which tenants this operator's pages show (fails closed: see permissions.admin_scope)."""
+    user = request.user
+    profile = getattr(user, "operator", None)
+    return admin_scope(is_superuser=user.is_superuser, has_profile=profile is not None,
+                       profile_tenant_id=profile.tenant_id if profile else None,
+                       profile_all_tenants=profile.all_tenants if profile else False)
+
+
+def scoped(queryset, scope: AdminScope, tenant_field: str = "tenant"):
+    """The rows of `queryset` an operator with `scope` may see."""
+    if scope.all_tenants:
+        return queryset
+    if scope.tenant_id is None:
+        return queryset.none()
+    return queryset.filter(**{f"{tenant_field}_id": scope.tenant_id})
+
+
+def visible_tenants(request):
+    scope, tenants = request_scope(request), Tenant.objects.order_by("name")
+    if scope.all_tenants:
+        return tenants
+    return tenants.filter(id=scope.tenant_id) if scope.tenant_id else tenants.none()
+
+
 def operator_tenant(request) -> Tenant | None:
-    profile = getattr(request.user, "operator", None)
-    return profile.tenant if profile is not None else None
+    """The one tenant of a tenant-scoped operator, else None."""
+    tenant_id = request_scope(request).tenant_id
+    return Tenant.objects.filter(id=tenant_id).first() if tenant_id else None
 
 
 def actor_of(request) -> str:
@@ -69,9 +101,7 @@ class TenantScopedAdmin(admin.ModelAdmin):
     paginator = CappedCountPaginator
 
     def get_queryset(self, request):
-        queryset = super().get_queryset(request)
-        tenant = operator_tenant(request)
-        return queryset.filter(**{self.tenant_field: tenant}) if tenant else queryset
+        return scoped(super().get_queryset(request), request_scope(request), self.tenant_field)
 
     def has_add_permission(self, request) -> bool:
         return False  # records come in through the API, never hand-made
@@ -85,12 +115,14 @@ class TenantFilter(admin.SimpleListFilter):
     parameter_name = "tenant"
 
     def lookups(self, request, model_admin):
-        tenant = operator_tenant(request)
-        tenants = [tenant] if tenant else Tenant.objects.order_by("name")
-        return [(str(t.id), t.name) for t in tenants]
+        return [(str(t.id), t.name) for t in visible_tenants(request)]
 
     def queryset(self, request, queryset):
-        return queryset.filter(tenant_id=self.value()) if self.value() else queryset
+        if not self.value():
+            return queryset
+        if not str(self.value()).isdigit():
+            return queryset.none()
+        return queryset.filter(tenant_id=int(self.value()))
 
 
 # --------------------------------------------------------------------------- memories
@@ -358,7 +390,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
     def forget_view(self, request):
         if not request.user.has_perm("memories.delete_memoryitem"):
             raise PermissionDenied
-        tenants = [operator_tenant(request)] if operator_tenant(request) else list(Tenant.objects.order_by("name"))
+        tenants = list(visible_tenants(request))
         tenant_id, user_id = request.POST.get("tenant") or request.GET.get("tenant"), \
             (request.POST.get("user_id") or request.GET.get("user_id") or "").strip()
         tenant = next((t for t in tenants if str(t.id) == str(tenant_id)), None)
@@ -528,3 +560,158 @@ class ConversationJobAdmin(ReadOnlyAdmin):
     search_fields = ("=user_id", "=session_id")
     ordering = ("-created_at",)
     formfield_overrides = {models.JSONField: {"widget": forms.Textarea(attrs={"rows": 4})}}
+
+
+# --------------------------------------------------------------------------- tenants, keys, operators
+
+
+def manages_accounts(request) -> bool:
+    return admin_may_manage_accounts(is_superuser=request.user.is_superuser, scope=request_scope(request))
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    """Tenants: unscoped superusers create and change them; a tenant with
+    operators or data cannot be deleted (PROTECT)."""
+
+    list_display = ("name", "protect_approved", "created_at")
+    search_fields = ("name",)
+
+    def get_queryset(self, request):
+        return visible_tenants(request)
+
+    def has_module_permission(self, request) -> bool:
+        return request.user.is_active and request.user.is_staff
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return request.user.is_active and request.user.is_staff
+
+    def has_add_permission(self, request) -> bool:
+        return manages_accounts(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return manages_accounts(request)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return manages_accounts(request)
+
+
+class ApiKeyForm(forms.ModelForm):
+    class Meta:
+        model = ApiKey
+        fields = ("tenant", "name", "role", "expires_at")
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Keys are made here (the raw key is shown once), rotated and revoked by
+    id; only the hash is stored. Superusers of the key's tenant manage them."""
+
+    form = ApiKeyForm
+    list_display = ("id", "tenant", "name", "role", "prefix", "status", "expires_at", "last_used_at", "created_at")
+    list_filter = ("role", TenantFilter)
+    readonly_fields = ("prefix", "created_at", "revoked_at", "last_used_at")
+    actions = ("revoke_keys", "rotate_keys")
+
+    def get_queryset(self, request):
+        return scoped(super().get_queryset(request).select_related("tenant"), request_scope(request))
+
+    @admin.display(description="status")
+    def status(self, obj: ApiKey) -> str:
+        return key_status(obj)
+
+    def _may_manage(self, request) -> bool:
+        return request.user.is_superuser and not request_scope(request).sees_nothing
+
+    def has_module_permission(self, request) -> bool:
+        return self._may_manage(request)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return self._may_manage(request)
+
+    def has_add_permission(self, request) -> bool:
+        return self._may_manage(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # a key is revoked or rotated, never edited
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # revoked keys stay: jobs and history point at them
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "tenant":
+            kwargs["queryset"] = visible_tenants(request)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        try:
+            issued = api_key_create(tenant_name=obj.tenant.name, name=obj.name, role=obj.role,
+                                    expires_at=obj.expires_at)
+        except InvalidOperation as exc:
+            raise PermissionDenied(str(exc)) from None
+        obj.pk = issued.api_key.pk
+        obj.__dict__.update({k: v for k, v in issued.api_key.__dict__.items() if not k.startswith("_")})
+        self.message_user(request, f"Key {issued.api_key.id} created. Copy it now, it is not shown again: "
+                                   f"{issued.raw_key}", messages.WARNING)
+
+    @admin.action(description="Revoke selected keys")
+    def revoke_keys(self, request, queryset):
+        for key in queryset:
+            api_key_revoke(key_id=key.id)
+        self.message_user(request, f"Revoked {queryset.count()} keys.")
+
+    @admin.action(description="Rotate selected keys (new key shown once, old one revoked)")
+    def rotate_keys(self, request, queryset):
+        for key in queryset.filter(revoked_at__isnull=True):
+            issued = api_key_rotate(key_id=key.id)
+            self.message_user(request, f"Key {key.id} revoked; replacement key {issued.api_key.id}: "
+                                       f"{issued.raw_key} (copy it now, it is not shown again)", messages.WARNING)
+
+
+@admin.register(OperatorProfile)
+class OperatorProfileAdmin(admin.ModelAdmin):
+    """Operator scopes: which tenant a staff user works on. Only unscoped superusers set them."""
+
+    list_display = ("user", "tenant", "all_tenants")
+    list_filter = ("all_tenants",)
+    autocomplete_fields = ()
+
+    def has_module_permission(self, request) -> bool:
+        return manages_accounts(request)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return manages_accounts(request)
+
+    def has_add_permission(self, request) -> bool:
+        return manages_accounts(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return manages_accounts(request)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return manages_accounts(request)
+
+
+class AccountsOnlyForUnscopedSuperusers:
+    """Users and groups: a tenant-scoped superuser could otherwise make a global superuser."""
+
+    def has_module_permission(self, request) -> bool:
+        return manages_accounts(request)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return manages_accounts(request)
+
+    def has_add_permission(self, request) -> bool:
+        return manages_accounts(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return manages_accounts(request)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return manages_accounts(request)
+
+
+for _model, _base in ((User, UserAdmin), (Group, GroupAdmin)):
+    if admin.site.is_registered(_model):
+        admin.site.unregister(_model)
+    admin.site.register(_model, type(f"Guarded{_base.__name__}", (AccountsOnlyForUnscopedSuperusers, _base), {}))

@@ -6,6 +6,8 @@ tested cell by cell (tests/test_roles_and_scopes.py).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -45,6 +47,20 @@ def key_may_resolve_candidate(*, role: str, key_id: int, submitted_by_key_id: in
 def change_needs_review(*, role: str, approved_by_operator: bool, tenant_protects_approved: bool) -> bool:
     """A memory an operator approved is changed by an agent key only through review."""
     return approved_by_operator and tenant_protects_approved and not key_may(role, KeyAction.REVIEW)
+
+
+# Actors that are the service itself, shown to API clients as they are.
+MACHINE_ACTORS = frozenset({"extraction", "reflection", "scheduler", "erasure", "seed_demo", "test"})
+MACHINE_PREFIXES = ("api:", "import:")
+
+
+def public_actor(actor: str, secret: str) -> str:
+    """How an API client sees who made a change: keys and the service by
+    name, operators by an opaque, stable id (never their username)."""
+    if actor in MACHINE_ACTORS or actor.startswith(MACHINE_PREFIXES):
+        return actor
+    digest = hmac.new(secret.encode(), actor.encode(), hashlib.sha256).hexdigest()[:12]
+    return f"operator:{digest}"
 
 
 # --------------------------------------------------------------------------- admin scopes

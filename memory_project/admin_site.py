@@ -28,11 +28,12 @@ class MemoryAdminSite(admin.AdminSite):
     index_title = "Review and audit"
 
     def index(self, request, extra_context=None):
-        from memories.admin import operator_tenant
+        from memories.admin import operator_tenant, request_scope
         from memories.selectors import dashboard_stats
 
         extra_context = extra_context or {}
-        if request.user.is_active and request.user.is_staff:
+        scope = request_scope(request) if request.user.is_active and request.user.is_staff else None
+        if scope is not None and not scope.sees_nothing:
             stats = dashboard_stats(tenant=operator_tenant(request))
             stats["chart_svg"] = bar_chart_svg(stats["per_day"])
             extra_context["dashboard"] = stats

@@ -144,12 +144,14 @@ def redis_url(settings):
 
 @pytest.fixture
 def operator(db):
-    """Make a staff user in a group (reviewers or auditors), optionally scoped to a tenant."""
+    """Make a staff user in a group (reviewers or auditors), scoped to a tenant,
+    or to every tenant (the default for non-superusers), or with no scope at all (scope=None)."""
     from django.contrib.auth.models import Group, User
 
     from memories.models import OperatorProfile
 
-    def make(username: str, group: str | None = None, tenant=None, superuser: bool = False) -> User:
+    def make(username: str, group: str | None = None, tenant=None, superuser: bool = False,
+             scope: str | None = "all") -> User:
         if group and not Group.objects.filter(name=group).exists():
             # transactional tests flush the tables a data migration filled: make the groups again, the same way
             import importlib
@@ -163,6 +165,8 @@ def operator(db):
             user.groups.add(Group.objects.get(name=group))
         if tenant is not None:
             OperatorProfile.objects.create(user=user, tenant=tenant)
+        elif scope == "all" and not superuser:
+            OperatorProfile.objects.create(user=user, all_tenants=True)
         return user
 
     return make

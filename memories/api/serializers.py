@@ -8,6 +8,7 @@ from rest_framework import serializers
 from memories.errors import InvalidOperation
 from memories.identity import normalize_identifier
 from memories.models import MemoryHistory, MemoryItem, MemoryType
+from memories.permissions import public_actor
 from memories.search import MODES
 from memories.writing import MemorySpec
 
@@ -191,7 +192,16 @@ class SearchResponseSerializer(serializers.Serializer):
     results = SearchResultSerializer(many=True)
 
 
+class PublicActorField(serializers.CharField):
+    """Operators appear to API clients as an opaque id, not a username."""
+
+    def to_representation(self, value):
+        return public_actor(str(value), settings.SECRET_KEY) if value else value
+
+
 class HistorySerializer(serializers.ModelSerializer):
+    actor = PublicActorField(read_only=True)
+
     class Meta:
         model = MemoryHistory
         fields = ["id", "memory_id", "event", "old_text", "new_text", "old_data", "new_data", "actor", "reason",
@@ -269,7 +279,7 @@ class CandidateSerializer(serializers.Serializer):
     session_id = serializers.CharField(allow_blank=True)
     source_messages = serializers.JSONField()
     status = serializers.CharField()
-    resolved_by = serializers.CharField(allow_blank=True)
+    resolved_by = PublicActorField(allow_blank=True)
     resolved_at = serializers.DateTimeField(allow_null=True)
     result_memory = serializers.UUIDField(source="result_memory_id", allow_null=True)
     created_at = serializers.DateTimeField()
