@@ -130,6 +130,14 @@ def user_index_name(model: str) -> str:
     return _index_name("user", model)
 
 
+def _lock_index_name(cursor, name: str) -> None:
+    """Two workers embedding a new model's first vectors both find its index
+    missing; without this, both CREATE INDEX IF NOT EXISTS and the second
+    fails on pg_class's unique name. The lock is held until the creating
+    transaction commits, so the second then sees the index and skips."""
+    cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"vector-index:{name}"])
+
+
 def ensure_hnsw_index(model: str, dimensions: int, *, using_connection=None) -> str:
     """Create the HNSW cosine index for one model's vectors if it is missing.
 
@@ -139,7 +147,8 @@ def ensure_hnsw_index(model: str, dimensions: int, *, using_connection=None) -> 
     """
     name = hnsw_index_name(model)
     conn = using_connection or connection
-    with conn.cursor() as cursor:
+    with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
+        _lock_index_name(cursor, name)
         cursor.execute(
             f"""CREATE INDEX IF NOT EXISTS {name} ON memory_vectors
                 USING hnsw ((embedding::halfvec({int(dimensions)})) halfvec_cosine_ops)
@@ -163,7 +172,8 @@ def ensure_user_vector_index(model: str, dimensions: int, *, using_connection=No
         return None
     name = user_index_name(model)
     conn = using_connection or connection
-    with conn.cursor() as cursor:
+    with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
+        _lock_index_name(cursor, name)
         cursor.execute(
             f"""CREATE INDEX IF NOT EXISTS {name} ON memory_vectors (tenant_id, user_id)
                 INCLUDE (item_id, embedding) WHERE model = {_quote_literal(model)}"""

@@ -8,7 +8,9 @@ started as soon as a management command attached to it and quit.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -34,8 +36,24 @@ def embedded_database_settings(var_dir: Path, database_name: str) -> dict:
 
     pgdata = var_dir / "pgdata"
     var_dir.mkdir(parents=True, exist_ok=True)
+    initialising = var_dir / ".pgdata-initialising"
+    if initialising.exists() and pgdata.exists():
+        # The very first start was killed during initdb or before its settings were applied: the
+        # directory holds no data yet. Keep it aside (never delete) and initialise afresh.
+        aside = var_dir / f"pgdata.interrupted-{int(initialising.stat().st_mtime)}"
+        logger.warning("embedded postgres: the first start under %s was interrupted; moved it to %s", pgdata, aside)
+        try:
+            stop_embedded_server(var_dir)
+        except Exception:  # a half-made directory may not even hold a readable postmaster.pid
+            logger.warning("embedded postgres: could not stop a server of the interrupted directory", exc_info=True)
+        pgdata.rename(aside)
     first_start = not (pgdata / "PG_VERSION").exists()
+    if first_start:
+        initialising.touch()
+    repair_process_list(pgdata)
     server = get_server(pgdata, cleanup_mode=None)
+    # From here on this process rewrites the list atomically (at exit too).
+    server.global_process_id_list = _AtomicProcessList(pgdata / PROCESS_LIST)
     info = server.get_postmaster_info()
     host = str(info.socket_dir)
     port = info.port or 5432
@@ -53,6 +71,7 @@ def embedded_database_settings(var_dir: Path, database_name: str) -> dict:
         _restart(server)
         info = server.get_postmaster_info()
         host = str(info.socket_dir)
+        initialising.unlink(missing_ok=True)
 
     return {
         "ENGINE": "django.db.backends.postgresql",
@@ -62,6 +81,66 @@ def embedded_database_settings(var_dir: Path, database_name: str) -> dict:
         "HOST": host,
         "PORT": str(port),
     }
+
+
+# The wheel's list of processes attached to the server, rewritten in place at
+# every start and exit: a process killed mid-write leaves it empty or cut,
+# and the wheel then fails every start with a JSONDecodeError.
+PROCESS_LIST = ".handle_pids.json"
+
+
+def _read_process_list(path: Path) -> list[int] | None:
+    """The pids in the list, or None when it is unreadable."""
+    try:
+        values = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return values if isinstance(values, list) and all(isinstance(v, int) for v in values) else None
+
+
+def _write_atomically(path: Path, values: list[int]) -> None:
+    """Write to a temporary file, then rename: a kill leaves the old or the new list, never half of one."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(values))
+    os.replace(temporary, path)
+
+
+def repair_process_list(pgdata: Path) -> bool:
+    """Replace an empty, cut or garbled process list (kept: the pids still
+    alive cannot be known from it, and the list only decides who stops the
+    server, which cleanup_mode=None never does). Returns whether it repaired."""
+    path = pgdata / PROCESS_LIST
+    if not path.exists() or _read_process_list(path) is not None:
+        return False
+    logger.warning("embedded postgres: %s was unreadable (an earlier process was killed while writing it); "
+                   "starting it afresh", path)
+    _write_atomically(path, [])
+    return True
+
+
+class _AtomicProcessList:
+    """The wheel's DiskList interface, tolerant of a corrupt file and writing atomically."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def get(self) -> list[int]:
+        return _read_process_list(self.path) or [] if self.path.exists() else []
+
+    def put(self, values: list[int]) -> None:
+        _write_atomically(self.path, values)
+
+    def get_and_add(self, value: int) -> list[int]:
+        old = self.get()
+        if value not in old:
+            self.put([*old, value])
+        return old
+
+    def get_and_remove(self, value: int) -> list[int]:
+        old = self.get()
+        if value in old:
+            self.put([v for v in old if v != value])
+        return old
 
 
 def _restart(server) -> None:
