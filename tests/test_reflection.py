@@ -249,8 +249,15 @@ def test_search_boosts_active_traits_and_hides_trends(api, tenant_a):
 
 def test_the_session_end_endpoint_runs_a_cycle(api, tenant_a, api_b):
     remember(tenant_a, "Alice loves jazz.")
+    remember(tenant_a, "Alice prefers jazz clubs over bars.")
     response = api.post("users/alice/reflect", {})
-    assert response.status_code == 202 and response.json()["status"] == "completed"
+    assert response.status_code == 202
+    body = response.json()
+    assert body["status"] == "completed" and body["trigger"] == "session_end"
+    cycle = ReflectionCycle.objects.get(id=body["id"])
+    assert cycle.memories_scanned == 2 and cycle.traits_created >= 1 and cycle.completed_at is not None
+    traits = api.get("users/alice/traits").json()
+    assert any("jazz" in t["text"].lower() for group in traits.values() for t in group)
     assert api_b.get("users/alice/traits").json() == {"behavior": [], "preference": [], "core": []}
     assert HeuristicReflector.name == "heuristic"
 
