@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
+from memories import vocabulary
 from memories.models import MemoryItem, Tenant
 from memories.search import (
     ScoredMemory,
@@ -33,8 +34,8 @@ def _working_items(tenant: Tenant, user_id: str, known: set[str], rank: int) -> 
     except WorkingMemoryUnavailable as exc:
         return [], f"skipped: {exc}"
     ids = [entry["id"] for entry in recent if entry.get("id") not in known]
-    current = {str(m.id): m for m in MemoryItem.objects.filter(tenant=tenant, user_id=user_id, id__in=ids,
-                                                               expired_at__isnull=True, status="active")}
+    current = {str(m.id): m for m in MemoryItem.objects.filter(vocabulary.is_searchable(timezone.now()),
+                                                               tenant=tenant, user_id=user_id, id__in=ids)}
     now, out = timezone.now(), []
     fusion = 1.0 / (settings.SEARCH_RRF_K + rank)
     for memory_id in ids:

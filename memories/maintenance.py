@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
+from memories import vocabulary
 from memories.embedding import (
     EmbedderSpec,
     EmbeddingError,
@@ -48,7 +49,7 @@ def _throttle(rate: float, started: float, batches: int) -> None:
 def _missing_vectors(model: str):
     """Current memories with no vector under `model`."""
     has_vector = MemoryVector.objects.filter(item_id=OuterRef("pk"), model=model)
-    return MemoryItem.objects.filter(expired_at__isnull=True).exclude(status="rejected").filter(~Exists(has_vector))
+    return MemoryItem.objects.filter(vocabulary.is_embeddable()).filter(~Exists(has_vector))
 
 
 def backfill(*, what: str, batch_size: int = 200, rate: float = 0.0, dry_run: bool = False,
@@ -128,7 +129,7 @@ class ReembedReport:
 
 
 def coverage(model: str) -> tuple[int, int]:
-    current = MemoryItem.objects.filter(expired_at__isnull=True).exclude(status="rejected")
+    current = MemoryItem.objects.filter(vocabulary.is_embeddable())
     return current.count() - _missing_vectors(model).count(), current.count()
 
 

@@ -76,6 +76,10 @@ class MemoryStatus(models.TextChoices):
     REJECTED = "rejected"
 
 
+# Current = not replaced and one of these (see memories/vocabulary.py).
+CURRENT_STATUSES = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
+
+
 class EmbeddingState(models.TextChoices):
     PENDING = "pending"
     DONE = "done"

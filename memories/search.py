@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memories import vocabulary
 from memories.embedding import Embedder, embed_query, get_embedder
 from memories.models import MemoryItem, MemoryStatus, Tenant
 from memories.text import query_tokens, tsquery_from_tokens
@@ -80,11 +81,12 @@ def _item_filters(tenant: Tenant, q: SearchQuery, now: datetime) -> tuple[str, l
         clauses.append(
             "m.created_at <= %s AND (m.expired_at IS NULL OR m.expired_at > %s)"
             " AND (m.valid_at IS NULL OR m.valid_at <= %s) AND (m.invalid_at IS NULL OR m.invalid_at > %s)"
-            " AND (m.status = 'active' OR (m.status = 'archived' AND m.archived_at > %s))"
+            f" AND (m.status = '{MemoryStatus.ACTIVE}'"
+            f" OR (m.status = '{MemoryStatus.ARCHIVED}' AND m.archived_at > %s))"
         )
         params += [q.as_of] * 5
     else:
-        clauses.append("m.expired_at IS NULL AND m.status = 'active' AND (m.invalid_at IS NULL OR m.invalid_at > %s)")
+        clauses.append(vocabulary.sql_searchable("m"))
         params.append(now)
     if q.memory_types:
         clauses.append("m.memory_type = ANY(%s)")
@@ -178,7 +180,7 @@ def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: st
     where, params = _item_filters(tenant, q, now)
     literal = _vector_literal(vector)
     user_clause = "AND v.user_id = %s" if q.user_id is not None else ""
-    status_clause = "" if q.as_of is not None else "AND v.status = 'active'"
+    status_clause = "" if q.as_of is not None else f"AND {vocabulary.sql_vector_searchable('v')}"
     overfetch = pool * 4
     sql = f"""
         WITH nearest AS MATERIALIZED (

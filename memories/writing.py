@@ -17,19 +17,22 @@ from datetime import datetime
 
 from django.contrib.postgres.search import SearchVector
 from django.db import IntegrityError, transaction
-from django.db.models import Q, Value
+from django.db.models import F, Q, Value
 from django.utils import timezone
 
+from memories import vocabulary
 from memories.bulk import Computed, insert_objects
 from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict, get_or_not_found
 from memories.identity import ID_FIELDS, normalize_identifier
 from memories.models import (
+    CURRENT_STATUSES,
     EmbeddingState,
     HistoryEvent,
     MemoryHistory,
     MemoryItem,
     MemorySource,
     MemoryStatus,
+    MemoryType,
     MemoryVector,
     Tenant,
 )
@@ -37,7 +40,6 @@ from memories.text import content_hash, index_document
 
 logger = logging.getLogger(__name__)
 
-CURRENT_STATUSES = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
 
 
 @dataclass
@@ -146,8 +148,7 @@ def _sync_vector_status(items: Iterable[MemoryItem]) -> None:
 def current_memories(tenant_id: int, user_id: str):
     """A user's current memories (not replaced, active or pending): what a new
     text is deduplicated against, and what the unique hash index covers."""
-    return MemoryItem.objects.filter(tenant_id=tenant_id, user_id=user_id, expired_at__isnull=True,
-                                     status__in=CURRENT_STATUSES)
+    return MemoryItem.objects.filter(vocabulary.is_current(), tenant_id=tenant_id, user_id=user_id)
 
 
 def _current_with_text(tenant_id: int, user_id: str, digest: str, *, exclude_id=None) -> MemoryItem | None:
@@ -288,10 +289,11 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
         # (user_id, content_hash) pairs probe the unique index row by row; two
         # separate IN lists could not use it (measured 120 ms -> a few ms per 1,000).
         rows = MemoryItem.objects.raw(
-            """SELECT m.* FROM memory_items m
+            f"""SELECT m.* FROM memory_items m
                JOIN unnest(%s::varchar[], %s::varchar[]) AS p(user_id, content_hash)
                  ON m.user_id = p.user_id AND m.content_hash = p.content_hash
-               WHERE m.tenant_id = %s AND m.expired_at IS NULL AND m.status IN ('active', 'pending', 'archived')
+               WHERE m.tenant_id = %s AND {vocabulary.sql_not_replaced("m")}
+                 AND {vocabulary.sql_status_in([*CURRENT_STATUSES, MemoryStatus.ARCHIVED])}
                ORDER BY m.id FOR UPDATE OF m""",
             [[p[0] for p in pairs], [p[1] for p in pairs], tenant.id],
         )
@@ -369,6 +371,9 @@ def memory_update(
     with transaction.atomic():
         memory = _lock_memory(tenant, memory_id)
         _check_version(memory, expected_version)
+        if text is not None and content_hash(text) != memory.content_hash and memory.memory_type == MemoryType.TRAIT:
+            return WriteResult("UPDATE", _retext_trait_locked(memory, text, actor=actor, reason=reason),
+                               reason="trait text changed in place: the trait keeps its evidence")
         if text is not None and content_hash(text) != memory.content_hash:
             new = _supersede_locked(memory, new_text=text, actor=actor, reason=reason,
                                     importance=importance, tags=tags, data=data)
@@ -388,6 +393,27 @@ def memory_update(
         _history(memory, HistoryEvent.UPDATE, actor=actor, old_data=before, new_data=_snapshot(memory),
                  reason=reason).save()
         return WriteResult("UPDATE", memory)
+
+
+def _retext_trait_locked(memory: MemoryItem, text: str, *, actor: str, reason: str) -> MemoryItem:
+    """A trait's row is its identity (evidence and stage hang on it), so its
+    text changes in place, with the old and new text in the history."""
+    validate_spec(MemorySpec(user_id=memory.user_id, text=text))
+    if _current_with_text(memory.tenant_id, memory.user_id, content_hash(text), exclude_id=memory.id):
+        raise VersionConflict("another current memory of this user already has this text",
+                              current_version=memory.version)
+    old_text = memory.text
+    memory.text, memory.content_hash = text, content_hash(text)
+    memory.version += 1
+    memory.updated_at = timezone.now()
+    memory.embedding_state = EmbeddingState.PENDING
+    memory.save(update_fields=["text", "content_hash", "version", "updated_at", "embedding_state"])
+    MemoryItem.objects.filter(id=memory.id).update(search_vector=search_document(text))
+    MemoryVector.objects.filter(item_id=memory.id).delete()
+    _history(memory, HistoryEvent.UPDATE, actor=actor, old_text=old_text, new_text=text,
+             reason=reason or "trait text edited").save()
+    _enqueue_embedding([memory.id])
+    return memory
 
 
 def memory_supersede(
@@ -541,7 +567,8 @@ def memory_set_status(
             clash = _current_with_text(tenant.id, memory.user_id, memory.content_hash, exclude_id=memory.id)
             if clash:
                 raise VersionConflict(f"memory {clash.id} with the same text is already current")
-        event = HistoryEvent.APPROVE if memory.status == MemoryStatus.PENDING and status == "active" else events[status]
+        approving = memory.status == MemoryStatus.PENDING and status == MemoryStatus.ACTIVE
+        event = HistoryEvent.APPROVE if approving else events[status]
         before = _snapshot(memory)
         memory.status = status
         memory.version += 1
@@ -560,6 +587,36 @@ def memory_refresh_content_hash(*, memory_id: uuid.UUID | str) -> bool:
     if memory is None or content_hash(memory.text) == memory.content_hash:
         return False
     return bool(MemoryItem.objects.filter(id=memory.id).update(content_hash=content_hash(memory.text)))
+
+
+def memory_note(*, memory: MemoryItem, event: str, actor: str, reason: str, old_data: dict | None = None,
+                new_data: dict | None = None, save: bool = True) -> MemoryHistory:
+    """A history row for a change kept beside the memory row (a trait's stage,
+    pin): the audit trail's one entry point outside the functions above."""
+    row = _history(memory, event, actor=actor, old_data=old_data, new_data=new_data, reason=reason)
+    if save:
+        row.save()
+    return row
+
+
+def memory_compare_and_set_confidence(*, memory: MemoryItem, confidence: float, actor: str, reason: str,
+                                      now: datetime) -> bool:
+    """Optimistic lock for trait evidence: set confidence and bump the version
+    only if the memory is still at the version the caller read; a history row
+    records the step. False when another writer got there first."""
+    new_confidence = min(max(confidence, 0.0), 1.0)
+    bumped = MemoryItem.objects.filter(id=memory.id, version=memory.version).update(
+        version=F("version") + 1, updated_at=now, confidence=new_confidence)
+    if bumped:
+        _history(memory, HistoryEvent.UPDATE, actor=actor, reason=reason,
+                 old_data={"confidence": round(memory.confidence, 4), "version": memory.version},
+                 new_data={"confidence": round(new_confidence, 4), "version": memory.version + 1}).save()
+    return bool(bumped)
+
+
+def memory_bump_version(*, memory_id: uuid.UUID | str) -> None:
+    """A change kept beside the memory row (a trait's stage) makes a new version of it."""
+    MemoryItem.objects.filter(id=memory_id).update(version=F("version") + 1, updated_at=timezone.now())
 
 
 def memory_record_approval(*, memory: MemoryItem, actor: str, reason: str, edited: bool, session_id: str,

@@ -20,9 +20,10 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, Sum
 from django.utils import timezone
 
+from memories import vocabulary
 from memories.embedding import get_embedder
 from memories.extraction import ExtractionError, load_prompt
-from memories.models import MemoryItem, MemoryStatus, MemoryVector, Tenant
+from memories.models import MemoryItem, MemoryType, MemoryVector, Tenant
 from memories.text import query_tokens
 from reflection.models import CycleStatus, ReflectionCycle
 from traits import services
@@ -258,8 +259,8 @@ def last_watermark(tenant: Tenant, user_id: str):
 def memories_since_watermark(tenant: Tenant, user_id: str):
     """The current, active, non-trait memories a user's next cycle would scan."""
     watermark = last_watermark(tenant, user_id)
-    queryset = MemoryItem.objects.filter(tenant=tenant, user_id=user_id, expired_at__isnull=True,
-                                         status=MemoryStatus.ACTIVE).exclude(memory_type="trait")
+    queryset = MemoryItem.objects.filter(vocabulary.is_searchable(timezone.now()), tenant=tenant,
+                                         user_id=user_id).exclude(memory_type=MemoryType.TRAIT)
     return queryset.filter(created_at__gt=watermark) if watermark else queryset
 
 

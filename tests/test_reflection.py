@@ -169,11 +169,11 @@ def test_the_optimistic_lock_retries_instead_of_overwriting(tenant_a):
     original = services._compare_and_set
     calls = []
 
-    def racing(trait_row, state, now):
+    def racing(trait_row, state, now, **kwargs):
         if not calls:  # someone else bumps the version between our read and our write
             MemoryItem.objects.filter(id=trait_row.memory_id).update(version=trait_row.memory.version + 1)
         calls.append(1)
-        return original(trait_row, state, now)
+        return original(trait_row, state, now, **kwargs)
 
     services._compare_and_set = racing
     try:

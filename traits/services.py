@@ -12,11 +12,17 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from memories.models import HistoryEvent, MemoryHistory, MemoryItem, MemoryStatus, Tenant
-from memories.writing import MemorySpec, memory_create, memory_set_status
+from memories.writing import (
+    MemorySpec,
+    memory_bump_version,
+    memory_compare_and_set_confidence,
+    memory_create,
+    memory_note,
+    memory_set_status,
+)
 from traits import lifecycle
 from traits.models import EvidenceKind, Trait, TraitEvidence, TraitOrigin, TraitStage
 
@@ -53,14 +59,12 @@ def _stage_event(trait: Trait, old: str, new: str, *, actor: str, reason: str,
                  confidence: float | None = None) -> MemoryHistory:
     """A stage change in the history; `confidence` is the trait's at that step
     when several steps happen in one batch of evidence."""
-    memory = trait.memory
     at_step = trait.confidence if confidence is None else confidence
     decayed = trait.decayed_confidence if confidence is None else confidence
-    return MemoryHistory(memory_id=memory.id, tenant_id=memory.tenant_id, user_id=memory.user_id,
-                         event=HistoryEvent.STAGE_CHANGE, old_data={"stage": old},
-                         new_data={"stage": new, "confidence": round(at_step, 4),
-                                   "decayed_confidence": round(decayed, 4)},
-                         actor=actor, reason=reason)
+    return memory_note(memory=trait.memory, event=HistoryEvent.STAGE_CHANGE, actor=actor, reason=reason,
+                       old_data={"stage": old}, save=False,
+                       new_data={"stage": new, "confidence": round(at_step, 4),
+                                 "decayed_confidence": round(decayed, 4)})
 
 
 def trait_create(*, tenant: Tenant, user_id: str, text: str, subtype: str, context: str = "general",
@@ -131,26 +135,29 @@ def trait_observe(*, trait_id, observations: Sequence[Observation], actor: str,
                 return TraitChange(trait, old_stage, old_stage)
             # Compare-and-set first: a concurrent writer waits on the row and then
             # retries, so it never records evidence against a state it did not see.
-            if not _compare_and_set(trait, state, now):
+            if not _compare_and_set(trait, state, now, actor=actor, evidence=len(applied)):
                 transaction.set_rollback(True)
                 continue
             TraitEvidence.objects.bulk_create(
                 TraitEvidence(trait=trait, memory=o.memory, kind=o.kind, quality=o.quality, context=o.context)
                 for o in applied)
             trait.refresh_from_db()
-            MemoryHistory.objects.bulk_create(
+            for before, after, confidence, o in steps:
                 _stage_event(trait, before, after, actor=actor, confidence=confidence,
-                             reason=f"{o.kind} evidence ({o.quality}) from {o.memory.id}")
-                for before, after, confidence, o in steps)
+                             reason=f"{o.kind} evidence ({o.quality}) from {o.memory.id}").save()
+            if state.stage == TraitStage.DISSOLVED:
+                # One dissolution path: evidence, an operator and the beat job all archive the trait's memory.
+                memory_set_status(tenant=trait.memory.tenant, memory_id=trait.memory_id, actor=actor,
+                                  status=MemoryStatus.ARCHIVED, reason="trait dissolved by contradicting evidence")
             return TraitChange(trait, old_stage, state.stage)
     raise TraitConflict(f"trait {trait_id} changed concurrently {MAX_ATTEMPTS} times")
 
 
-def _compare_and_set(trait: Trait, state: lifecycle.TraitState, now: datetime) -> bool:
+def _compare_and_set(trait: Trait, state: lifecycle.TraitState, now: datetime, *, actor: str,
+                     evidence: int) -> bool:
     """Write the new state only if the trait's memory is still at the version we read."""
-    bumped = MemoryItem.objects.filter(id=trait.memory_id, version=trait.memory.version).update(
-        version=F("version") + 1, updated_at=now, confidence=min(max(state.confidence, 0.0), 1.0))
-    if not bumped:
+    if not memory_compare_and_set_confidence(memory=trait.memory, confidence=state.confidence, actor=actor,
+                                             now=now, reason=f"{evidence} observations of the trait"):
         return False
     decayed = lifecycle.decayed_confidence(state.confidence, trait.subtype, state.reinforcements,
                                            lifecycle.days_between(state.last_reinforced_at, now))
@@ -175,8 +182,7 @@ def trait_set_stage(*, trait: Trait, stage: str, actor: str, reason: str) -> Tra
             memory_set_status(tenant=locked.memory.tenant, memory_id=locked.memory_id, status=MemoryStatus.ARCHIVED,
                               actor=actor, reason=reason or "trait dissolved")
         else:
-            MemoryItem.objects.filter(id=locked.memory_id).update(version=F("version") + 1,
-                                                                  updated_at=timezone.now())
+            memory_bump_version(memory_id=locked.memory_id)
         _stage_event(locked, old, stage, actor=actor, reason=reason).save()
         return TraitChange(locked, old, stage)
 
@@ -184,10 +190,8 @@ def trait_set_stage(*, trait: Trait, stage: str, actor: str, reason: str) -> Tra
 def trait_pin(*, trait: Trait, pinned: bool, actor: str) -> Trait:
     with transaction.atomic():
         Trait.objects.filter(pk=trait.pk).update(pinned=pinned)
-        memory = trait.memory
-        MemoryHistory.objects.create(memory_id=memory.id, tenant_id=memory.tenant_id, user_id=memory.user_id,
-                                     event=HistoryEvent.UPDATE, actor=actor, new_data={"pinned": pinned},
-                                     reason="pinned by an operator" if pinned else "unpinned by an operator")
+        memory_note(memory=trait.memory, event=HistoryEvent.UPDATE, actor=actor, new_data={"pinned": pinned},
+                    reason="pinned by an operator" if pinned else "unpinned by an operator")
     trait.refresh_from_db()
     return trait
 

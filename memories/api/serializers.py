@@ -101,6 +101,13 @@ class MemoryCreateSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     group_id = _scope_field()
     valid_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
+    def validate_memory_type(self, value: str) -> str:
+        if value == MemoryType.TRAIT:
+            raise serializers.ValidationError(
+                "traits are not saved directly: they grow from memories through reflection "
+                "(POST /api/v1/users/{user_id}/reflect); save the observation as a fact or episodic memory")
+        return value
+
     def to_spec(self) -> MemorySpec:
         return MemorySpec(**self.validated_data)
 

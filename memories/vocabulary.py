@@ -1,0 +1,49 @@
+"""The words for a memory's state, named once and used everywhere, raw SQL included.
+
+current     not replaced (expired_at is null) and active or pending: what a new
+            text is deduplicated against (the unique hash index covers exactly these)
+searchable  not replaced, active, and not invalidated by now: what search,
+            context and reflection read
+embeddable  not replaced and not rejected: what the embedding backfill fills
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db.models import Q
+
+from memories.models import CURRENT_STATUSES, MemoryStatus
+
+ACTIVE = MemoryStatus.ACTIVE.value
+
+
+def is_current() -> Q:
+    return Q(expired_at__isnull=True, status__in=CURRENT_STATUSES)
+
+
+def is_searchable(now: datetime) -> Q:
+    return Q(expired_at__isnull=True, status=ACTIVE) & (Q(invalid_at__isnull=True) | Q(invalid_at__gt=now))
+
+
+def is_embeddable() -> Q:
+    return Q(expired_at__isnull=True) & ~Q(status=MemoryStatus.REJECTED)
+
+
+def sql_not_replaced(alias: str = "m") -> str:
+    return f"{alias}.expired_at IS NULL"
+
+
+def sql_searchable(alias: str = "m") -> str:
+    """The SQL of is_searchable; takes one parameter: now."""
+    return f"{sql_not_replaced(alias)} AND {alias}.status = '{ACTIVE}' AND ({alias}.invalid_at IS NULL OR " \
+           f"{alias}.invalid_at > %s)"
+
+
+def sql_vector_searchable(alias: str = "v") -> str:
+    """Vectors carry their memory's status (kept in step by writing.py)."""
+    return f"{alias}.status = '{ACTIVE}'"
+
+
+def sql_status_in(statuses, alias: str = "m") -> str:
+    return f"{alias}.status IN ({', '.join(repr(str(s)) for s in statuses)})"
