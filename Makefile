@@ -28,11 +28,17 @@ run: install
 worker: install
 	$(VENV)/bin/celery -A memory_project worker -l info
 
+# The guard rails first (seconds), then the suite: ruff, mypy over the three apps, the import contract.
 test: install browser
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 bench: install
 	cd bench && ../$(PY) core.py $(BENCH_ARGS)

@@ -55,7 +55,7 @@ class CappedCountPaginator(Paginator):
 
     @cached_property
     def count(self) -> int:
-        return self.object_list[: COUNT_CAP + 1].count()
+        return self.object_list[: COUNT_CAP + 1].count()  # type: ignore[attr-defined]  # a QuerySet
 
 
 def request_scope(request) -> AdminScope:

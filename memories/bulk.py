@@ -48,14 +48,15 @@ def insert_objects(model: type[models.Model], objects: Sequence[models.Model],
             from psycopg.types.json import Jsonb
 
             inputs.append("%s::jsonb[]")
-            selects.append(f"ARRAY(SELECT jsonb_array_elements_text(u.{alias}))::{_unsized(field.db_type(connection))}")
+            element_type = _unsized(str(field.db_type(connection)))
+            selects.append(f"ARRAY(SELECT jsonb_array_elements_text(u.{alias}))::{element_type}")
             params.append([None if (v := getattr(obj, field.attname)) is None else Jsonb(list(v))
                            for obj in objects])
         else:
-            inputs.append(f"%s::{_unsized(field.cast_db_type(connection))}[]")
+            inputs.append(f"%s::{_unsized(str(field.cast_db_type(connection)))}[]")
             selects.append(f"u.{alias}")
             params.append([field.get_db_prep_save(field.pre_save(obj, True), connection) for obj in objects])
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
     aliases = ", ".join(f"c{i}" for i in range(len(fields)))
     sql = (f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({columns}) "
            f"SELECT {', '.join(selects)} FROM unnest({', '.join(inputs)}) AS u({aliases})")

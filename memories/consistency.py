@@ -66,8 +66,11 @@ def _repair(report: ConsistencyReport) -> None:
     """Repair what is safe: orphan rows go, hashes are recomputed, rows that
     claim vectors they lack are marked for re-embedding. Loops and dangling
     chains need a person: they are reported, not changed."""
+    from django.apps import apps
+
     from memories.models import MemorySource, MemoryVector
-    from traits.models import TraitEvidence
+
+    TraitEvidence = apps.get_model("traits", "TraitEvidence")  # by label: traits build on memories
 
     p = report.problems
     report.fixed["orphan_vectors"] = MemoryVector.objects.filter(id__in=p["orphan_vectors"]).delete()[0]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.apps import apps
 from django.db import connection, transaction
 from django.db.models import Q
 
@@ -138,8 +139,7 @@ def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool) -> int:
 
 
 def _scrub_reflection_cycles(tenant: Tenant, user_id: str, dry_run: bool) -> int:
-    from reflection.models import ReflectionCycle
-
+    ReflectionCycle = apps.get_model("reflection", "ReflectionCycle")  # by label: reflection builds on memories
     rows = ReflectionCycle.objects.filter(tenant=tenant, user_id=user_id).exclude(error=ERASED)
     return rows.count() if dry_run else rows.update(error=ERASED)
 

@@ -32,7 +32,7 @@ def _check_broker() -> dict:
     if not settings.CELERY_BROKER_URL:
         return {"ok": True, "mode": "eager"}
     try:
-        from memory_project.celery import app
+        from celery import current_app as app  # the project's app (memory_project/celery.py)
 
         with app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=2)

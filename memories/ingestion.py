@@ -32,6 +32,7 @@ from memories.models import (
     MemoryItem,
     Tenant,
 )
+from memories.queue import enqueue
 from memories.search import SearchQuery, memory_search, nearest_memories
 from memories.text import content_hash
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
@@ -60,12 +61,7 @@ def conversation_job_create(*, tenant: Tenant, user_id: str, session_id: str, me
 
 
 def _enqueue(job_id: uuid.UUID) -> None:
-    def send() -> None:
-        from memories.tasks import run_conversation_job
-
-        run_conversation_job.delay(str(job_id))
-
-    transaction.on_commit(send)
+    enqueue("memories.tasks.run_conversation_job", str(job_id))
 
 
 def conversation_job_retry(*, tenant: Tenant, job_id: uuid.UUID | str) -> ConversationJob:
@@ -184,9 +180,9 @@ def conversation_job_run(job_id: str) -> ConversationJob:
         except WorkingMemoryUnavailable as exc:
             job.warnings = [*job.warnings, f"working memory skipped: {exc}"]
             ConversationJob.objects.filter(id=job.id).update(warnings=job.warnings)
-        from reflection.tasks import maybe_reflect
-
-        maybe_reflect(job.tenant, {m.user_id for m in outcome.added})
+        # Reflection builds on memories: it is asked by task name, never imported from here.
+        enqueue("reflection.tasks.reflect_if_important", job.tenant.id, sorted({m.user_id for m in outcome.added}),
+                on_commit=False)
     return job
 
 
@@ -258,18 +254,20 @@ def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: 
             reason_detail=hold.detail, session_id=job.session_id, group_id=job.group_id, agent_id=job.agent_id,
             source_messages=candidate.source_messages, api_key_id=job.api_key_id,
         )
+        target = contradicted or near
         outcome.record("REVIEW", user_id=user_id, text=spec.text, reason=hold.detail, candidate_id=queued.id,
-                       memory_id=(contradicted or near).id if (contradicted or near) else None)
+                       memory_id=target.id if target is not None else None)
         return
 
     if operation == CandidateOperation.UPDATE:
+        assert near is not None  # UPDATE is chosen only with a near duplicate
         memory = memory_supersede(tenant=tenant, memory_id=near.id, new_text=spec.text, actor=ACTOR,
                                   reason=f"richer near duplicate (cosine {similarity:.3f})", job_id=str(job.id))
         outcome.record("UPDATE", user_id=user_id, text=spec.text, memory_id=memory.id,
                        reason=f"supersedes {near.id}")
     else:
         if contradicted is not None:
-            memory_invalidate(tenant=tenant, memory_id=contradicted.id, invalid_at=spec.valid_at, actor=ACTOR,
+            memory_invalidate(tenant=tenant, memory_id=contradicted.id, invalid_at=spec.valid_at or now, actor=ACTOR,
                               reason=f"contradicted by: {spec.text}", job_id=str(job.id))
             outcome.record("INVALIDATE", user_id=user_id, text=contradicted.text, memory_id=contradicted.id,
                            reason=f"contradicted by: {spec.text}")

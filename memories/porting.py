@@ -197,7 +197,7 @@ def map_jsonl(row: dict, line: int) -> ImportRecord:
         tags=_tags(row.get("tags"), line), data=row.get("data") or {}, agent_id=row.get("agent_id") or "",
         session_id=row.get("session_id") or "", group_id=row.get("group_id") or "",
         valid_at=_when(row.get("valid_at"), line, "valid_at"),
-        status=row.get("status") if row.get("status") in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)
+        status=str(row["status"]) if row.get("status") in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)
         else MemoryStatus.ACTIVE,
         source_session_id=(row.get("sources") or [{}])[0].get("session_id", "") if row.get("sources") else "",
         source_message_indices=(row.get("sources") or [{}])[0].get("message_indices", []) if row.get("sources")
@@ -372,7 +372,8 @@ def _write_batch(tenant: Tenant, batch: list[ImportRecord], actor: str, dry_run:
     with transaction.atomic():
         results = memory_create_batch(tenant=tenant, specs=[r.spec for r in batch], actor=actor,
                                       enqueue_embedding=False)
-        keep, reembed = [], []
+        keep: list = []
+        reembed: list = []
         for record, result in zip(batch, results, strict=True):
             report.added += result.operation == "ADD"
             report.noop += result.operation == "NOOP"

@@ -210,7 +210,7 @@ def _exact_result(tenant: Tenant, q: SearchQuery, model: str, rows: list[tuple])
     if rows and rows[0][6] > settings.SEARCH_EXACT_MAX_ROWS:
         if len(_PLAN_CACHE) > 100_000:
             _PLAN_CACHE.clear()
-        _PLAN_CACHE[_plan_key(tenant, q.user_id, model)] = (time.monotonic(), "hnsw")
+        _PLAN_CACHE[_plan_key(tenant, q.user_id or "", model)] = (time.monotonic(), "hnsw")
         return None
     return _candidate_rows(r for r in rows if r[0] is not None)
 
@@ -350,12 +350,12 @@ def importance_bonus(memory: MemoryItem) -> float:
 
 def _trait_stages(ids: list[str]) -> dict[str, tuple[str, float]]:
     """memory id -> (stage, decayed confidence) for trait memories."""
-    from traits.models import Trait
-
     if not ids:
         return {}
+    # Through the trait's reverse relation: search (memories) does not import traits.
     return {str(k): (stage, decayed) for k, stage, decayed in
-            Trait.objects.filter(memory_id__in=ids).values_list("memory_id", "stage", "decayed_confidence")}
+            MemoryItem.objects.filter(id__in=list(ids), trait__isnull=False)
+            .values_list("id", "trait__stage", "trait__decayed_confidence")}
 
 
 def reciprocal_rank_fusion(ranked_lists: list[tuple[list[str], float]], k: int) -> dict[str, float]:
@@ -405,7 +405,7 @@ def memory_search(
     similarity = {r[0]: 1.0 - r[1] for r in semantic}
     keyword_rank = {r[0]: r[1] for r in keyword}
     # Score from the light columns the candidate queries returned; load full rows only for the winners.
-    facts = {r[0]: (r[0], *r[2:]) for r in [*semantic, *keyword]}
+    facts: dict[str, tuple] = {r[0]: (r[0], *r[2:]) for r in [*semantic, *keyword]}
     stages = _trait_stages([i for i, row in facts.items() if row[1] == "trait"])
 
     scored: list[tuple[float, str, dict]] = []
@@ -446,7 +446,8 @@ def memories_by_id(ids: list[str]) -> list[MemoryItem]:
         return []
     fields = [f for f in MemoryItem._meta.concrete_fields if f.attname != "search_vector"]
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {', '.join(f.column for f in fields)} FROM memory_items WHERE id = ANY(%s::uuid[])",
+        columns = ", ".join(str(f.column) for f in fields)
+        cursor.execute(f"SELECT {columns} FROM memory_items WHERE id = ANY(%s::uuid[])",
                        [ids])
         rows = cursor.fetchall()
     converters = [(i, f.from_db_value) for i, f in enumerate(fields) if hasattr(f, "from_db_value")]

@@ -49,12 +49,11 @@ def dashboard_stats(*, tenant: Tenant | None) -> dict:
     """Counts for the admin dashboard; tenant None means all tenants."""
     from datetime import timedelta
 
-    from django.db.models import Count, Min
+    from django.db.models import Count, F, Min
     from django.db.models.functions import TruncDate
     from django.utils import timezone
 
     from memories.models import Candidate
-    from traits.models import Trait
 
     scope = {"tenant": tenant} if tenant else {}
     items = MemoryItem.objects.filter(**scope)
@@ -65,7 +64,6 @@ def dashboard_stats(*, tenant: Tenant | None) -> dict:
     days = [(since + timedelta(days=i)).date() for i in range(30)]
     pending = Candidate.objects.filter(status="pending", **scope)
     oldest = pending.aggregate(oldest=Min("created_at"))["oldest"]
-    trait_scope = {"memory__tenant": tenant} if tenant else {}
     return {
         "tenant": tenant.name if tenant else "",
         "by_status": [{"label": r["status"], "count": r["n"]}
@@ -77,6 +75,6 @@ def dashboard_stats(*, tenant: Tenant | None) -> dict:
         "oldest_age": (now - oldest) if oldest else None,
         "per_day": [(day, per_day.get(day, 0)) for day in days],
         "traits": [{"label": r["stage"], "count": r["n"]} for r in
-                   Trait.objects.filter(**trait_scope).values("stage").annotate(n=Count("memory_id"))
+                   items.filter(trait__isnull=False).values(stage=F("trait__stage")).annotate(n=Count("id"))
                    .order_by("stage")],
     }

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -191,7 +191,7 @@ def ensure_hnsw_index_once(model: str, dimensions: int) -> None:
     cost no table lock."""
     if model in _indexed_models:
         return
-    wanted = {hnsw_index_name(model): ensure_hnsw_index}
+    wanted: dict[str, Callable[..., str | None]] = {hnsw_index_name(model): ensure_hnsw_index}
     if dimensions <= USER_INDEX_MAX_DIMENSIONS:
         wanted[user_index_name(model)] = ensure_user_vector_index
     with connection.cursor() as cursor:

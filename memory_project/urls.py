@@ -8,7 +8,7 @@ urlpatterns = [
          name="schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema", authentication_classes=[],
                                                         permission_classes=[]), name="docs"),
-    path("api/v1/", include("memories.api.urls")),
+    path("api/v1/", include("memory_project.api_urls")),
 ]
 
 handler404 = "memory_project.views.not_found"

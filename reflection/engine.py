@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Protocol
@@ -24,8 +25,9 @@ from memories import vocabulary
 from memories.embedding import get_embedder
 from memories.extraction import ExtractionError, load_prompt
 from memories.models import MemoryItem, MemoryType, MemoryVector, Tenant
+from memories.queue import enqueue
 from memories.text import query_tokens
-from reflection.models import CycleStatus, ReflectionCycle
+from reflection.models import CycleStatus, CycleTrigger, ReflectionCycle
 from traits import services
 from traits.models import EvidenceKind, Trait, TraitStage
 
@@ -47,7 +49,7 @@ class TraitHint:
     positive: bool = True  # "likes X" (True) or "does not like X"
     supports: list[MemoryItem] = field(default_factory=list)
     contradicts: list[MemoryItem] = field(default_factory=list)
-    existing_trait_id: int | None = None
+    existing_trait_id: uuid.UUID | None = None
 
 
 class Reflector(Protocol):
@@ -170,7 +172,7 @@ class LLMReflector:
             payload = json.loads(response.choices[0].message.content or "")
         except (openai.OpenAIError, ValueError) as exc:
             raise ExtractionError(f"reflection LLM failed: {exc}", retryable=True) from exc
-        known = {t.pk for t in traits}
+        known = {str(t.pk) for t in traits}
         hints = []
         for item in payload.get("traits", []) if isinstance(payload, dict) else []:
             if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
@@ -182,15 +184,16 @@ class LLMReflector:
             supports = pick(item.get("supports"))
             if not supports:
                 continue
-            subtype = item.get("subtype") if item.get("subtype") in ("behavior", "preference", "core") else "behavior"
-            context = item.get("context") if item.get("context") in ("work", "personal", "social", "learning",
-                                                                     "general") else "general"
+            subtype = str(item["subtype"]) if item.get("subtype") in ("behavior", "preference", "core") \
+                else "behavior"
+            context = str(item["context"]) if item.get("context") in ("work", "personal", "social", "learning",
+                                                                       "general") else "general"
             existing = item.get("existing_trait_id")
             hints.append(TraitHint(
                 text=item["text"].strip(), subtype=subtype, context=context, key=_object_key(item["text"]),
-                quality=item.get("quality") if item.get("quality") in ("A", "B", "C", "D") else "C",
+                quality=str(item["quality"]) if item.get("quality") in ("A", "B", "C", "D") else "C",
                 supports=supports, contradicts=pick(item.get("contradicts")),
-                existing_trait_id=existing if existing in known else None))
+                existing_trait_id=uuid.UUID(existing) if isinstance(existing, str) and existing in known else None))
         return hints
 
 
@@ -322,7 +325,7 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
         hints = (reflector or get_reflector()).reflect(group_related(memories), traits) if memories else []
         created = updated = dissolved = 0
         for hint in hints:
-            trait = Trait.objects.filter(pk=hint.existing_trait_id).select_related("memory").first() \
+            trait = Trait.objects.filter(memory_id=hint.existing_trait_id).select_related("memory").first() \
                 if hint.existing_trait_id else None
             if trait is None:
                 if not hint.supports:
@@ -356,3 +359,16 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
     cycle.completed_at = timezone.now()
     cycle.save()
     return cycle
+
+
+def maybe_reflect(tenant: Tenant, user_ids: set[str]) -> int:
+    """Importance trigger: a cycle is queued for each user whose new memories'
+    importance adds up past the threshold; returns how many were queued."""
+    queued = 0
+    for user_id in sorted(user_ids):
+        total = importance_since_watermark(tenant, user_id)
+        if total >= settings.REFLECTION_IMPORTANCE_THRESHOLD:
+            enqueue("reflection.tasks.reflect_user", tenant.id, user_id, CycleTrigger.IMPORTANCE.value, total,
+                    on_commit=False)
+            queued += 1
+    return queued

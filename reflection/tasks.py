@@ -5,11 +5,10 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from django.conf import settings
 
 from memories.consistency import consistency_check as run_consistency_check
 from memories.models import MemoryItem, Tenant
-from reflection.engine import ReflectionBusy, importance_since_watermark, memories_since_watermark, reflection_run
+from reflection.engine import ReflectionBusy, maybe_reflect, memories_since_watermark, reflection_run
 from traits import services
 
 logger = logging.getLogger(__name__)
@@ -37,12 +36,10 @@ def reflect_due_users() -> int:
     return sent
 
 
-def maybe_reflect(tenant: Tenant, user_ids: set[str]) -> None:
-    """Importance trigger: reflect once new memories' importance adds up past the threshold."""
-    for user_id in user_ids:
-        total = importance_since_watermark(tenant, user_id)
-        if total >= settings.REFLECTION_IMPORTANCE_THRESHOLD:
-            reflect_user.delay(tenant.id, user_id, "importance_accumulated", total)
+@shared_task
+def reflect_if_important(tenant_id: int, user_ids: list[str]) -> int:
+    """Importance trigger, sent by ingestion after it saved memories."""
+    return maybe_reflect(Tenant.objects.get(id=tenant_id), set(user_ids))
 
 
 @shared_task

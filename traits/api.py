@@ -1,15 +1,13 @@
-"""HTTP views for traits and reflection: validate, call one service or selector, render."""
+"""HTTP views for traits: validate, call one service or selector, render."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.api.serializers import RejectUnknownFieldsMixin, path_identifier
-from reflection.engine import ReflectionBusy
-from reflection.models import CycleTrigger
+from memories.api.serializers import path_identifier
 from traits import selectors
 
 
@@ -18,16 +16,16 @@ class TraitSerializer(serializers.Serializer):
     text = serializers.CharField(source="memory.text")
     subtype = serializers.CharField()
     stage = serializers.CharField()
-    context = serializers.CharField()
+    context = serializers.CharField()  # type: ignore[assignment]
     confidence = serializers.FloatField()
     decayed_confidence = serializers.FloatField()
     supporting = serializers.IntegerField()
     contradicting = serializers.IntegerField()
     reinforcement_count = serializers.IntegerField()
     pinned = serializers.BooleanField()
-    parent = serializers.UUIDField(source="parent_id", allow_null=True)
+    parent = serializers.UUIDField(source="parent_id", allow_null=True)  # type: ignore[assignment]
     last_reinforced_at = serializers.DateTimeField(allow_null=True)
-    data = serializers.JSONField(source="memory.data")
+    data = serializers.JSONField(source="memory.data")  # type: ignore[assignment]
 
 
 class EvidenceSerializer(serializers.Serializer):
@@ -35,26 +33,8 @@ class EvidenceSerializer(serializers.Serializer):
     text = serializers.CharField(source="memory.text")
     kind = serializers.CharField()
     quality = serializers.CharField()
-    context = serializers.CharField()
+    context = serializers.CharField()  # type: ignore[assignment]
     created_at = serializers.DateTimeField()
-
-
-class CycleSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    user_id = serializers.CharField()
-    trigger = serializers.CharField()
-    status = serializers.CharField()
-    memories_scanned = serializers.IntegerField()
-    traits_created = serializers.IntegerField()
-    traits_updated = serializers.IntegerField()
-    traits_dissolved = serializers.IntegerField()
-    error = serializers.CharField(allow_blank=True)
-    started_at = serializers.DateTimeField()
-    completed_at = serializers.DateTimeField(allow_null=True)
-
-
-class ReflectRequestSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    pass
 
 
 class UserTraitsSerializer(serializers.Serializer):
@@ -102,17 +82,3 @@ class TraitDetailView(APIView):
                          "parent_chain": [{"id": str(p.pk), "text": p.memory.text, "subtype": p.subtype,
                                            "stage": p.stage} for p in selectors.trait_parent_chain(trait)],
                          "confidence_history": selectors.trait_confidence_history(trait)})
-
-
-class ReflectView(APIView):
-    @extend_schema(request=ReflectRequestSerializer, responses={202: CycleSerializer})
-    def post(self, request, user_id):
-        ReflectRequestSerializer(data=request.data or {}).is_valid(raise_exception=True)
-        from reflection.engine import reflection_run
-
-        try:
-            cycle = reflection_run(tenant=request.user.tenant, user_id=path_identifier(user_id),
-                                   trigger=CycleTrigger.SESSION_END)
-        except ReflectionBusy as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        return Response(CycleSerializer(cycle).data, status=status.HTTP_202_ACCEPTED)

@@ -32,7 +32,8 @@ def trait_get(*, tenant: Tenant, trait_id) -> Trait:
 
 
 def trait_parent_chain(trait: Trait) -> list[Trait]:
-    chain, current = [], trait
+    chain: list[Trait] = []
+    current = trait
     while current.parent_id and len(chain) < MAX_PARENT_DEPTH:
         current = Trait.objects.select_related("memory").get(pk=current.parent_id)
         chain.append(current)

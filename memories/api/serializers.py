@@ -95,7 +95,7 @@ class MemoryCreateSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     memory_type = serializers.ChoiceField(choices=MemoryType.choices, required=False, default="fact")
     importance = StrictFloatField(min_value=0, max_value=1, required=False, default=0.5)
     tags = _tags_field()
-    data = StrictDictField(required=False, default=dict)
+    data = StrictDictField(required=False, default=dict)  # type: ignore[assignment]
     agent_id = _scope_field()
     session_id = _scope_field()
     group_id = _scope_field()
@@ -113,7 +113,7 @@ class MemoryCreateSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 
 class MemoryBatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    memories = MemoryCreateSerializer(many=True, allow_empty=False, max_length=settings.MEMORY_BATCH_MAX)
+    memories = MemoryCreateSerializer(many=True, allow_empty=False, max_length=settings.MEMORY_BATCH_MAX)  # type: ignore[call-arg]
 
     def to_specs(self) -> list[MemorySpec]:
         return [MemorySpec(**m) for m in self.validated_data["memories"]]
@@ -123,7 +123,7 @@ class MemoryPatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     text = _text_field(required=False)
     importance = StrictFloatField(min_value=0, max_value=1, required=False)
     tags = serializers.ListField(child=StrictCharField(max_length=100), required=False, max_length=50)
-    data = StrictDictField(required=False)
+    data = StrictDictField(required=False)  # type: ignore[assignment]
     expected_version = StrictIntegerField(min_value=1, required=False)
 
     def validate(self, attrs):
@@ -244,7 +244,7 @@ class MessageSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 class ConversationSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     user_id = IdentifierField()
     session_id = IdentifierField()
-    messages = MessageSerializer(many=True, allow_empty=False, max_length=500)
+    messages = MessageSerializer(many=True, allow_empty=False, max_length=500)  # type: ignore[call-arg]
     agent_id = _scope_field()
     group_id = _scope_field()
     participants = serializers.DictField(child=IdentifierField(), required=False, default=dict)
@@ -308,7 +308,7 @@ class ContextRequestSerializer(RejectUnknownFieldsMixin, serializers.Serializer)
 
 
 class ContextResponseSerializer(serializers.Serializer):
-    context = serializers.CharField(allow_blank=True)
+    context = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
     memories = SearchResultSerializer(many=True)
     working_memory = serializers.CharField()
 

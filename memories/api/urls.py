@@ -1,7 +1,6 @@
 from django.urls import path
 
 from memories.api import views
-from traits import api as trait_views
 
 urlpatterns = [
     path("memories", views.MemoryListCreateView.as_view(), name="memory-list"),
@@ -17,8 +16,5 @@ urlpatterns = [
     path("review/<uuid:candidate_id>/approve", views.ReviewApproveView.as_view(), name="review-approve"),
     path("review/<uuid:candidate_id>/reject", views.ReviewRejectView.as_view(), name="review-reject"),
     path("context", views.ContextView.as_view(), name="context"),
-    path("users/<str:user_id>/traits", trait_views.UserTraitsView.as_view(), name="user-traits"),
-    path("users/<str:user_id>/reflect", trait_views.ReflectView.as_view(), name="user-reflect"),
-    path("traits/<uuid:trait_id>", trait_views.TraitDetailView.as_view(), name="trait-detail"),
     path("health", views.HealthView.as_view(), name="health"),
 ]
