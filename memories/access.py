@@ -17,10 +17,9 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 
 logger = logging.getLogger(__name__)
 
@@ -185,16 +184,6 @@ def _parse_redis_counts(raw: dict[bytes, bytes]) -> dict[str, tuple[int, float]]
 
 
 def _write_counts(counts: dict[str, tuple[int, float]]) -> int:
-    """One UPDATE for the whole batch; rows erased meanwhile are skipped."""
-    ids = list(counts)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """UPDATE memory_items m
-               SET access_count = m.access_count + u.n,
-                   last_accessed_at = GREATEST(coalesce(m.last_accessed_at, u.at), u.at)
-               FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) AS u(id, n, at)
-               WHERE m.id = u.id""",
-            [ids, [counts[i][0] for i in ids],
-             [datetime.fromtimestamp(counts[i][1], tz=UTC) for i in ids]],
-        )
-        return cursor.rowcount
+    from memories.writing import memory_add_reads
+
+    return memory_add_reads(counts=counts)

@@ -9,6 +9,7 @@ from django.db import connection, transaction
 
 from memories.models import EmbeddingState, MemoryItem
 from memories.text import content_hash
+from memories.writing import memory_refresh_content_hash, memory_set_embedding_state
 
 CHECKS = {
     "orphan_history": """SELECT h.id FROM memory_history h LEFT JOIN memory_items m ON m.id = h.memory_id
@@ -76,14 +77,9 @@ def _repair(report: ConsistencyReport) -> None:
     report.fixed["orphan_vectors"] = MemoryVector.objects.filter(id__in=p["orphan_vectors"]).delete()[0]
     report.fixed["orphan_sources"] = MemorySource.objects.filter(id__in=p["orphan_sources"]).delete()[0]
     report.fixed["orphan_evidence"] = TraitEvidence.objects.filter(id__in=p["orphan_evidence"]).delete()[0]
-    report.fixed["embedded_without_vectors"] = MemoryItem.objects.filter(
-        id__in=p["embedded_without_vectors"]).update(embedding_state=EmbeddingState.PENDING)
-    fixed_hashes = 0
-    for memory in MemoryItem.objects.filter(id__in=p["hash_mismatch"]):
-        memory.content_hash = content_hash(memory.text)
-        memory.save(update_fields=["content_hash"])
-        fixed_hashes += 1
-    report.fixed["hash_mismatch"] = fixed_hashes
+    report.fixed["embedded_without_vectors"] = memory_set_embedding_state(
+        memory_ids=p["embedded_without_vectors"], state=EmbeddingState.PENDING)
+    report.fixed["hash_mismatch"] = sum(memory_refresh_content_hash(memory_id=i) for i in p["hash_mismatch"])
     for name in ("orphan_history", "dangling_supersede", "superseded_loops"):
         if p[name]:
             report.left.append(f"{name}: {len(p[name])} left for a person to look at (audit rows are never deleted)")

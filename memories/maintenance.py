@@ -22,7 +22,11 @@ from memories.embedding import (
 )
 from memories.models import ActiveEmbedding, EmbeddingState, MemoryItem, MemorySource, MemoryVector
 from memories.vectors import embed_items
-from memories.writing import memory_refresh_content_hash, search_document
+from memories.writing import (
+    memory_add_session_sources,
+    memory_refresh_content_hash,
+    memory_refresh_search_vectors,
+)
 
 BACKFILLS = ("embeddings", "hashes", "search-vectors", "sources")
 Progress = Callable[[int, int], None] | None
@@ -66,8 +70,7 @@ def backfill(*, what: str, batch_size: int = 200, rate: float = 0.0, dry_run: bo
         return _in_batches(MemoryItem.objects.all(), batch_size, rate, dry_run, progress, fix_hashes)
     if what == "search-vectors":
         def fill(ids):
-            for memory in MemoryItem.objects.filter(id__in=ids).only("id", "text"):
-                MemoryItem.objects.filter(id=memory.id).update(search_vector=search_document(memory.text))
+            memory_refresh_search_vectors(memory_ids=ids)
         return _in_batches(MemoryItem.objects.filter(search_vector__isnull=True), batch_size, rate, dry_run,
                            progress, fill)
     if what == "sources":
@@ -75,8 +78,7 @@ def backfill(*, what: str, batch_size: int = 200, rate: float = 0.0, dry_run: bo
         missing = MemoryItem.objects.exclude(session_id="").filter(~Exists(has_source))
 
         def add_sources(ids):
-            MemorySource.objects.bulk_create(MemorySource(item_id=m.id, session_id=m.session_id)
-                                             for m in MemoryItem.objects.filter(id__in=ids).only("id", "session_id"))
+            memory_add_session_sources(memory_ids=ids)
         return _in_batches(missing, batch_size, rate, dry_run, progress, add_sources)
     raise ValueError(f"unknown backfill {what!r}")
 

@@ -21,6 +21,7 @@ from django.utils import timezone
 from memories.chunking import split_text
 from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.models import EmbeddingState, MemoryItem, MemoryVector
+from memories.writing import memory_set_embedding_state
 
 logger = logging.getLogger(__name__)
 
@@ -62,15 +63,14 @@ def embed_items(item_ids: Sequence[str], *, embedder: Embedder | None = None,
                 if item.id in alive]
         _copy_vectors(rows, embedder)
         if mark_state:
-            MemoryItem.objects.filter(id__in=alive).update(embedding_state=EmbeddingState.DONE, embedding_error="")
+            memory_set_embedding_state(memory_ids=list(alive), state=EmbeddingState.DONE)
     return EmbedReport(embedded=len(alive), vectors=len(rows), missing=len(item_ids) - len(alive))
 
 
 def mark_embedding_failed(item_ids: Sequence[str], error: Exception) -> None:
     """Flag memories whose embedding failed; backfill and retries look for the flag."""
-    MemoryItem.objects.filter(id__in=item_ids).update(
-        embedding_state=EmbeddingState.FAILED, embedding_error=f"{type(error).__name__}: {error}"[:2000]
-    )
+    memory_set_embedding_state(memory_ids=item_ids, state=EmbeddingState.FAILED,
+                               error=f"{type(error).__name__}: {error}")
 
 
 _VECTOR_COLUMNS = ("item_id", "tenant_id", "user_id", "memory_type", "status", "chunk_index", "chunk_text", "model",
@@ -84,7 +84,7 @@ def store_vectors(pairs: list[tuple[MemoryItem, np.ndarray]], embedder: Embedder
     ensure_hnsw_index_once(embedder.name, embedder.dimensions)
     norms = [np.linalg.norm(v) or 1.0 for _, v in pairs]
     _copy_vectors([(m, 0, m.text, v / n) for (m, v), n in zip(pairs, norms, strict=True)], embedder)
-    MemoryItem.objects.filter(id__in=[m.id for m, _ in pairs]).update(embedding_state=EmbeddingState.DONE)
+    memory_set_embedding_state(memory_ids=[m.id for m, _ in pairs], state=EmbeddingState.DONE)
 
 
 def _copy_vectors(rows: list[tuple[MemoryItem, int, str, np.ndarray]], embedder: Embedder) -> None:
