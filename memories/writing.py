@@ -687,10 +687,10 @@ def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "eras
                     .exclude(event=HistoryEvent.ERASE).filter(HISTORY_HAS_CONTENT))
     counts = {
         "memories": len(ids),
-        "vectors": MemoryVector.objects.filter(item_id__in=ids).count(),
-        "sources": MemorySource.objects.filter(item_id__in=ids).count(),
-        "traits": Trait.objects.filter(memory_id__in=ids).count(),
-        "trait_evidence": TraitEvidence.objects.filter(Q(memory_id__in=ids) | Q(trait_id__in=ids)).count(),
+        "vectors": MemoryVector.objects.filter(item__in=items).count(),
+        "sources": MemorySource.objects.filter(item__in=items).count(),
+        "traits": Trait.objects.filter(memory__in=items).count(),
+        "trait_evidence": TraitEvidence.objects.filter(Q(memory__in=items) | Q(trait__memory__in=items)).count(),
         "history_scrubbed": with_content.count(),
     }
     if dry_run:
@@ -700,11 +700,15 @@ def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "eras
         MemoryHistory(memory_id=i, tenant=tenant, user_id=user_id, event=HistoryEvent.ERASE, actor=actor,
                       reason=reason) for i in ids
     ])
-    TraitEvidence.objects.filter(Q(memory_id__in=ids) | Q(trait_id__in=ids)).delete()
-    Trait.objects.filter(parent_id__in=ids).update(parent=None)
-    Trait.objects.filter(memory_id__in=ids).delete()
-    MemoryItem.objects.filter(superseded_by_id__in=ids).update(superseded_by=None)
-    MemoryItem.objects.filter(id__in=ids).delete()  # vectors and sources go with them (CASCADE)
+    TraitEvidence.objects.filter(Q(memory__in=items) | Q(trait__memory__in=items)).delete()
+    Trait.objects.filter(parent__memory__in=items).update(parent=None)
+    Trait.objects.filter(memory__in=items).delete()
+    MemoryItem.objects.filter(superseded_by__in=items).update(superseded_by=None)
+    # Vectors and sources first, as plain DELETEs: left to the cascade, Django
+    # loads every one of them into Python before deleting it.
+    MemoryVector.objects.filter(item__in=items).delete()
+    MemorySource.objects.filter(item__in=items).delete()
+    items.delete()
     return counts
 
 
