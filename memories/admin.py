@@ -35,6 +35,7 @@ from memories.models import (
     Candidate,
     CandidateStatus,
     ConversationJob,
+    ErasureReceipt,
     MemoryHistory,
     MemoryItem,
     MemorySource,
@@ -560,6 +561,16 @@ class ConversationJobAdmin(ReadOnlyAdmin):
     search_fields = ("=user_id", "=session_id")
     ordering = ("-created_at",)
     formfield_overrides = {models.JSONField: {"widget": forms.Textarea(attrs={"rows": 4})}}
+
+
+@admin.register(ErasureReceipt)
+class ErasureReceiptAdmin(ReadOnlyAdmin):
+    """The audit log of erasures: who, when, rows per store; never content."""
+
+    list_display = ("created_at", "tenant", "user_id", "actor", "reason", "counts")
+    list_filter = (TenantFilter,)
+    search_fields = ("=user_id", "=actor")
+    ordering = ("-created_at",)
 
 
 # --------------------------------------------------------------------------- tenants, keys, operators

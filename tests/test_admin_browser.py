@@ -127,3 +127,32 @@ def test_stored_markup_shows_as_text(page, live_server, operator, tenant_a, tran
         assert page.locator("text=<script>window.__pwned = 1</script>").count() >= 1
     shot(page, "07-escaped-markup")
     assert not dialogs and not re.search(r"<b>bold\?</b>", page.locator("#content").inner_html())
+
+
+def test_a_superuser_previews_and_forgets_a_user_and_makes_a_key(page, live_server, operator, tenant_a,
+                                                                 transactional_db):
+    from memories.models import ApiKey, ErasureReceipt
+
+    operator("root", superuser=True)
+    remember(tenant_a, "erin", "Erin's locker code is 4411.")
+    remember(tenant_a, "erin", "Erin bikes to work.")
+    log_in(page, live_server, "root")
+    page.goto(f"{live_server.url}/admin/memories/memoryitem/forget/?tenant={tenant_a.id}&user_id=erin")
+    assert page.locator("h1").count() == 1
+    table = page.locator("#forget-counts").inner_text()
+    assert re.search(r"memories\s+2", table) and "history_scrubbed" in table and "working_memory" in table
+    shot(page, "forget-preview")
+    page.click("#forget-confirm")
+    page.wait_for_selector(".messagelist")
+    assert "receipt" in page.locator(".messagelist").inner_text()
+    assert not MemoryItem.objects.filter(user_id="erin").exists() and ErasureReceipt.objects.count() == 1
+
+    page.goto(f"{live_server.url}/admin/memories/apikey/add/")
+    page.select_option("#id_tenant", str(tenant_a.id))
+    page.fill("#id_name", "ci agent")
+    page.select_option("#id_role", "reviewer")
+    page.click("input[name=_save]")
+    page.wait_for_selector(".messagelist")
+    message = page.locator(".messagelist").inner_text()
+    assert "mk_" in message and ApiKey.objects.get(name="ci agent").role == "reviewer"
+    shot(page, "api-key-created")
