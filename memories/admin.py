@@ -27,7 +27,7 @@ from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from memories import erasure, governance, writing
+from memories import erasure, governance, vocabulary, writing
 from memories.errors import InvalidOperation, MemoryError_, MemoryNotFound, VersionConflict
 from memories.keys import api_key_create, api_key_revoke, api_key_rotate, key_status
 from memories.models import (
@@ -138,9 +138,9 @@ class CurrentFilter(admin.SimpleListFilter):
 
     def queryset(self, request, queryset):
         if self.value() == "yes":
-            return queryset.filter(expired_at__isnull=True)
+            return queryset.filter(vocabulary.is_latest_version())
         if self.value() == "no":
-            return queryset.filter(expired_at__isnull=False)
+            return queryset.exclude(vocabulary.is_latest_version())
         return queryset
 
 

@@ -25,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from memories import vocabulary
 from memories.embedding import Embedder, get_embedder
 from memories.models import MemoryHistory, MemoryItem, MemoryStatus, MemoryType, Tenant
 from memories.vectors import embed_items, refresh_planner_statistics, store_vectors
@@ -397,7 +398,7 @@ def _write_batch(tenant: Tenant, batch: list[ImportRecord], actor: str, dry_run:
 def export_rows(*, tenant: Tenant, user_id: str | None = None, include_history: bool = False
                 ) -> Iterator[dict]:
     """One dict per current memory, with its sources (and history), ready for JSONL."""
-    items = MemoryItem.objects.filter(tenant=tenant, expired_at__isnull=True).exclude(
+    items = MemoryItem.objects.filter(vocabulary.is_latest_version(), tenant=tenant).exclude(
         status=MemoryStatus.REJECTED).order_by("created_at", "id").defer("search_vector")
     if user_id:
         items = items.filter(user_id=user_id)

@@ -6,6 +6,7 @@ import uuid
 
 from django.db.models import QuerySet
 
+from memories import vocabulary
 from memories.errors import get_or_not_found
 from memories.models import ConversationJob, MemoryHistory, MemoryItem, Tenant
 
@@ -53,7 +54,7 @@ def dashboard_stats(*, tenant: Tenant | None) -> dict:
     from django.db.models.functions import TruncDate
     from django.utils import timezone
 
-    from memories.models import Candidate
+    from memories.models import Candidate, CandidateStatus
 
     scope = {"tenant": tenant} if tenant else {}
     items = MemoryItem.objects.filter(**scope)
@@ -62,14 +63,14 @@ def dashboard_stats(*, tenant: Tenant | None) -> dict:
     per_day = dict(items.filter(created_at__gte=since).annotate(day=TruncDate("created_at")).values("day")
                    .annotate(n=Count("id")).values_list("day", "n"))
     days = [(since + timedelta(days=i)).date() for i in range(30)]
-    pending = Candidate.objects.filter(status="pending", **scope)
+    pending = Candidate.objects.filter(status=CandidateStatus.PENDING, **scope)
     oldest = pending.aggregate(oldest=Min("created_at"))["oldest"]
     return {
         "tenant": tenant.name if tenant else "",
         "by_status": [{"label": r["status"], "count": r["n"]}
                       for r in items.values("status").annotate(n=Count("id")).order_by("status")],
         "by_type": [{"label": r["memory_type"], "count": r["n"]} for r in
-                    items.filter(expired_at__isnull=True).values("memory_type").annotate(n=Count("id"))
+                    items.filter(vocabulary.is_latest_version()).values("memory_type").annotate(n=Count("id"))
                     .order_by("memory_type")],
         "pending": pending.count(),
         "oldest_age": (now - oldest) if oldest else None,

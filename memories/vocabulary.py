@@ -1,5 +1,6 @@
 """The words for a memory's state, named once and used everywhere, raw SQL included.
 
+latest      not replaced by a newer version (expired_at is null), whatever the status
 current     not replaced (expired_at is null) and active or pending: what a new
             text is deduplicated against (the unique hash index covers exactly these)
 searchable  not replaced, active, and not invalidated by now: what search,
@@ -18,16 +19,21 @@ from memories.models import CURRENT_STATUSES, MemoryStatus
 ACTIVE = MemoryStatus.ACTIVE.value
 
 
+def is_latest_version() -> Q:
+    """Not replaced by a newer version (any status): the admin's "current version" filter, exports."""
+    return Q(expired_at__isnull=True)
+
+
 def is_current() -> Q:
-    return Q(expired_at__isnull=True, status__in=CURRENT_STATUSES)
+    return is_latest_version() & Q(status__in=CURRENT_STATUSES)
 
 
 def is_searchable(now: datetime) -> Q:
-    return Q(expired_at__isnull=True, status=ACTIVE) & (Q(invalid_at__isnull=True) | Q(invalid_at__gt=now))
+    return is_latest_version() & Q(status=ACTIVE) & (Q(invalid_at__isnull=True) | Q(invalid_at__gt=now))
 
 
 def is_embeddable() -> Q:
-    return Q(expired_at__isnull=True) & ~Q(status=MemoryStatus.REJECTED)
+    return is_latest_version() & ~Q(status=MemoryStatus.REJECTED)
 
 
 def sql_not_replaced(alias: str = "m") -> str:
