@@ -267,6 +267,7 @@ class JobSerializer(serializers.Serializer):
     operations = serializers.JSONField()
     counts = serializers.JSONField()
     warnings = serializers.JSONField()
+    submitted_by_key = serializers.IntegerField(source="api_key_id", allow_null=True)
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
 
@@ -285,6 +286,8 @@ class CandidateSerializer(serializers.Serializer):
     target = MemorySerializer(allow_null=True)
     session_id = serializers.CharField(allow_blank=True)
     source_messages = serializers.JSONField()
+    changes = serializers.JSONField()
+    submitted_by_key = serializers.IntegerField(source="api_key_id", allow_null=True)
     status = serializers.CharField()
     resolved_by = PublicActorField(allow_blank=True)
     resolved_at = serializers.DateTimeField(allow_null=True)
