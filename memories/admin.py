@@ -679,47 +679,31 @@ class ApiKeyAdmin(admin.ModelAdmin):
                                        f"{issued.raw_key} (copy it now, it is not shown again)", messages.WARNING)
 
 
+class AccountsOnlyForUnscopedSuperusers:
+    """Users, groups and operator scopes: a tenant-scoped superuser could otherwise make a global superuser."""
+
+    def has_module_permission(self, request) -> bool:
+        return manages_accounts(request)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return manages_accounts(request)
+
+    def has_add_permission(self, request) -> bool:
+        return manages_accounts(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return manages_accounts(request)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return manages_accounts(request)
+
+
 @admin.register(OperatorProfile)
-class OperatorProfileAdmin(admin.ModelAdmin):
+class OperatorProfileAdmin(AccountsOnlyForUnscopedSuperusers, admin.ModelAdmin):
     """Operator scopes: which tenant a staff user works on. Only unscoped superusers set them."""
 
     list_display = ("user", "tenant", "all_tenants")
     list_filter = ("all_tenants",)
-    autocomplete_fields = ()
-
-    def has_module_permission(self, request) -> bool:
-        return manages_accounts(request)
-
-    def has_view_permission(self, request, obj=None) -> bool:
-        return manages_accounts(request)
-
-    def has_add_permission(self, request) -> bool:
-        return manages_accounts(request)
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return manages_accounts(request)
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return manages_accounts(request)
-
-
-class AccountsOnlyForUnscopedSuperusers:
-    """Users and groups: a tenant-scoped superuser could otherwise make a global superuser."""
-
-    def has_module_permission(self, request) -> bool:
-        return manages_accounts(request)
-
-    def has_view_permission(self, request, obj=None) -> bool:
-        return manages_accounts(request)
-
-    def has_add_permission(self, request) -> bool:
-        return manages_accounts(request)
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return manages_accounts(request)
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return manages_accounts(request)
 
 
 for _model, _base in ((User, UserAdmin), (Group, GroupAdmin)):
