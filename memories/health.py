@@ -6,6 +6,11 @@ from django.conf import settings
 from django.db import connection
 
 
+def _fault(exc: Exception) -> str:
+    """What failed, without the exception's text (it can carry hosts, users or paths)."""
+    return f"{type(exc).__name__} (details in the server log)"
+
+
 def _check_database() -> dict:
     try:
         with connection.cursor() as cursor:
@@ -14,7 +19,7 @@ def _check_database() -> dict:
         return {"database": {"ok": True}, "vector_extension": {"ok": row is not None,
                                                                "version": row[0] if row else None}}
     except Exception as exc:  # noqa: BLE001 - health reports, never raises
-        return {"database": {"ok": False, "error": str(exc)[:300]}, "vector_extension": {"ok": False}}
+        return {"database": {"ok": False, "error": _fault(exc)}, "vector_extension": {"ok": False}}
 
 
 def _check_embedder() -> dict:
@@ -25,7 +30,7 @@ def _check_embedder() -> dict:
         return {"ok": True, "provider": settings.EMBEDDING_PROVIDER, "model": embedder.name,
                 "dimensions": embedder.dimensions}
     except Exception as exc:  # noqa: BLE001
-        return {"ok": False, "provider": settings.EMBEDDING_PROVIDER, "error": str(exc)[:300]}
+        return {"ok": False, "provider": settings.EMBEDDING_PROVIDER, "error": _fault(exc)}
 
 
 def _check_broker() -> dict:
@@ -38,7 +43,7 @@ def _check_broker() -> dict:
             conn.ensure_connection(max_retries=1, timeout=2)
         return {"ok": True, "mode": "broker"}
     except Exception as exc:  # noqa: BLE001
-        return {"ok": False, "mode": "broker", "error": str(exc)[:300]}
+        return {"ok": False, "mode": "broker", "error": _fault(exc)}
 
 
 def _check_redis() -> dict:
@@ -50,10 +55,11 @@ def _check_redis() -> dict:
         redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1).ping()
         return {"ok": True, "enabled": True}
     except Exception as exc:  # noqa: BLE001
-        return {"ok": False, "enabled": True, "error": str(exc)[:300]}
+        return {"ok": False, "enabled": True, "error": _fault(exc)}
 
 
 def service_health() -> dict:
+    """The full report (operators and API keys). The public sees only `status`."""
     checks = {**_check_database(), "embedder": _check_embedder(), "broker": _check_broker(),
               "working_memory": _check_redis()}
     essential = ("database", "vector_extension", "embedder")

@@ -105,7 +105,15 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "memory_project.security.ContentSecurityPolicyMiddleware",
 ]
+
+# Sent on every response; empty turns it off. 'unsafe-inline' for styles only (the admin's style attributes).
+CONTENT_SECURITY_POLICY = env_str(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'")
 
 ROOT_URLCONF = "memory_project.urls"
 WSGI_APPLICATION = "memory_project.wsgi.application"

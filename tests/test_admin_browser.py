@@ -156,3 +156,22 @@ def test_a_superuser_previews_and_forgets_a_user_and_makes_a_key(page, live_serv
     message = page.locator(".messagelist").inner_text()
     assert "mk_" in message and ApiKey.objects.get(name="ci agent").role == "reviewer"
     shot(page, "api-key-created")
+
+
+def test_admin_and_docs_work_under_the_content_security_policy(page, live_server, operator, tenant_a,
+                                                                transactional_db):
+    violations = []
+    page.on("console", lambda message: violations.append(message.text)
+            if "Content Security Policy" in message.text else None)
+    operator("root", superuser=True)
+    remember(tenant_a, "alice", "Alice likes tea.")
+    log_in(page, live_server, "root")
+    for path in ("/admin/", "/admin/memories/memoryitem/", "/admin/memories/memoryitem/forget/",
+                 "/admin/memories/apikey/add/"):
+        response = page.goto(f"{live_server.url}{path}")
+        assert "default-src 'self'" in response.headers["content-security-policy"]
+    response = page.goto(f"{live_server.url}/api/v1/docs/")
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    page.wait_for_selector(".swagger-ui .opblock", timeout=15000)  # the UI rendered from the schema
+    shot(page, "docs-under-csp")
+    assert violations == []

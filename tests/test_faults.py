@@ -57,7 +57,7 @@ def test_redis_killed_during_ingestion(api, settings, anonymous):
             redis.kill()
     assert second["status"] == "done" and second["counts"] == {"ADD": 1}
     assert any("working memory skipped" in w for w in second["warnings"])
-    assert anonymous.get("/api/v1/health").json()["checks"]["working_memory"]["ok"] is False
+    assert api.get("health").json()["checks"]["working_memory"]["ok"] is False
     assert MemoryItem.objects.filter(user_id="alice").count() == 2
     _count_fault(lost=0)
 

@@ -15,7 +15,7 @@ def test_ingestion_works_when_redis_is_down(api, settings, anonymous):
     job = converse(api, ["I prefer tea."])
     assert job["status"] == "done" and job["counts"] == {"ADD": 1}
     assert any("working memory skipped" in w for w in job["warnings"])
-    assert anonymous.get("/api/v1/health").json()["checks"]["working_memory"]["ok"] is False
+    assert api.get("health").json()["checks"]["working_memory"]["ok"] is False
 
 
 def test_context_renders_a_dated_block_within_max_chars(api):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
+from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import erasure, governance, ingestion, selectors, writing
 from memories.access import record_memory_access
-from memories.api.auth import IsReviewerKey
+from memories.api.auth import ApiKeyAuthentication, IsReviewerKey
 from memories.api.filters import MemoryFilter
 from memories.api.serializers import (
     ApproveSerializer,
@@ -158,9 +159,14 @@ class HealthView(APIView):
     @extend_schema(responses={200: OpenApiResponse(description="all essential parts work"),
                               503: OpenApiResponse(description="an essential part is down")})
     def get(self, request):
+        """Status for anyone; the checks (versions, model, broker) only for a valid API key."""
         report = service_health()
         code = status.HTTP_503_SERVICE_UNAVAILABLE if report["status"] == "unavailable" else status.HTTP_200_OK
-        return Response(report, status=code)
+        try:
+            authenticated = ApiKeyAuthentication().authenticate(request) is not None
+        except AuthenticationFailed:
+            authenticated = False
+        return Response(report if authenticated else {"status": report["status"]}, status=code)
 
 
 def _job_body(job) -> dict:
