@@ -111,7 +111,17 @@ class TenantScopedAdmin(admin.ModelAdmin):
         return False  # nothing is deleted here: archive, reject or forget
 
 
-class TenantFilter(admin.SimpleListFilter):
+class ChoiceListFilter(admin.SimpleListFilter):
+    """A list filter that takes only the values it offers: anything else in
+    the query string (?importance=zzz, ?created=99999999999) is ignored, never
+    a server error."""
+
+    def value(self):
+        raw = super().value()
+        return raw if raw is not None and str(raw) in {str(key) for key, _ in self.lookup_choices} else None
+
+
+class TenantFilter(ChoiceListFilter):
     title = "tenant"
     parameter_name = "tenant"
 
@@ -129,7 +139,7 @@ class TenantFilter(admin.SimpleListFilter):
 # --------------------------------------------------------------------------- memories
 
 
-class CurrentFilter(admin.SimpleListFilter):
+class CurrentFilter(ChoiceListFilter):
     title = "version"
     parameter_name = "current"
 
@@ -144,7 +154,7 @@ class CurrentFilter(admin.SimpleListFilter):
         return queryset
 
 
-class EmbeddedFilter(admin.SimpleListFilter):
+class EmbeddedFilter(ChoiceListFilter):
     title = "has embedding"
     parameter_name = "embedded"
 
@@ -156,7 +166,7 @@ class EmbeddedFilter(admin.SimpleListFilter):
         return queryset.filter(embedding_state=states[self.value()]) if self.value() else queryset
 
 
-class ImportanceFilter(admin.SimpleListFilter):
+class ImportanceFilter(ChoiceListFilter):
     title = "importance"
     parameter_name = "importance"
 
@@ -171,7 +181,7 @@ class ImportanceFilter(admin.SimpleListFilter):
         return queryset.filter(importance__gte=low, importance__lt=high)
 
 
-class CreatedFilter(admin.SimpleListFilter):
+class CreatedFilter(ChoiceListFilter):
     title = "created"
     parameter_name = "created"
 

@@ -249,7 +249,8 @@ def keyword_sql(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> tup
     """The full-text statement ranked as SEARCH_KEYWORD_RANKING says: bm25
     (better recall; one heavier statement) or ts_rank (Postgres' ts_rank_cd:
     no IDF, about 1 ms cheaper per search). None when the query has no terms."""
-    tokens = query_tokens(q.query)
+    # Capped here too (the API refuses more): internal callers pass long texts, and each term is a SQL column.
+    tokens = query_tokens(q.query)[: settings.SEARCH_MAX_QUERY_TERMS]
     if not tokens:
         return None
     if settings.SEARCH_KEYWORD_RANKING == "ts_rank":

@@ -18,3 +18,25 @@ class ContentSecurityPolicyMiddleware:
         if settings.CONTENT_SECURITY_POLICY and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = settings.CONTENT_SECURITY_POLICY
         return response
+
+
+class RefuseNulCharactersMiddleware:
+    """PostgreSQL cannot store or compare a NUL character: a query string or
+    path holding one is a client error (400 naming the parameter), answered
+    before any view or admin filter passes it to the database."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from django.http import HttpResponseBadRequest, JsonResponse
+
+        bad = "path" if "\x00" in request.path else next(
+            (name for name, values in request.GET.lists() if "\x00" in name or any("\x00" in v for v in values)),
+            None)
+        if bad is None:
+            return self.get_response(request)
+        message = f"{bad} contains a NUL character"
+        if request.path.startswith("/api/"):
+            return JsonResponse({bad: [message]}, status=400)
+        return HttpResponseBadRequest(message, content_type="text/plain")

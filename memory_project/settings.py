@@ -99,6 +99,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "memory_project.security.RefuseNulCharactersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -171,7 +172,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "memories.api.errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memories.api.parsers.BoundedJSONParser"],
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
@@ -211,6 +212,19 @@ REDIS_URL = env_str("REDIS_URL")
 # --- Memory rules.
 MEMORY_MAX_TEXT_CHARS = env_int("MEMORY_MAX_TEXT_CHARS", 8000)
 MEMORY_BATCH_MAX = env_int("MEMORY_BATCH_MAX", 1000)
+# Input bounds (docs/reliability.md, "Bounds"): checked before any work; over one is a 400/413 naming the field.
+MEMORY_MAX_DATA_BYTES = env_int("MEMORY_MAX_DATA_BYTES", 16 * 1024)  # a memory's `data`, as JSON
+MEMORY_MAX_TAGS = env_int("MEMORY_MAX_TAGS", 50)
+CONVERSATION_MAX_MESSAGES = env_int("CONVERSATION_MAX_MESSAGES", 500)
+CONVERSATION_MAX_CHARS = env_int("CONVERSATION_MAX_CHARS", 32_000)  # all turns together
+CONVERSATION_MAX_PARTICIPANTS = env_int("CONVERSATION_MAX_PARTICIPANTS", 50)
+SEARCH_MAX_QUERY_CHARS = env_int("SEARCH_MAX_QUERY_CHARS", 2000)
+SEARCH_MAX_QUERY_TERMS = env_int("SEARCH_MAX_QUERY_TERMS", 64)  # distinct words after stopwords
+JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 64)
+# Timestamps clients send (message times, valid_at): outside these years they are a typo or a probe.
+TIMESTAMP_MIN_YEAR, TIMESTAMP_MAX_YEAR = 1900, 2200
+# Bodies: Django's own cap, answered as a JSON 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 SEARCH_MAX_LIMIT = 100
 # Users with more vectors than this are searched through the HNSW index;
 # smaller ones by exact distance over their own rows (0.5 ms vs 100+ ms).

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from django.db import DatabaseError
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.db import DataError, IntegrityError, InterfaceError, OperationalError
 from rest_framework import status
 from rest_framework.exceptions import ParseError
 from rest_framework.response import Response
@@ -34,10 +36,22 @@ def exception_handler(exc, context):
     if isinstance(exc, WorkingMemoryUnavailable):
         return Response({"detail": f"Redis unavailable, nothing was changed; retry later ({exc})"},
                         status=status.HTTP_503_SERVICE_UNAVAILABLE)
-    if isinstance(exc, DatabaseError):
-        logger.error("database error answered as 503", exc_info=exc)
+    if isinstance(exc, RequestDataTooBig):
+        return Response({"body": [f"the body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
+                                  "(DATA_UPLOAD_MAX_MEMORY_SIZE)"]}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    if isinstance(exc, IntegrityError):
+        logger.warning("integrity error answered as 409", exc_info=exc)
+        return Response({"detail": "the change conflicts with data already stored (a uniqueness or reference "
+                                   "rule); nothing was written"}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, DataError):
+        logger.warning("data error answered as 400", exc_info=exc)
+        return Response({"non_field_errors": ["a value is out of range or of the wrong form for storage; "
+                                              "nothing was written"]}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, OperationalError | InterfaceError):
+        # The one fault a retry can cure: the database went away.
+        logger.error("database unavailable, answered as 503", exc_info=exc)
         return Response({"detail": "database unavailable, nothing was written; retry later"},
-                        status=status.HTTP_503_SERVICE_UNAVAILABLE)
+                        status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "5"})
     if isinstance(exc, ParseError):
         return Response({"body": [str(exc.detail)]}, status=status.HTTP_400_BAD_REQUEST)
     return drf_exception_handler(exc, context)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 from django.conf import settings
 from rest_framework import serializers
+from rest_framework.exceptions import APIException
 
 from memories.errors import InvalidOperation
 from memories.identity import normalize_identifier
 from memories.models import MemoryHistory, MemoryItem, MemoryType
 from memories.permissions import public_actor
 from memories.search import MODES
+from memories.text import query_tokens
 from memories.writing import MemorySpec
 
 
@@ -43,6 +47,40 @@ class StrictDictField(serializers.JSONField):
         return super().to_internal_value(data)
 
 
+class FieldTooLarge(APIException):
+    """413 naming the field and its bound (the body was well-formed, one part is too big)."""
+
+    status_code = 413
+    default_code = "too_large"
+
+    def __init__(self, field: str, message: str):
+        super().__init__({field: [message]})
+
+
+class BoundedDataField(StrictDictField):
+    """A memory's `data`: a JSON object of at most MEMORY_MAX_DATA_BYTES."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        size = len(json.dumps(value, ensure_ascii=False).encode())
+        if size > settings.MEMORY_MAX_DATA_BYTES:
+            raise FieldTooLarge(self.field_name or "data",
+                                f"data is {size} bytes as JSON; the limit is {settings.MEMORY_MAX_DATA_BYTES} "
+                                "(MEMORY_MAX_DATA_BYTES)")
+        return value
+
+
+class BoundedDateTimeField(serializers.DateTimeField):
+    """A timestamp between TIMESTAMP_MIN_YEAR and TIMESTAMP_MAX_YEAR."""
+
+    def to_internal_value(self, value):
+        parsed = super().to_internal_value(value)
+        if not settings.TIMESTAMP_MIN_YEAR <= parsed.year <= settings.TIMESTAMP_MAX_YEAR:
+            raise serializers.ValidationError(f"must be between the years {settings.TIMESTAMP_MIN_YEAR} and "
+                                              f"{settings.TIMESTAMP_MAX_YEAR}")
+        return parsed
+
+
 class RejectUnknownFieldsMixin:
     """Typos in field names are errors, not silently ignored options."""
 
@@ -71,10 +109,21 @@ class IdentifierField(StrictCharField):
 
 def path_identifier(value: str, field: str = "user_id") -> str:
     """An id from the URL path, normalised like one from a body (400 naming the field otherwise)."""
+    if len(value) > 255:
+        raise serializers.ValidationError({field: [f"{field} is longer than 255 characters"]})
     try:
         return normalize_identifier(value, field=field)
     except InvalidOperation as exc:
         raise serializers.ValidationError({field: [str(exc)]}) from None
+
+
+def bounded_query(value: str) -> str:
+    """A search query of at most SEARCH_MAX_QUERY_TERMS distinct words (each is a column of the SQL)."""
+    terms = len(query_tokens(value))
+    if terms > settings.SEARCH_MAX_QUERY_TERMS:
+        raise serializers.ValidationError(f"the query has {terms} distinct terms; the limit is "
+                                          f"{settings.SEARCH_MAX_QUERY_TERMS} (SEARCH_MAX_QUERY_TERMS)")
+    return value
 
 
 def _text_field(**kwargs) -> StrictCharField:
@@ -86,7 +135,8 @@ def _scope_field() -> StrictCharField:
 
 
 def _tags_field() -> serializers.ListField:
-    return serializers.ListField(child=StrictCharField(max_length=100), required=False, default=list, max_length=50)
+    return serializers.ListField(child=StrictCharField(max_length=100), required=False, default=list,
+                                 max_length=settings.MEMORY_MAX_TAGS)
 
 
 class MemoryCreateSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
@@ -95,11 +145,11 @@ class MemoryCreateSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     memory_type = serializers.ChoiceField(choices=MemoryType.choices, required=False, default="fact")
     importance = StrictFloatField(min_value=0, max_value=1, required=False, default=0.5)
     tags = _tags_field()
-    data = StrictDictField(required=False, default=dict)  # type: ignore[assignment]
+    data = BoundedDataField(required=False, default=dict)  # type: ignore[assignment]
     agent_id = _scope_field()
     session_id = _scope_field()
     group_id = _scope_field()
-    valid_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    valid_at = BoundedDateTimeField(required=False, allow_null=True, default=None)
 
     def validate_memory_type(self, value: str) -> str:
         if value == MemoryType.TRAIT:
@@ -122,8 +172,9 @@ class MemoryBatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 class MemoryPatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     text = _text_field(required=False)
     importance = StrictFloatField(min_value=0, max_value=1, required=False)
-    tags = serializers.ListField(child=StrictCharField(max_length=100), required=False, max_length=50)
-    data = StrictDictField(required=False)  # type: ignore[assignment]
+    tags = serializers.ListField(child=StrictCharField(max_length=100), required=False,
+                                 max_length=settings.MEMORY_MAX_TAGS)
+    data = BoundedDataField(required=False)  # type: ignore[assignment]
     expected_version = StrictIntegerField(min_value=1, required=False)
 
     def validate(self, attrs):
@@ -135,14 +186,18 @@ class MemoryPatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 class MemorySearchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     user_id = IdentifierField()
-    query = StrictCharField(max_length=2000)
+    query = StrictCharField(max_length=settings.SEARCH_MAX_QUERY_CHARS)
     mode = serializers.ChoiceField(choices=MODES, required=False, default="hybrid")
     memory_types = serializers.ListField(child=serializers.ChoiceField(choices=MemoryType.choices), required=False,
                                          allow_empty=False)
-    tags = serializers.ListField(child=StrictCharField(max_length=100), required=False, allow_empty=False)
-    start_time = serializers.DateTimeField(required=False)
-    end_time = serializers.DateTimeField(required=False)
-    as_of = serializers.DateTimeField(required=False)
+    tags = serializers.ListField(child=StrictCharField(max_length=100), required=False, allow_empty=False,
+                                 max_length=settings.MEMORY_MAX_TAGS)
+    start_time = BoundedDateTimeField(required=False)
+    end_time = BoundedDateTimeField(required=False)
+    as_of = BoundedDateTimeField(required=False)
+
+    def validate_query(self, value: str) -> str:
+        return bounded_query(value)
     min_score = StrictFloatField(required=False, min_value=0)
     limit = StrictIntegerField(required=False, default=10, min_value=1, max_value=settings.SEARCH_MAX_LIMIT)
 
@@ -238,16 +293,31 @@ class MessageSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     role = serializers.ChoiceField(choices=["user", "assistant", "system", "tool"])
     content = StrictCharField(max_length=settings.MEMORY_MAX_TEXT_CHARS)
     name = StrictCharField(max_length=255, required=False, allow_blank=True)
-    created_at = serializers.DateTimeField(required=False)
+    created_at = BoundedDateTimeField(required=False)
 
 
 class ConversationSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     user_id = IdentifierField()
     session_id = IdentifierField()
-    messages = MessageSerializer(many=True, allow_empty=False, max_length=500)  # type: ignore[call-arg]
+    messages = MessageSerializer(many=True, allow_empty=False,  # type: ignore[call-arg]
+                                 max_length=settings.CONVERSATION_MAX_MESSAGES)
     agent_id = _scope_field()
     group_id = _scope_field()
     participants = serializers.DictField(child=IdentifierField(), required=False, default=dict)
+
+    def validate_participants(self, value: dict) -> dict:
+        if len(value) > settings.CONVERSATION_MAX_PARTICIPANTS:
+            raise serializers.ValidationError(f"at most {settings.CONVERSATION_MAX_PARTICIPANTS} participants "
+                                              "(CONVERSATION_MAX_PARTICIPANTS)")
+        return value
+
+    def validate_messages(self, value: list) -> list:
+        total = sum(len(m["content"]) for m in value)
+        if total > settings.CONVERSATION_MAX_CHARS:
+            raise FieldTooLarge("messages", f"the turns hold {total} characters; the limit is "
+                                            f"{settings.CONVERSATION_MAX_CHARS} (CONVERSATION_MAX_CHARS): "
+                                            "send long conversations in parts")
+        return value
 
     def validate(self, attrs):
         for message in attrs["messages"]:
@@ -305,8 +375,12 @@ class RejectSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 class ContextRequestSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     user_id = IdentifierField()
-    query = StrictCharField(max_length=2000)
+    query = StrictCharField(max_length=settings.SEARCH_MAX_QUERY_CHARS)
     limit = StrictIntegerField(required=False, default=10, min_value=1, max_value=settings.SEARCH_MAX_LIMIT)
+
+    def validate_query(self, value: str) -> str:
+        return bounded_query(value)
+
     max_chars = StrictIntegerField(required=False, default=2000, min_value=100, max_value=100_000)
 
 

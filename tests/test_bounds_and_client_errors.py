@@ -1,0 +1,108 @@
+"""Every input has a bound enforced before any work, and nothing a client
+sends answers 5xx (the cases an attacker's probe found, one test each)."""
+
+import json
+
+import pytest
+from django.db import DataError, IntegrityError, OperationalError
+from django.test import override_settings
+
+from memories.models import MemoryItem
+
+HAN = "".join(chr(0x4E00 + i) for i in range(2000))
+
+
+def test_a_300_character_user_id_in_the_path_is_400(api):
+    for path in ("users/{}/reflect", "users/{}/memories", "users/{}/traits"):
+        url = path.format("u" * 300)
+        response = api.post(url, {}) if "reflect" in url else api.delete(url) if "memories" in url else api.get(url)
+        assert response.status_code == 400 and "user_id" in response.json(), (url, response.content)
+
+
+def test_a_nul_in_a_path_or_query_is_400(api):
+    assert api.get("users/a%00b/traits").status_code == 400
+    response = api.get("memories?user_id=a%00b")
+    assert response.status_code == 400 and "user_id" in response.json()
+
+
+@pytest.mark.parametrize("cursor", ["cD0yMDI2LWJhZA==", "cD0xMjM=", "bz0xJnA9eA=="])
+def test_a_forged_cursor_is_400(api, cursor):
+    response = api.get(f"memories?cursor={cursor}")
+    assert response.status_code == 400 and "cursor" in response.json()
+
+
+def test_a_deeply_nested_body_is_400(api):
+    body = '{"user_id": "a", "text": "t", "data": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    response = api.client.post("/api/v1/memories", data=body, content_type="application/json")
+    assert response.status_code == 400 and "body" in response.json()
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_too_many_distinct_query_terms_is_400_naming_the_limit(api, mode):
+    response = api.post("memories/search", {"user_id": "alice", "query": HAN, "mode": mode})
+    assert response.status_code == 400 and "query" in response.json()
+
+
+def test_the_search_function_itself_caps_query_terms(api, tenant_a):
+    from memories.search import SearchQuery, memory_search
+
+    api.remember("alice", "\u4e00\u4e01 likes tea.")
+    assert memory_search(tenant=tenant_a, query=SearchQuery(query=HAN, user_id="alice", mode="keyword")) is not None
+
+
+@pytest.mark.parametrize("when", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"])
+def test_message_timestamps_out_of_range_are_400(api, when):
+    response = api.post("conversations", {"user_id": "u", "session_id": "s", "messages": [
+        {"role": "user", "content": "I like tea.", "created_at": when}]})
+    assert response.status_code == 400 and "messages" in response.json()
+
+
+def test_a_body_over_the_size_limit_is_a_json_413(api, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000
+    response = api.client.post("/api/v1/memories", data=json.dumps({"user_id": "a", "text": "x" * 20_000}),
+                               content_type="application/json")
+    assert response.status_code == 413 and "body" in response.json()
+
+
+@pytest.mark.parametrize(("fault", "code"), [(IntegrityError("duplicate key"), 409), (DataError("value too long"), 400),
+                                             (OperationalError("server closed the connection"), 503)])
+def test_database_errors_map_to_what_a_retry_can_change(api, monkeypatch, fault, code):
+    from memories import writing
+
+    def failing(**kwargs):
+        raise fault
+
+    monkeypatch.setattr(writing, "memory_create", failing)
+    response = api.post("memories", {"user_id": "alice", "text": "Alice likes tea."})
+    assert response.status_code == code, response.content
+    assert ("Retry-After" in response) is (code == 503)
+
+
+# --------------------------------------------------------------------------- bounds
+
+
+@override_settings(MEMORY_MAX_DATA_BYTES=1024)
+def test_data_over_its_bound_is_413_naming_the_field(api):
+    response = api.post("memories", {"user_id": "a", "text": "t", "data": {"blob": "x" * 2000}})
+    assert response.status_code == 413 and "data" in response.json() and "1024" in str(response.json())
+    assert not MemoryItem.objects.exists()
+
+
+@pytest.mark.parametrize(("payload", "field"), [
+    ({"user_id": "u", "session_id": "s", "participants": {f"p{i}": f"u{i}" for i in range(101)},
+      "messages": [{"role": "user", "content": "hi"}]}, "participants"),
+    ({"user_id": "u", "session_id": "s", "messages": [{"role": "user", "content": "x" * 3000}] * 30}, "messages"),
+])
+def test_conversation_bounds(api, payload, field):
+    response = api.post("conversations", payload)
+    assert response.status_code in (400, 413) and field in response.json(), response.content
+
+
+def test_search_tag_bound(api):
+    response = api.post("memories/search", {"user_id": "a", "query": "tea", "tags": [f"t{i}" for i in range(100)]})
+    assert response.status_code == 400 and "tags" in response.json()
+
+
+def test_query_length_bound(api):
+    response = api.post("memories/search", {"user_id": "a", "query": "tea " * 1000})
+    assert response.status_code == 400 and "query" in response.json()
