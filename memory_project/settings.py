@@ -143,8 +143,18 @@ else:
 # Server-side prepared statements would cache plans that ignore later SET
 # (hnsw.ef_search, iterative_scan): keep them off.
 _database["OPTIONS"] = {"prepare_threshold": None}
-_database["CONN_MAX_AGE"] = env_int("CONN_MAX_AGE", 60)
-_database["CONN_HEALTH_CHECKS"] = True
+# Connections are bounded per process whatever serves the app: a pool of at most DB_POOL_MAX_SIZE,
+# shared by the process's threads; a burst waits up to DB_POOL_TIMEOUT seconds for a connection
+# (then 503 with Retry-After), never "too many clients". Size: processes x DB_POOL_MAX_SIZE below
+# the server's max_connections (docs/deployment.md). DB_POOL_MAX_SIZE=0 turns the pool off.
+DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", 8)
+if DB_POOL_MAX_SIZE > 0:
+    _database["OPTIONS"]["pool"] = {"min_size": 0, "max_size": DB_POOL_MAX_SIZE,
+                                    "timeout": env_float("DB_POOL_TIMEOUT", 10.0)}
+    _database["CONN_MAX_AGE"] = 0  # the pool keeps connections; Django must not hold them per thread
+else:
+    _database["CONN_MAX_AGE"] = env_int("CONN_MAX_AGE", 60)
+    _database["CONN_HEALTH_CHECKS"] = True
 DATABASES = {"default": _database}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
