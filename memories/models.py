@@ -415,6 +415,23 @@ class ErasureReceipt(models.Model):
         return f"erasure of {self.user_id} by {self.actor}"
 
 
+class RateCounter(models.Model):
+    """Requests counted per bucket (a key, a tenant, a login) and fixed time
+    window, when Redis is not configured: shared by every process, kept across
+    restarts. Old windows are deleted as new ones are written."""
+
+    bucket = models.CharField(max_length=200)
+    window = models.BigIntegerField()  # epoch seconds // window length
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        db_table = "rate_counters"
+        constraints = [models.UniqueConstraint(fields=["bucket", "window"], name="rate_counter_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.bucket}@{self.window}: {self.count}"
+
+
 class ActiveEmbedding(models.Model):
     """Which embedding model search and new writes use, once an operator has
     switched with `reembed --activate` (a single row). Without a row the

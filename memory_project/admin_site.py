@@ -1,6 +1,10 @@
 """The admin site with a dashboard on its index page (server-rendered: no CDN here)."""
 
+import logging
+
 from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm as AuthenticationForm
+from django.core.exceptions import ValidationError
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
@@ -22,7 +26,38 @@ def bar_chart_svg(series: list[tuple], width: int = 720, height: int = 160):
                        width, height, width, height, bars, mark_safe(labels))
 
 
+logger = logging.getLogger(__name__)
+
+
+class ThrottledLoginForm(AuthenticationForm):
+    """The admin's login: after ADMIN_LOGIN_MAX_FAILURES failed attempts for one
+    user name from one address, further attempts (right password or not) are
+    refused until the lockout window ends; each failure and lockout is logged."""
+
+    def clean(self):
+        from memories import ratelimit
+
+        username = (self.cleaned_data.get("username") or "").casefold()
+        address = self.request.META.get("REMOTE_ADDR", "") if self.request else ""
+        bucket, limit = f"login:{username}:{address}", ratelimit.login_limit()
+        state = ratelimit.peek(bucket, limit)
+        if limit.requests > 0 and state.count >= limit.requests:
+            logger.warning("admin login refused: %r from %s is locked out (%d failures)", username, address,
+                           state.count)
+            minutes = max(1, round((state.retry_after or limit.seconds) / 60))
+            raise ValidationError(f"Too many failed logins. Try again in about {minutes} minutes.",
+                                  code="locked_out")
+        try:
+            return super().clean()
+        except ValidationError:
+            failures = ratelimit.hit(bucket, limit).count
+            logger.warning("admin login failed for %r from %s (%d of %d)", username, address, failures,
+                           limit.requests)
+            raise
+
+
 class MemoryAdminSite(admin.AdminSite):
+    login_form = ThrottledLoginForm
     site_header = "Memory governance"
     site_title = "Memory governance"
     index_title = "Review and audit"

@@ -184,6 +184,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["memories.api.parsers.BoundedJSONParser"],
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_CLASSES": ["memories.api.auth.ApiKeyRateThrottle"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Memory governance service",
@@ -231,6 +232,15 @@ CONVERSATION_MAX_PARTICIPANTS = env_int("CONVERSATION_MAX_PARTICIPANTS", 50)
 SEARCH_MAX_QUERY_CHARS = env_int("SEARCH_MAX_QUERY_CHARS", 2000)
 SEARCH_MAX_QUERY_TERMS = env_int("SEARCH_MAX_QUERY_TERMS", 64)  # distinct words after stopwords
 JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 64)
+# Rate limits (fixed windows; counters in Redis when configured, else the database). Per key and per
+# tenant, requests per window: an agent in normal use (a few requests a turn) never meets them; one key
+# sending as fast as the server answers does. Bad keys and admin logins are counted per client address.
+RATE_LIMIT_WINDOW_SECONDS = env_int("RATE_LIMIT_WINDOW_SECONDS", 10)
+RATE_LIMIT_KEY_REQUESTS = env_int("RATE_LIMIT_KEY_REQUESTS", 300)  # 30/s on average, bursts within the window
+RATE_LIMIT_TENANT_REQUESTS = env_int("RATE_LIMIT_TENANT_REQUESTS", 1000)
+RATE_LIMIT_BAD_KEY_REQUESTS = env_int("RATE_LIMIT_BAD_KEY_REQUESTS", 20)
+ADMIN_LOGIN_MAX_FAILURES = env_int("ADMIN_LOGIN_MAX_FAILURES", 5)
+ADMIN_LOGIN_LOCKOUT_SECONDS = env_int("ADMIN_LOGIN_LOCKOUT_SECONDS", 900)
 # Timestamps clients send (message times, valid_at): outside these years they are a typo or a probe.
 TIMESTAMP_MIN_YEAR, TIMESTAMP_MAX_YEAR = 1900, 2200
 # Bodies: Django's own cap, answered as a JSON 413.

@@ -9,3 +9,6 @@ os.environ.setdefault("EMBEDDING_DIMENSIONS", "384")
 from memory_project.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Suites that send thousands of requests with one key (fuzzing, load smoke) are not about rate limits;
+# tests/test_rate_limits.py sets the production defaults (or smaller) explicitly.
+RATE_LIMIT_KEY_REQUESTS = RATE_LIMIT_TENANT_REQUESTS = 1_000_000  # noqa: F405

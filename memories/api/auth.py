@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from rest_framework import authentication, exceptions, permissions
+from rest_framework import authentication, exceptions, permissions, throttling
 
+from memories import ratelimit
 from memories.keys import api_key_authenticate
 from memories.models import ApiKey, Tenant
 from memories.permissions import KeyAction, key_may
@@ -44,15 +45,34 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if not header:
             return None
         scheme, _, raw = header.partition(" ")
-        if scheme.lower() != "bearer" or not raw.strip():
-            raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <key>'.")
-        key = api_key_authenticate(raw.strip())
+        key = api_key_authenticate(raw.strip()) if scheme.lower() == "bearer" and raw.strip() else None
         if key is None:
+            # A client address that keeps sending bad keys gets 429s instead of answers.
+            refused = ratelimit.hit(f"badkey:{request.META.get('REMOTE_ADDR', '')}", ratelimit.bad_key_limit())
+            if not refused.allowed:
+                raise exceptions.Throttled(wait=refused.retry_after, detail="Too many bad API keys from this "
+                                                                            "address; wait and retry.")
+            if scheme.lower() != "bearer" or not raw.strip():
+                raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <key>'.")
             raise exceptions.AuthenticationFailed("Invalid, revoked or expired API key.")
         return ApiClient(key.tenant, key), key
 
     def authenticate_header(self, request) -> str:
         return self.keyword
+
+
+class ApiKeyRateThrottle(throttling.BaseThrottle):
+    """Per-key and per-tenant request rates (memories/ratelimit.py): 429 with Retry-After."""
+
+    def allow_request(self, request, view) -> bool:
+        if not isinstance(request.user, ApiClient):
+            return True
+        decision = ratelimit.api_request_allowed(key_id=request.user.key_id, tenant_id=request.user.tenant.id)
+        self._wait = decision.retry_after
+        return decision.allowed
+
+    def wait(self) -> float | None:
+        return getattr(self, "_wait", None)
 
 
 class IsTenantClient(permissions.BasePermission):

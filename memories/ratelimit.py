@@ -1,0 +1,179 @@
+"""Rate limits: fixed-window counters per bucket (an API key, a tenant, a
+client address that sent bad keys, an admin login).
+
+Counters live in Redis when REDIS_URL is set, else in the database
+(`rate_counters`): either way they are shared by every process and survive a
+restart. A failing Redis falls back to the database rather than to no limit.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Limit:
+    """At most `requests` in each window of `seconds`."""
+
+    requests: int
+    seconds: int
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    count: int
+    retry_after: int  # seconds until the window ends (0 when allowed)
+
+
+def decide(count: int, limit: Limit, now: float) -> Decision:
+    """Pure: a window's count against its limit."""
+    if limit.requests <= 0 or count <= limit.requests:
+        return Decision(True, count, 0)
+    window_end = (int(now) // limit.seconds + 1) * limit.seconds
+    return Decision(False, count, max(1, int(window_end - now)))
+
+
+def hit(bucket: str, limit: Limit, *, cost: int = 1) -> Decision:
+    """Count `cost` requests in the bucket's current window and decide."""
+    now = time.time()
+    if limit.requests <= 0:
+        return Decision(True, 0, 0)
+    window = int(now) // limit.seconds
+    return decide(_add(bucket, window, limit.seconds, cost), limit, now)
+
+
+def peek(bucket: str, limit: Limit) -> Decision:
+    """The current window's decision without counting (a login about to be tried)."""
+    now = time.time()
+    return decide(_add(bucket, int(now) // limit.seconds, limit.seconds, 0), limit, now)
+
+
+def reset(bucket: str, limit: Limit) -> None:
+    window = int(time.time()) // limit.seconds
+    if settings.REDIS_URL and _redis_ok():
+        try:
+            _redis().delete(_redis_key(bucket, window))
+            return
+        except Exception:  # noqa: BLE001 - fall through to the database
+            _redis_failed()
+    from memories.models import RateCounter
+
+    RateCounter.objects.filter(bucket=bucket[:200], window=window).delete()
+
+
+# --------------------------------------------------------------------------- stores
+
+_redis_retry_at = 0.0
+
+
+def _redis():
+    from memories.working import redis_client
+
+    return redis_client()
+
+
+def _redis_ok() -> bool:
+    return time.monotonic() >= _redis_retry_at
+
+
+def _redis_failed() -> None:
+    global _redis_retry_at
+    _redis_retry_at = time.monotonic() + 30
+    logger.warning("rate limits use the database for 30 s: Redis unavailable")
+
+
+def _redis_key(bucket: str, window: int) -> str:
+    return f"rl:{bucket}:{window}"
+
+
+def _add(bucket: str, window: int, seconds: int, cost: int) -> int:
+    if settings.REDIS_URL and _redis_ok():
+        try:
+            pipe = _redis().pipeline(transaction=False)
+            pipe.incrby(_redis_key(bucket, window), cost)
+            pipe.expire(_redis_key(bucket, window), seconds + 1)
+            return int(pipe.execute()[0])
+        except Exception:  # noqa: BLE001 - Redis down: the database keeps counting
+            _redis_failed()
+    return _add_in_database(bucket[:200], window, cost)
+
+
+def _add_in_database(bucket: str, window: int, cost: int) -> int:
+    """One upsert per request; now and then the windows of the past go."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """INSERT INTO rate_counters (bucket, "window", count) VALUES (%s, %s, %s)
+               ON CONFLICT (bucket, "window") DO UPDATE SET count = rate_counters.count + EXCLUDED.count
+               RETURNING count""",
+            [bucket, window, cost])
+        count = int(cursor.fetchone()[0])
+        if random.random() < 0.01:
+            cursor.execute("""DELETE FROM rate_counters WHERE bucket = %s AND "window" < %s""", [bucket, window])
+    return count
+
+
+# --------------------------------------------------------------------------- the service's limits
+
+
+def key_limit() -> Limit:
+    return Limit(settings.RATE_LIMIT_KEY_REQUESTS, settings.RATE_LIMIT_WINDOW_SECONDS)
+
+
+def tenant_limit() -> Limit:
+    return Limit(settings.RATE_LIMIT_TENANT_REQUESTS, settings.RATE_LIMIT_WINDOW_SECONDS)
+
+
+def bad_key_limit() -> Limit:
+    return Limit(settings.RATE_LIMIT_BAD_KEY_REQUESTS, settings.RATE_LIMIT_WINDOW_SECONDS)
+
+
+def login_limit() -> Limit:
+    return Limit(settings.ADMIN_LOGIN_MAX_FAILURES, settings.ADMIN_LOGIN_LOCKOUT_SECONDS)
+
+
+def api_request_allowed(*, key_id: int, tenant_id: int) -> Decision:
+    """A request of one key: counted against the key and its tenant (one
+    round trip for both); the stricter decides."""
+    now = time.time()
+    by_key, by_tenant = key_limit(), tenant_limit()
+    if by_key.seconds != by_tenant.seconds or by_key.requests <= 0 or by_tenant.requests <= 0:
+        decisions = [hit(f"key:{key_id}", by_key), hit(f"tenant:{tenant_id}", by_tenant)]
+    else:
+        window = int(now) // by_key.seconds
+        counts = _add_both(f"key:{key_id}", f"tenant:{tenant_id}", window, by_key.seconds)
+        decisions = [decide(counts[0], by_key, now), decide(counts[1], by_tenant, now)]
+    refused = [d for d in decisions if not d.allowed]
+    return max(refused, key=lambda d: d.retry_after) if refused else decisions[0]
+
+
+def _add_both(first: str, second: str, window: int, seconds: int) -> tuple[int, int]:
+    if settings.REDIS_URL and _redis_ok():
+        try:
+            pipe = _redis().pipeline(transaction=False)
+            for bucket in (first, second):
+                pipe.incrby(_redis_key(bucket, window), 1)
+                pipe.expire(_redis_key(bucket, window), seconds + 1)
+            result = pipe.execute()
+            return int(result[0]), int(result[2])
+        except Exception:  # noqa: BLE001 - Redis down: the database keeps counting
+            _redis_failed()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """INSERT INTO rate_counters (bucket, "window", count) VALUES (%s, %s, 1), (%s, %s, 1)
+               ON CONFLICT (bucket, "window") DO UPDATE SET count = rate_counters.count + 1
+               RETURNING bucket, count""",
+            [first, window, second, window])
+        counts = dict(cursor.fetchall())
+        if random.random() < 0.01:
+            cursor.execute("""DELETE FROM rate_counters WHERE bucket = ANY(%s) AND "window" < %s""",
+                           [[first, second], window])
+    return int(counts[first]), int(counts[second])

@@ -1,0 +1,86 @@
+"""Rate limits per key and per tenant, bad keys per address, admin login
+lockout: counters in Redis when configured, else in the database."""
+
+import pytest
+from django.test import Client, override_settings
+
+from memories import ratelimit
+from memories.keys import api_key_create
+from memories.ratelimit import Limit, decide
+from tests.conftest import Api
+
+
+@pytest.mark.parametrize(("count", "limit", "now", "allowed", "retry_after"), [
+    (1, Limit(5, 10), 100.0, True, 0),
+    (5, Limit(5, 10), 100.0, True, 0),
+    (6, Limit(5, 10), 100.0, False, 10),
+    (6, Limit(5, 10), 107.5, False, 2),
+    (6, Limit(5, 10), 109.9, False, 1),
+    (99, Limit(0, 10), 100.0, True, 0),  # 0 turns the limit off
+])
+def test_decide(count, limit, now, allowed, retry_after):
+    decision = decide(count, limit, now)
+    assert (decision.allowed, decision.retry_after) == (allowed, retry_after)
+
+
+@pytest.fixture(params=["database", "redis"])
+def store(request, settings):
+    if request.param == "redis":
+        request.getfixturevalue("redis_url")
+    else:
+        settings.REDIS_URL = ""
+    return request.param
+
+
+@override_settings(RATE_LIMIT_KEY_REQUESTS=5, RATE_LIMIT_TENANT_REQUESTS=10, RATE_LIMIT_WINDOW_SECONDS=3600)
+def test_a_key_past_its_rate_gets_429_with_retry_after(api, store, django_capture_on_commit_callbacks):
+    codes = [api.get("memories?user_id=a").status_code for _ in range(7)]
+    assert codes == [200] * 5 + [429] * 2
+    limited = api.get("memories?user_id=a")
+    assert 1 <= int(limited["Retry-After"]) <= 3600 and "detail" in limited.json()
+    # Another key of the same tenant has its own rate, until the tenant's is spent too.
+    other = Api(api_key_create(tenant_name="acme", name="second").raw_key, django_capture_on_commit_callbacks)
+    assert [other.get("memories?user_id=a").status_code for _ in range(3)] == [200, 200, 429]
+
+
+@override_settings(RATE_LIMIT_BAD_KEY_REQUESTS=10, RATE_LIMIT_WINDOW_SECONDS=3600)
+def test_an_address_sending_bad_keys_is_slowed(anonymous, store, key_a):
+    codes = [anonymous.get("/api/v1/memories", HTTP_AUTHORIZATION=f"Bearer mk_bad_{i}").status_code
+             for i in range(12)]
+    assert codes == [401] * 10 + [429] * 2
+    good = anonymous.get("/api/v1/memories", HTTP_AUTHORIZATION=f"Bearer {key_a.raw_key}")
+    assert good.status_code == 200  # a valid key is not locked out by someone else's guesses
+
+
+def test_counters_are_shared_state_not_process_memory(db, settings):
+    settings.REDIS_URL = ""
+    limit = Limit(3, 3600)
+    for _ in range(3):
+        assert ratelimit.hit("probe", limit).allowed
+    from memories.models import RateCounter
+
+    assert RateCounter.objects.get(bucket="probe").count == 3  # another process (or a restart) sees it
+    assert not ratelimit.hit("probe", limit).allowed
+
+
+def test_a_failing_redis_falls_back_to_the_database(db, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    ratelimit._redis_retry_at = 0.0
+    assert ratelimit.hit("fallback", Limit(1, 3600)).allowed
+    assert not ratelimit.hit("fallback", Limit(1, 3600)).allowed
+    ratelimit._redis_retry_at = 0.0
+
+
+@override_settings(ADMIN_LOGIN_MAX_FAILURES=3, ADMIN_LOGIN_LOCKOUT_SECONDS=3600)
+def test_the_admin_locks_a_login_out_after_repeated_failures(operator, store, caplog):
+    operator("rita", "reviewers")
+    client = Client()
+    for _ in range(3):
+        page = client.post("/admin/login/", {"username": "rita", "password": "wrong"})
+        assert page.status_code == 200 and "_auth_user_id" not in client.session
+    right = client.post("/admin/login/", {"username": "rita", "password": "correct horse battery staple"})
+    assert "Too many failed logins" in right.content.decode() and "_auth_user_id" not in client.session
+    assert any("locked out" in r.getMessage() for r in caplog.records)
+    other = Client(REMOTE_ADDR="10.0.0.9")  # the lockout is per name and address
+    assert other.post("/admin/login/", {"username": "rita", "password": "correct horse battery staple"}
+                      ).status_code == 302
