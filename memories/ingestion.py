@@ -263,12 +263,14 @@ def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: 
         assert near is not None  # UPDATE is chosen only with a near duplicate
         memory = memory_supersede(tenant=tenant, memory_id=near.id, new_text=spec.text, actor=ACTOR,
                                   reason=f"richer near duplicate (cosine {similarity:.3f})", job_id=str(job.id))
+        near.expired_at = memory.created_at  # this job's own copy of it must stop matching (see _nearest)
         outcome.record("UPDATE", user_id=user_id, text=spec.text, memory_id=memory.id,
                        reason=f"supersedes {near.id}")
     else:
         if contradicted is not None:
             memory_invalidate(tenant=tenant, memory_id=contradicted.id, invalid_at=spec.valid_at or now, actor=ACTOR,
                               reason=f"contradicted by: {spec.text}", job_id=str(job.id))
+            contradicted.expired_at = timezone.now()
             outcome.record("INVALIDATE", user_id=user_id, text=contradicted.text, memory_id=contradicted.id,
                            reason=f"contradicted by: {spec.text}")
         result = memory_create(tenant=tenant, spec=spec, actor=ACTOR, job_id=str(job.id))

@@ -184,3 +184,17 @@ def test_in_process_mode_returns_the_outcome_inline(transactional_db):
     assert response.status_code == 202
     body = response.json()
     assert body["status"] == "done" and body["counts"] == {"ADD": 1}
+
+
+def test_200_near_identical_sentences_are_one_job_without_a_version_conflict(api):
+    """A near duplicate superseded earlier in the same job must not be matched
+    again: it used to fail the whole job with VersionConflict, retries included."""
+    import random
+
+    rng = random.Random(1)
+    base = "I really love hiking in the Swiss Alps with my old dog Rex and my sister Maria every summer near Zermatt"
+    extra = "quietly happily often early slowly gladly mostly boldly calmly warmly".split()
+    turns = [f"{base} {' '.join(rng.sample(extra, rng.randint(0, 4)))}." for _ in range(200)]
+    job = converse(api, turns)
+    assert job["status"] == "done", job["error"]
+    assert job["counts"].get("UPDATE", 0) >= 1 and job["counts"].get("ADD", 0) >= 1
