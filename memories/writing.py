@@ -116,6 +116,23 @@ def _snapshot(memory: MemoryItem) -> dict:
     }
 
 
+def _changes(before: dict, after: dict) -> tuple[dict, dict]:
+    """What a change did, not two full copies: the fields that differ (and,
+    inside `data`, only the keys that differ; a removed key is in old only)."""
+    old: dict = {}
+    new: dict = {}
+    for name in before.keys() | after.keys():
+        if before.get(name) == after.get(name):
+            continue
+        if name == "data" and isinstance(before.get(name), dict) and isinstance(after.get(name), dict):
+            was, now = before[name], after[name]
+            old["data"] = {k: was[k] for k in was if k not in now or now[k] != was[k]}
+            new["data"] = {k: now[k] for k in now if k not in was or was[k] != now[k]}
+            continue
+        old[name], new[name] = before.get(name), after.get(name)
+    return old, new
+
+
 def search_document(text: str) -> SearchVector:
     """The full-text vector of a text, computed by the INSERT itself: Python
     segments (jieba for Chinese), Postgres builds the tsvector."""
@@ -334,9 +351,9 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
             current.version += 1
             current.updated_at = now
             updated[current.id] = current
-            history.append(_history(current, HistoryEvent.UPDATE, actor=actor, old_data=before,
-                                    new_data=_snapshot(current), reason="same text with new tags or data",
-                                    job_id=job_id))
+            old, new = _changes(before, _snapshot(current))
+            history.append(_history(current, HistoryEvent.UPDATE, actor=actor, old_data=old, new_data=new,
+                                    reason="same text with new tags or data", job_id=job_id))
         results.append(WriteResult("UPDATE", current, reason="same text with new tags or data"))
 
     _insert_memories(new_items)
@@ -388,7 +405,8 @@ def memory_update(
         memory.version += 1
         memory.updated_at = timezone.now()
         memory.save(update_fields=["importance", "tags", "data", "version", "updated_at"])
-        _history(memory, HistoryEvent.UPDATE, actor=actor, old_data=before, new_data=_snapshot(memory),
+        old_fields, new_fields = _changes(before, _snapshot(memory))
+        _history(memory, HistoryEvent.UPDATE, actor=actor, old_data=old_fields, new_data=new_fields,
                  reason=reason).save()
         return WriteResult("UPDATE", memory)
 
@@ -488,8 +506,9 @@ def memory_invalidate(
         memory.expired_at = now
         memory.updated_at = now
         memory.save(update_fields=["invalid_at", "expired_at", "updated_at"])
-        _history(memory, HistoryEvent.INVALIDATE, actor=actor, old_text=memory.text, old_data=before,
-                 new_data=_snapshot(memory), reason=reason, job_id=job_id).save()
+        old, new = _changes(before, _snapshot(memory))
+        _history(memory, HistoryEvent.INVALIDATE, actor=actor, old_text=memory.text, old_data=old, new_data=new,
+                 reason=reason, job_id=job_id).save()
         return memory
 
 
@@ -574,7 +593,8 @@ def memory_set_status(
         memory.archived_at = memory.updated_at if status == MemoryStatus.ARCHIVED else None
         memory.save(update_fields=["status", "version", "updated_at", "archived_at"])
         _sync_vector_status([memory])
-        _history(memory, event, actor=actor, old_data=before, new_data=_snapshot(memory), reason=reason).save()
+        old, new = _changes(before, _snapshot(memory))
+        _history(memory, event, actor=actor, old_data=old, new_data=new, reason=reason).save()
         return WriteResult("DELETE" if status == MemoryStatus.ARCHIVED else "UPDATE", memory)
 
 

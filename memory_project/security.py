@@ -40,3 +40,24 @@ class RefuseNulCharactersMiddleware:
         if request.path.startswith("/api/"):
             return JsonResponse({bad: [message]}, status=400)
         return HttpResponseBadRequest(message, content_type="text/plain")
+
+
+class BoundedApiAnswerMiddleware:
+    """No API answer is larger than API_MAX_RESPONSE_BYTES: a bigger one is
+    replaced by a 413 that says how to ask for less (fewer items, no `data`)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from django.conf import settings
+        from django.http import JsonResponse
+
+        response = self.get_response(request)
+        limit = settings.API_MAX_RESPONSE_BYTES
+        if (limit and request.path.startswith("/api/") and not getattr(response, "streaming", False)
+                and len(response.content) > limit):
+            return JsonResponse({"detail": f"the answer would be {len(response.content)} bytes, over the "
+                                           f"{limit}-byte limit (API_MAX_RESPONSE_BYTES): ask for fewer items "
+                                           "(page_size, limit) or leave out data (no include=data)"}, status=413)
+        return response

@@ -107,6 +107,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "memory_project.security.ContentSecurityPolicyMiddleware",
+    "memory_project.security.BoundedApiAnswerMiddleware",
 ]
 
 # Sent on every response; empty turns it off. 'unsafe-inline' for styles only (the admin's style attributes).
@@ -232,6 +233,7 @@ CONVERSATION_MAX_PARTICIPANTS = env_int("CONVERSATION_MAX_PARTICIPANTS", 50)
 SEARCH_MAX_QUERY_CHARS = env_int("SEARCH_MAX_QUERY_CHARS", 2000)
 SEARCH_MAX_QUERY_TERMS = env_int("SEARCH_MAX_QUERY_TERMS", 64)  # distinct words after stopwords
 JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 64)
+API_MAX_RESPONSE_BYTES = env_int("API_MAX_RESPONSE_BYTES", 4 * 1024 * 1024)  # 0: no limit
 # Rate limits (fixed windows; counters in Redis when configured, else the database). Per key and per
 # tenant, requests per window: an agent in normal use (a few requests a turn) never meets them; one key
 # sending as fast as the server answers does. Bad keys and admin logins are counted per client address.

@@ -106,3 +106,42 @@ def test_search_tag_bound(api):
 def test_query_length_bound(api):
     response = api.post("memories/search", {"user_id": "a", "query": "tea " * 1000})
     assert response.status_code == 400 and "query" in response.json()
+
+
+# --------------------------------------------------------------------------- small answers
+
+
+def test_lists_searches_and_context_leave_data_out_unless_asked(api):
+    api.remember("alice", "Alice likes green tea.", data={"note": "x" * 1000})
+    listed = api.get("memories?user_id=alice").json()["results"][0]
+    assert "data" not in listed
+    assert api.get("memories?user_id=alice&include=data").json()["results"][0]["data"] == {"note": "x" * 1000}
+    found = api.search("alice", "green tea")[0]["memory"]
+    assert "data" not in found
+    asked = api.post("memories/search?include=data", {"user_id": "alice", "query": "green tea"}).json()
+    assert asked["results"][0]["memory"]["data"]["note"]
+    context = api.post("context", {"user_id": "alice", "query": "tea"}).json()
+    assert all("data" not in m["memory"] for m in context["memories"])
+
+
+def test_history_is_paginated_and_stores_what_changed(api):
+    memory = api.remember("alice", "Alice likes tea.", data={"big": "y" * 5000, "n": 0})
+    for n in range(1, 6):
+        assert api.patch(f"memories/{memory['id']}", {"data": {"big": "y" * 5000, "n": n}}).status_code == 200
+    from memories.models import MemoryHistory
+
+    update = MemoryHistory.objects.filter(memory_id=memory["id"], event="UPDATE").last()
+    assert update.old_data == {"data": {"n": 4}, "version": 5} and update.new_data == {"data": {"n": 5}, "version": 6}
+    first = api.get(f"memories/{memory['id']}/history?page_size=2").json()
+    assert len(first["results"]) == 2 and first["next"]
+    second = api.client.get(first["next"]).json()
+    assert [r["event"] for r in second["results"]] == ["UPDATE", "UPDATE"]
+
+
+def test_no_answer_exceeds_the_configured_size(api, settings):
+    for n in range(5):
+        api.remember("alice", f"Fact {n}.", data={"blob": "z" * 10_000})
+    settings.API_MAX_RESPONSE_BYTES = 20_000
+    response = api.get("memories?user_id=alice&include=data")
+    assert response.status_code == 413 and "page_size" in response.json()["detail"]
+    assert api.get("memories?user_id=alice").status_code == 200

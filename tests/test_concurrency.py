@@ -48,7 +48,7 @@ def test_fifty_writers_on_one_memory_win_or_get_409(transactional_db):
         local.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
         version = local.get(f"/api/v1/memories/{memory['memory']['id']}").json()["version"]
         response = local.patch(f"/api/v1/memories/{memory['memory']['id']}",
-                               {"importance": round(0.01 + index / 100, 2), "expected_version": version},
+                               {"importance": round(0.011 + index / 100, 3), "expected_version": version},
                                format="json")
         return response.status_code
 

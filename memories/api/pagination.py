@@ -24,3 +24,10 @@ class MemoryCursorPagination(CursorPagination):
             if not valid:
                 raise ValidationError({"cursor": ["invalid cursor: use the `next` or `previous` link as given"]})
         return cursor
+
+
+class HistoryCursorPagination(MemoryCursorPagination):
+    """A memory's history, oldest first, 100 events a page (at most 500)."""
+
+    ordering = ("created_at", "id")
+    page_size = 100

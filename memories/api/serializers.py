@@ -209,7 +209,16 @@ class MemorySearchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 
 class MemorySerializer(serializers.ModelSerializer):
+    """A memory. Lists, searches and context leave `data` out unless the
+    request asks for it (`?include=data`): answers stay small."""
+
     superseded_by = serializers.UUIDField(source="superseded_by_id", read_only=True, allow_null=True)
+
+    def to_representation(self, instance):
+        body = super().to_representation(instance)
+        if not self.context.get("include_data", True):
+            body.pop("data", None)
+        return body
 
     class Meta:
         model = MemoryItem
@@ -219,7 +228,9 @@ class MemorySerializer(serializers.ModelSerializer):
             "created_at", "expired_at", "updated_at", "archived_at", "superseded_by", "embedding_state",
             "access_count", "last_accessed_at",
         ]
-        read_only_fields = fields
+        # Output only. `data` is not required in the schema: answers leave it out unless asked.
+        read_only_fields = [name for name in fields if name != "data"]
+        extra_kwargs = {"data": {"required": False}}
 
 
 class WriteResultSerializer(serializers.Serializer):
@@ -272,6 +283,8 @@ class HistorySerializer(serializers.ModelSerializer):
 
 
 class HistoryListSerializer(serializers.Serializer):
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
     results = HistorySerializer(many=True)
 
 

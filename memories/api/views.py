@@ -13,6 +13,7 @@ from memories import erasure, governance, ingestion, selectors, writing
 from memories.access import record_memory_access
 from memories.api.auth import ApiKeyAuthentication, IsReviewerKey
 from memories.api.filters import MemoryFilter
+from memories.api.pagination import HistoryCursorPagination
 from memories.api.serializers import (
     ApproveSerializer,
     BatchResultSerializer,
@@ -55,8 +56,14 @@ def _write_result(result: writing.WriteResult) -> dict:
     return _write_results([result])[0]
 
 
-def _scored(results) -> list[dict]:
-    memories = MemorySerializer([r.memory for r in results], many=True).data
+def includes_data(request) -> bool:
+    """`?include=data`: lists, searches and context carry each memory's `data` only when asked."""
+    return "data" in {part.strip() for value in request.query_params.getlist("include") for part in value.split(",")}
+
+
+def _scored(results, request) -> list[dict]:
+    memories = MemorySerializer([r.memory for r in results], many=True,
+                                context={"include_data": includes_data(request)}).data
     return [{"memory": m, "score": r.score, "scores": r.scores} for r, m in zip(results, memories, strict=True)]
 
 
@@ -70,6 +77,9 @@ def erasure_body(result: erasure.ErasureResult) -> dict:
 class MemoryListCreateView(generics.ListAPIView):
     serializer_class = MemorySerializer
     filterset_class = MemoryFilter
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "include_data": includes_data(self.request)}
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation has no tenant
@@ -130,8 +140,11 @@ def _change_response(change: governance.ClientChange) -> Response:
 class MemoryHistoryView(APIView):
     @extend_schema(responses={200: HistoryListSerializer})
     def get(self, request, memory_id):
-        rows = selectors.memory_history(tenant=request.user.tenant, memory_id=memory_id)
-        return Response({"results": HistorySerializer(rows, many=True).data})
+        """Paginated (`next` / `previous` links): a memory edited a thousand times answers in pages."""
+        paginator = HistoryCursorPagination()
+        rows = paginator.paginate_queryset(selectors.memory_history(tenant=request.user.tenant, memory_id=memory_id),
+                                           request, view=self)
+        return paginator.get_paginated_response(HistorySerializer(rows, many=True).data)
 
 
 class MemorySearchView(APIView):
@@ -141,7 +154,7 @@ class MemorySearchView(APIView):
         serializer.is_valid(raise_exception=True)
         results = memory_search(tenant=request.user.tenant, query=SearchQuery(**serializer.validated_data))
         record_memory_access([r.memory.id for r in results])
-        return Response({"results": _scored(results)})
+        return Response({"results": _scored(results, request)})
 
 
 class UserMemoriesView(APIView):
@@ -245,4 +258,4 @@ class ContextView(APIView):
         built = build_context(tenant=request.user.tenant, **serializer.validated_data)
         record_memory_access([r.memory.id for r in built.memories])
         return Response({"context": built.text, "working_memory": built.working_memory,
-                         "memories": _scored(built.memories)})
+                         "memories": _scored(built.memories, request)})
