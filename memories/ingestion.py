@@ -8,6 +8,7 @@ finished does nothing (its operations committed together with its status).
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -56,12 +57,17 @@ def conversation_job_create(*, tenant: Tenant, user_id: str, session_id: str, me
         tenant=tenant, user_id=user_id, session_id=session_id, agent_id=agent_id, group_id=group_id,
         participants=participants or {}, messages=messages, api_key=api_key,
     )
-    _enqueue(job.id)
+    _enqueue(job.id, background=_is_long(messages))
     return job
 
 
-def _enqueue(job_id: uuid.UUID) -> None:
-    enqueue("memories.tasks.run_conversation_job", str(job_id))
+def _is_long(messages: list[dict]) -> bool:
+    return sum(len(str(m.get("content", ""))) for m in messages) > settings.CONVERSATION_SYNC_CHARS
+
+
+def _enqueue(job_id: uuid.UUID, *, background: bool = False) -> None:
+    """Long conversations run in the background even without a broker: the request does not wait."""
+    enqueue("memories.tasks.run_conversation_job", str(job_id), background=background)
 
 
 def conversation_job_retry(*, tenant: Tenant, job_id: uuid.UUID | str) -> ConversationJob:
@@ -72,7 +78,7 @@ def conversation_job_retry(*, tenant: Tenant, job_id: uuid.UUID | str) -> Conver
             raise InvalidOperation(f"only failed jobs can be retried; this one is {job.status}", field="status")
         job.status, job.error = JobStatus.QUEUED, ""
         job.save(update_fields=["status", "error"])
-        _enqueue(job.id)
+        _enqueue(job.id, background=_is_long(job.messages))
     job.refresh_from_db()
     return job
 
@@ -140,6 +146,7 @@ def conversation_job_run(job_id: str) -> ConversationJob:
     job = ConversationJob.objects.get(id=job_id)
     if job.status == JobStatus.DONE:
         return job
+    deadline = time.monotonic() + settings.CONVERSATION_JOB_TIME_LIMIT
     ConversationJob.objects.filter(id=job.id).update(status=JobStatus.RUNNING, started_at=timezone.now(),
                                                      attempts=job.attempts + 1)
     extractor = get_extractor()
@@ -165,6 +172,10 @@ def conversation_job_run(job_id: str) -> ConversationJob:
             if speakers[candidate.subject] in erased:
                 outcome.count("erased")
                 continue
+            if time.monotonic() > deadline:  # the transaction rolls back: nothing of the job is written
+                raise ExtractionError(f"the job took longer than {settings.CONVERSATION_JOB_TIME_LIMIT} s "
+                                      "(CONVERSATION_JOB_TIME_LIMIT); send the conversation in smaller parts",
+                                      retryable=False)
             _apply_candidate(job, candidate, speakers[candidate.subject], embedder, outcome, fresh, now)
         job.status = JobStatus.DONE
         job.extractor = extractor.name

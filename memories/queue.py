@@ -9,14 +9,45 @@ the task in-process (eager), exactly as `.delay()` would.
 from __future__ import annotations
 
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connections, transaction
 
 logger = logging.getLogger(__name__)
 
 
-def enqueue(task_name: str, *args, on_commit: bool = True, swallow_broker_errors: bool = False) -> None:
-    """Send `task_name(*args)` (after the surrounding transaction commits, by default)."""
+_background: ThreadPoolExecutor | None = None
+_background_lock = threading.Lock()
+
+
+def _background_pool() -> ThreadPoolExecutor:
+    global _background
+    with _background_lock:
+        if _background is None:
+            _background = ThreadPoolExecutor(max_workers=max(1, settings.EAGER_BACKGROUND_WORKERS),
+                                             thread_name_prefix="eager-job")
+        return _background
+
+
+def _run_in_background(task, args: tuple) -> None:
+    def run() -> None:
+        try:
+            task.apply(args=args)
+        except Exception:
+            logger.exception("background task %s failed", task.name)
+        finally:
+            connections.close_all()  # this thread's connections go back to the pool
+
+    _background_pool().submit(run)
+
+
+def enqueue(task_name: str, *args, on_commit: bool = True, swallow_broker_errors: bool = False,
+            background: bool = False) -> None:
+    """Send `task_name(*args)` (after the surrounding transaction commits, by
+    default). `background`: with no broker (Celery eager) the task runs on a
+    small in-process thread pool instead of inside the request."""
 
     def send() -> None:
         from celery import current_app as app  # the project's app (memory_project/celery.py)
@@ -24,6 +55,9 @@ def enqueue(task_name: str, *args, on_commit: bool = True, swallow_broker_errors
         try:
             if task_name not in app.tasks:  # tasks modules are discovered lazily (worker start, or here)
                 app.loader.import_default_modules()
+            if background and app.conf.task_always_eager:
+                _run_in_background(app.tasks[task_name], args)
+                return
             app.tasks[task_name].delay(*args)
         except Exception:
             if not swallow_broker_errors:

@@ -35,7 +35,9 @@ def embed_memories(self, item_ids: list[str]) -> dict:
     return {"embedded": report.embedded, "vectors": report.vectors}
 
 
-@shared_task(bind=True, acks_late=True, max_retries=None)
+# The job stops itself at CONVERSATION_JOB_TIME_LIMIT; the worker's limits catch one stuck in a call.
+@shared_task(bind=True, acks_late=True, max_retries=None, soft_time_limit=settings.CONVERSATION_JOB_TIME_LIMIT + 30,
+             time_limit=settings.CONVERSATION_JOB_TIME_LIMIT + 60)
 def run_conversation_job(self, job_id: str) -> dict:
     """Run one conversation job. Retryable extraction failures (timeout, 429,
     5xx, bad JSON) are retried with exponential backoff up to

@@ -233,6 +233,12 @@ CONVERSATION_MAX_PARTICIPANTS = env_int("CONVERSATION_MAX_PARTICIPANTS", 50)
 SEARCH_MAX_QUERY_CHARS = env_int("SEARCH_MAX_QUERY_CHARS", 2000)
 SEARCH_MAX_QUERY_TERMS = env_int("SEARCH_MAX_QUERY_TERMS", 64)  # distinct words after stopwords
 JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 64)
+# Work bounds. A conversation longer than CONVERSATION_SYNC_CHARS runs as a background job even when
+# Celery is eager (a small in-process pool, EAGER_BACKGROUND_WORKERS threads per process): the request
+# answers 202 at once. Every job stops after CONVERSATION_JOB_TIME_LIMIT seconds, writing nothing.
+CONVERSATION_SYNC_CHARS = env_int("CONVERSATION_SYNC_CHARS", 2000)
+EAGER_BACKGROUND_WORKERS = env_int("EAGER_BACKGROUND_WORKERS", 1)
+CONVERSATION_JOB_TIME_LIMIT = env_int("CONVERSATION_JOB_TIME_LIMIT", 120)
 API_MAX_RESPONSE_BYTES = env_int("API_MAX_RESPONSE_BYTES", 4 * 1024 * 1024)  # 0: no limit
 # Rate limits (fixed windows; counters in Redis when configured, else the database). Per key and per
 # tenant, requests per window: an agent in normal use (a few requests a turn) never meets them; one key

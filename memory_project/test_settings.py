@@ -12,3 +12,6 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Suites that send thousands of requests with one key (fuzzing, load smoke) are not about rate limits;
 # tests/test_rate_limits.py sets the production defaults (or smaller) explicitly.
 RATE_LIMIT_KEY_REQUESTS = RATE_LIMIT_TENANT_REQUESTS = 1_000_000  # noqa: F405
+# Inside a test transaction a background thread could not see the job: run them inline, except where a
+# (transactional) test lowers it on purpose.
+CONVERSATION_SYNC_CHARS = 1_000_000

@@ -1,0 +1,35 @@
+"""Work is bounded: long conversations run in the background even with Celery
+eager, and every job stops at its time limit, writing nothing."""
+
+import time
+
+import pytest
+
+from memories.models import ConversationJob, MemoryItem
+from tests.conftest import converse
+
+TURNS = ["I prefer window seats.", "I have a dog named Rex.", "I live in Ghent.", "I love sailing on lakes."]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_long_conversation_runs_in_the_background_even_when_celery_is_eager(api, settings):
+    settings.CONVERSATION_SYNC_CHARS = 20
+    started = time.monotonic()
+    response = api.post("conversations", {"user_id": "alice", "session_id": "s1",
+                                          "messages": [{"role": "user", "content": t} for t in TURNS]})
+    assert response.status_code == 202 and response.json()["status"] in ("queued", "running", "done")
+    job_id = response.json()["job_id"]
+    deadline = started + 60
+    while ConversationJob.objects.get(id=job_id).status != "done":
+        assert time.monotonic() < deadline, ConversationJob.objects.get(id=job_id).error
+        time.sleep(0.1)
+    assert MemoryItem.objects.filter(user_id="alice").count() >= 3
+    short = converse(api, ["I like tea."], session_id="s2")  # under the budget: answered inline
+    assert short["status"] == "done"
+
+
+def test_a_job_past_its_time_limit_fails_and_writes_nothing(api, settings):
+    settings.CONVERSATION_JOB_TIME_LIMIT = -1
+    job = converse(api, TURNS)
+    assert job["status"] == "failed" and "CONVERSATION_JOB_TIME_LIMIT" in job["error"]
+    assert not MemoryItem.objects.exists()
