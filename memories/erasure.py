@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from memories.models import Candidate, CandidateStatus, ConversationJob, ErasureReceipt, MemoryItem, Tenant
+from memories.quota import forget_usage
 from memories.writing import user_forget
 
 logger = logging.getLogger(__name__)
@@ -95,6 +96,7 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
             receipt = ErasureReceipt.objects.create(tenant=tenant, user_id=user_id, actor=actor,
                                                     reason=reason[:200], counts=counts)
             logger.info("erased user of tenant %s: %s", tenant.id, counts)
+            forget_usage(tenant.id)
     return ErasureResult(user_id=user_id, counts=counts, receipt=receipt)
 
 

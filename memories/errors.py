@@ -37,5 +37,13 @@ class InvalidOperation(MemoryError_):
         self.field = field
 
 
+class QuotaExceeded(MemoryError_):
+    """A tenant's storage quota would be passed: nothing was written."""
+
+    def __init__(self, message: str, *, quota: str, limit: int, used: int):
+        super().__init__(message)
+        self.quota, self.limit, self.used = quota, limit, used
+
+
 class NotAllowed(MemoryError_):
     """The caller is known but may not do this (e.g. approve its own candidate)."""

@@ -24,6 +24,11 @@ class Tenant(models.Model):
     # A memory an operator approved is changed by an agent key only through review.
     protect_approved = models.BooleanField(
         default=True, help_text="Changes by agent keys to operator-approved memories go to the review queue.")
+    # Storage quotas; empty means the settings' defaults (TENANT_MAX_MEMORIES, TENANT_MAX_BYTES), 0 no limit.
+    max_memories = models.PositiveBigIntegerField(null=True, blank=True,
+                                                  help_text="Current memories at most (empty: the default).")
+    max_bytes = models.PositiveBigIntegerField(null=True, blank=True,
+                                               help_text="Bytes of text and data at most (empty: the default).")
 
     class Meta:
         db_table = "tenants"

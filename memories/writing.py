@@ -38,6 +38,7 @@ from memories.models import (
     Tenant,
 )
 from memories.queue import enqueue
+from memories.quota import quota_check
 from memories.text import content_hash, index_document
 
 logger = logging.getLogger(__name__)
@@ -356,6 +357,8 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
                                     reason="same text with new tags or data", job_id=job_id))
         results.append(WriteResult("UPDATE", current, reason="same text with new tags or data"))
 
+    quota_check(tenant, memories=len(new_items),
+                size=sum(len(i.text.encode()) + len(json.dumps(i.data, ensure_ascii=False)) for i in new_items))
     _insert_memories(new_items)
     if updated:
         MemoryItem.objects.bulk_update(list(updated.values()), ["tags", "data", "importance", "version", "updated_at"])

@@ -240,6 +240,10 @@ CONVERSATION_SYNC_CHARS = env_int("CONVERSATION_SYNC_CHARS", 2000)
 EAGER_BACKGROUND_WORKERS = env_int("EAGER_BACKGROUND_WORKERS", 1)
 CONVERSATION_JOB_TIME_LIMIT = env_int("CONVERSATION_JOB_TIME_LIMIT", 120)
 API_MAX_RESPONSE_BYTES = env_int("API_MAX_RESPONSE_BYTES", 4 * 1024 * 1024)  # 0: no limit
+# Per-tenant storage quotas (a tenant's own max_memories / max_bytes override them; 0: no limit).
+TENANT_MAX_MEMORIES = env_int("TENANT_MAX_MEMORIES", 1_000_000)
+TENANT_MAX_BYTES = env_int("TENANT_MAX_BYTES", 2 * 1024 ** 3)
+QUOTA_USAGE_CACHE_SECONDS = env_int("QUOTA_USAGE_CACHE_SECONDS", 30)
 # Rate limits (fixed windows; counters in Redis when configured, else the database). Per key and per
 # tenant, requests per window: an agent in normal use (a few requests a turn) never meets them; one key
 # sending as fast as the server answers does. Bad keys and admin logins are counted per client address.

@@ -145,3 +145,30 @@ def test_no_answer_exceeds_the_configured_size(api, settings):
     response = api.get("memories?user_id=alice&include=data")
     assert response.status_code == 413 and "page_size" in response.json()["detail"]
     assert api.get("memories?user_id=alice").status_code == 200
+
+
+# --------------------------------------------------------------------------- quotas
+
+
+def test_a_tenant_past_its_memory_quota_gets_a_clear_403(api, tenant_a):
+    tenant_a.max_memories = 2
+    tenant_a.save()
+    api.remember("alice", "First fact.")
+    api.remember("alice", "Second fact.")
+    refused = api.post("memories", {"user_id": "alice", "text": "Third fact."})
+    assert refused.status_code == 403 and refused.json()["quota"] == "memories" and refused.json()["limit"] == 2
+    batch = api.post("memories/batch", {"memories": [{"user_id": "bob", "text": "x"}]})
+    assert batch.status_code == 403 and MemoryItem.objects.count() == 2
+    assert api.post("memories", {"user_id": "alice", "text": "First fact."}).json()["operation"] == "NOOP"
+    api.delete("users/alice/memories")  # erasure frees the quota at once
+    assert api.post("memories", {"user_id": "alice", "text": "Third fact."}).status_code == 201
+
+
+def test_a_tenant_past_its_byte_quota_gets_a_clear_403(api, tenant_a, api_b):
+    tenant_a.max_bytes = 3000
+    tenant_a.save()
+    api.remember("alice", "A fact.", data={"blob": "q" * 2000})
+    refused = api.post("memories", {"user_id": "alice", "text": "Another.", "data": {"blob": "q" * 2000}})
+    assert refused.status_code == 403 and refused.json()["quota"] == "bytes"
+    assert api_b.post("memories", {"user_id": "alice", "text": "Another.", "data": {"blob": "q" * 2000}}
+                      ).status_code == 201  # another tenant's quota is its own

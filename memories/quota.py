@@ -1,0 +1,88 @@
+"""Per-tenant storage quotas: current memories and bytes of text and data.
+
+Usage is measured with one query and kept per process for
+QUOTA_USAGE_CACHE_SECONDS, with this process's own writes added as they
+happen: a quota is enforced to within what other processes wrote in that
+time, without a COUNT over a million rows on every save.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection
+
+from memories import vocabulary
+from memories.errors import QuotaExceeded
+from memories.models import MemoryStatus, Tenant
+
+
+@dataclass
+class Usage:
+    memories: int
+    bytes: int
+
+
+_cache: dict[int, tuple[float, Usage]] = {}
+_lock = threading.Lock()
+
+
+def quota_limits(tenant: Tenant) -> tuple[int, int]:
+    """(memories, bytes): the tenant's own, else the settings'; 0 means no limit."""
+    memories = tenant.max_memories if tenant.max_memories is not None else settings.TENANT_MAX_MEMORIES
+    size = tenant.max_bytes if tenant.max_bytes is not None else settings.TENANT_MAX_BYTES
+    return int(memories), int(size)
+
+
+def tenant_usage(tenant_id: int) -> Usage:
+    """Current (latest-version, not rejected) memories and their bytes of text and data."""
+    now = time.monotonic()
+    with _lock:
+        cached = _cache.get(tenant_id)
+        if cached and now - cached[0] < settings.QUOTA_USAGE_CACHE_SECONDS:
+            return Usage(cached[1].memories, cached[1].bytes)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT count(*), coalesce(sum(octet_length(m.text) + octet_length(m.data::text)), 0)
+                FROM memory_items m
+                WHERE m.tenant_id = %s AND {vocabulary.sql_not_replaced("m")} AND m.status <> %s""",
+            [tenant_id, MemoryStatus.REJECTED.value])
+        count, size = cursor.fetchone()
+    usage = Usage(int(count), int(size))
+    with _lock:
+        _cache[tenant_id] = (now, usage)
+    return Usage(usage.memories, usage.bytes)
+
+
+def quota_check(tenant: Tenant, *, memories: int, size: int) -> None:
+    """Refuse a write that would take the tenant past a quota; count it when it passes."""
+    if memories <= 0 and size <= 0:
+        return
+    max_memories, max_bytes = quota_limits(tenant)
+    if not max_memories and not max_bytes:
+        return
+    usage = tenant_usage(tenant.id)
+    if max_memories and usage.memories + memories > max_memories:
+        raise QuotaExceeded(f"tenant {tenant.name} holds {usage.memories} memories; {memories} more would pass "
+                            f"its quota of {max_memories}", quota="memories", limit=max_memories,
+                            used=usage.memories)
+    if max_bytes and usage.bytes + size > max_bytes:
+        raise QuotaExceeded(f"tenant {tenant.name} holds {usage.bytes} bytes of memories; {size} more would pass "
+                            f"its quota of {max_bytes}", quota="bytes", limit=max_bytes, used=usage.bytes)
+    with _lock:
+        cached = _cache.get(tenant.id)
+        if cached:
+            cached[1].memories += memories
+            cached[1].bytes += size
+
+
+def forget_usage(tenant_id: int | None = None) -> None:
+    """Drop cached usage (after an erasure, or in tests)."""
+    with _lock:
+        if tenant_id is None:
+            _cache.clear()
+        else:
+            _cache.pop(tenant_id, None)
