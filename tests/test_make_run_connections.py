@@ -41,8 +41,6 @@ def test_a_burst_through_make_run_gets_no_server_error():
     server = subprocess.Popen(["make", "run", f"PORT={port}"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        key = subprocess.run([str(ROOT / ".venv/bin/python"), "manage.py", "api_keys", "create", "burst-test"],
-                             cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=120).stdout.strip()
         base = f"http://127.0.0.1:{port}/api/v1"
         deadline = time.monotonic() + 120
         while True:
@@ -53,6 +51,9 @@ def test_a_burst_through_make_run_gets_no_server_error():
                 pass
             assert time.monotonic() < deadline, "make run did not come up"
             time.sleep(0.5)
+        # After the server is up: `make run` has migrated by then.
+        key = subprocess.run([str(ROOT / ".venv/bin/python"), "manage.py", "api_keys", "create", "burst-test"],
+                             cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=120).stdout.strip()
         headers = {"Authorization": f"Bearer {key}"}
 
         def one(i: int) -> int:
