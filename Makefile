@@ -7,7 +7,7 @@ PORT ?= 8000
 STAMP := $(VENV)/.installed
 
 
-.PHONY: install browser run test lint bench bench-quality bench-ingest bench-erasure bench-reflection bench-load bench-admin bench-ops db-stop worker
+.PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
 	test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
@@ -57,6 +57,9 @@ bench-ops: install
 
 bench-load: install
 	cd bench && ../$(PY) load.py $(BENCH_ARGS)
+
+bench-abuse: install
+	cd bench && ../$(PY) abuse.py $(BENCH_ARGS)
 
 bench-erasure: install
 	cd bench && ../$(PY) erasure.py $(BENCH_ARGS)

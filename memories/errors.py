@@ -45,5 +45,13 @@ class QuotaExceeded(MemoryError_):
         self.quota, self.limit, self.used = quota, limit, used
 
 
+class TooBusy(MemoryError_):
+    """The caller has too much work waiting; retry after `retry_after` seconds."""
+
+    def __init__(self, message: str, *, retry_after: int):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class NotAllowed(MemoryError_):
     """The caller is known but may not do this (e.g. approve its own candidate)."""

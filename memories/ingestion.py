@@ -21,7 +21,7 @@ from django.utils.dateparse import parse_datetime
 
 from memories.embedding import Embedder, get_embedder
 from memories.erasure import erased_since
-from memories.errors import InvalidOperation, get_or_not_found
+from memories.errors import InvalidOperation, TooBusy, get_or_not_found
 from memories.extraction import CandidateMemory, ExistingMemory, ExtractionError, Message, get_extractor
 from memories.governance import review_hold
 from memories.models import (
@@ -47,12 +47,18 @@ from memories.writing import (
 
 logger = logging.getLogger(__name__)
 ACTOR = "extraction"
+PENDING_JOB_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.RETRYING)
 
 
 def conversation_job_create(*, tenant: Tenant, user_id: str, session_id: str, messages: list[dict],
                             agent_id: str = "", group_id: str = "", participants: dict | None = None,
                             api_key: ApiKey | None = None) -> ConversationJob:
     """Record the conversation (and the key that sent it) and enqueue its extraction after commit."""
+    pending = ConversationJob.objects.filter(tenant=tenant, status__in=PENDING_JOB_STATUSES).count()
+    if settings.TENANT_MAX_PENDING_JOBS and pending >= settings.TENANT_MAX_PENDING_JOBS:
+        raise TooBusy(f"{pending} conversations of this tenant are still waiting or running (limit "
+                      f"{settings.TENANT_MAX_PENDING_JOBS}, TENANT_MAX_PENDING_JOBS); retry when some are done",
+                      retry_after=5)
     job = ConversationJob.objects.create(
         tenant=tenant, user_id=user_id, session_id=session_id, agent_id=agent_id, group_id=group_id,
         participants=participants or {}, messages=messages, api_key=api_key,

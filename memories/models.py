@@ -312,7 +312,11 @@ class ConversationJob(models.Model):
 
     class Meta:
         db_table = "conversation_jobs"
-        indexes = [models.Index(fields=["tenant", "user_id", "-created_at"], name="job_user_created")]
+        indexes = [
+            models.Index(fields=["tenant", "user_id", "-created_at"], name="job_user_created"),
+            models.Index(fields=["tenant"], name="job_tenant_pending",
+                         condition=Q(status__in=["queued", "running", "retrying"])),
+        ]
         constraints = [models.CheckConstraint(condition=Q(status__in=JobStatus.values), name="job_status_known")]
 
     def __str__(self) -> str:

@@ -9,6 +9,7 @@ the task in-process (eager), exactly as `.delay()` would.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -31,8 +32,17 @@ def _background_pool() -> ThreadPoolExecutor:
         return _background
 
 
+def _lower_this_threads_priority() -> None:
+    """Background jobs yield the CPU to requests (Linux: niceness is per thread)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):  # not Linux, or not permitted: run at normal priority
+        pass
+
+
 def _run_in_background(task, args: tuple) -> None:
     def run() -> None:
+        _lower_this_threads_priority()
         try:
             task.apply(args=args)
         except Exception:

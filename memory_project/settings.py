@@ -239,6 +239,9 @@ JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 64)
 CONVERSATION_SYNC_CHARS = env_int("CONVERSATION_SYNC_CHARS", 2000)
 EAGER_BACKGROUND_WORKERS = env_int("EAGER_BACKGROUND_WORKERS", 1)
 CONVERSATION_JOB_TIME_LIMIT = env_int("CONVERSATION_JOB_TIME_LIMIT", 120)
+# A tenant with this many conversations waiting or running gets 429 for the next one (one tenant's
+# flood cannot queue unbounded work ahead of everyone else's).
+TENANT_MAX_PENDING_JOBS = env_int("TENANT_MAX_PENDING_JOBS", 20)
 API_MAX_RESPONSE_BYTES = env_int("API_MAX_RESPONSE_BYTES", 4 * 1024 * 1024)  # 0: no limit
 # Per-tenant storage quotas (a tenant's own max_memories / max_bytes override them; 0: no limit).
 TENANT_MAX_MEMORIES = env_int("TENANT_MAX_MEMORIES", 1_000_000)

@@ -33,3 +33,14 @@ def test_a_job_past_its_time_limit_fails_and_writes_nothing(api, settings):
     job = converse(api, TURNS)
     assert job["status"] == "failed" and "CONVERSATION_JOB_TIME_LIMIT" in job["error"]
     assert not MemoryItem.objects.exists()
+
+
+def test_a_tenant_with_too_many_pending_conversations_gets_429(api, api_b, settings, tenant_a):
+    settings.TENANT_MAX_PENDING_JOBS = 2
+    ConversationJob.objects.bulk_create(ConversationJob(tenant=tenant_a, user_id="u", session_id=f"s{i}",
+                                                        messages=[], status="queued") for i in range(2))
+    response = api.post("conversations", {"user_id": "alice", "session_id": "s", "messages": [
+        {"role": "user", "content": "I like tea."}]})
+    assert response.status_code == 429 and int(response["Retry-After"]) >= 1
+    assert "TENANT_MAX_PENDING_JOBS" in response.json()["detail"]
+    assert converse(api_b, ["I like tea."])["status"] == "done"  # another tenant is not held up

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from memories.embedding import EmbeddingError
-from memories.errors import InvalidOperation, MemoryNotFound, NotAllowed, QuotaExceeded, VersionConflict
+from memories.errors import InvalidOperation, MemoryNotFound, NotAllowed, QuotaExceeded, TooBusy, VersionConflict
 from memories.working import WorkingMemoryUnavailable
 
 logger = logging.getLogger(__name__)
@@ -27,6 +27,9 @@ def exception_handler(exc, context):
         if exc.superseded_by:
             body["superseded_by"] = exc.superseded_by
         return Response(body, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, TooBusy):
+        return Response({"detail": str(exc)}, status=status.HTTP_429_TOO_MANY_REQUESTS,
+                        headers={"Retry-After": str(exc.retry_after)})
     if isinstance(exc, QuotaExceeded):
         return Response({"detail": str(exc), "quota": exc.quota, "limit": exc.limit, "used": exc.used},
                         status=status.HTTP_403_FORBIDDEN)
