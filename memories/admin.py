@@ -590,22 +590,14 @@ def manages_accounts(request) -> bool:
     return admin_may_manage_accounts(is_superuser=request.user.is_superuser, scope=request_scope(request))
 
 
-@admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
-    """Tenants: unscoped superusers create and change them; a tenant with
-    operators or data cannot be deleted (PROTECT)."""
-
-    list_display = ("name", "protect_approved", "created_at")
-    search_fields = ("name",)
-
-    def get_queryset(self, request):
-        return visible_tenants(request)
+class AccountsOnlyForUnscopedSuperusers:
+    """Users, groups and operator scopes: a tenant-scoped superuser could otherwise make a global superuser."""
 
     def has_module_permission(self, request) -> bool:
-        return request.user.is_active and request.user.is_staff
+        return manages_accounts(request)
 
     def has_view_permission(self, request, obj=None) -> bool:
-        return request.user.is_active and request.user.is_staff
+        return manages_accounts(request)
 
     def has_add_permission(self, request) -> bool:
         return manages_accounts(request)
@@ -615,6 +607,25 @@ class TenantAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return manages_accounts(request)
+
+
+@admin.register(Tenant)
+class TenantAdmin(AccountsOnlyForUnscopedSuperusers, admin.ModelAdmin):
+    """Tenants: unscoped superusers create and change them; a tenant with
+    operators or data cannot be deleted (PROTECT)."""
+
+    list_display = ("name", "protect_approved", "created_at")
+    search_fields = ("name",)
+
+    def get_queryset(self, request):
+        return visible_tenants(request)
+
+    # Every operator sees the tenants of their scope; only unscoped superusers change them.
+    def has_module_permission(self, request) -> bool:
+        return request.user.is_active and request.user.is_staff
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return request.user.is_active and request.user.is_staff
 
 
 class ApiKeyForm(forms.ModelForm):
@@ -687,25 +698,6 @@ class ApiKeyAdmin(admin.ModelAdmin):
             issued = api_key_rotate(key_id=key.id)
             self.message_user(request, f"Key {key.id} revoked; replacement key {issued.api_key.id}: "
                                        f"{issued.raw_key} (copy it now, it is not shown again)", messages.WARNING)
-
-
-class AccountsOnlyForUnscopedSuperusers:
-    """Users, groups and operator scopes: a tenant-scoped superuser could otherwise make a global superuser."""
-
-    def has_module_permission(self, request) -> bool:
-        return manages_accounts(request)
-
-    def has_view_permission(self, request, obj=None) -> bool:
-        return manages_accounts(request)
-
-    def has_add_permission(self, request) -> bool:
-        return manages_accounts(request)
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return manages_accounts(request)
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return manages_accounts(request)
 
 
 @admin.register(OperatorProfile)
