@@ -48,12 +48,14 @@ class ThrottledLoginForm(AuthenticationForm):
             raise ValidationError(f"Too many failed logins. Try again in about {minutes} minutes.",
                                   code="locked_out")
         try:
-            return super().clean()
+            cleaned = super().clean()
         except ValidationError:
             failures = ratelimit.hit(bucket, limit).count
             logger.warning("admin login failed for %r from %s (%d of %d)", username, address, failures,
                            limit.requests)
             raise
+        ratelimit.reset(bucket, limit)  # a successful login clears the failures before it
+        return cleaned
 
 
 class MemoryAdminSite(admin.AdminSite):

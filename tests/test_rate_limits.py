@@ -84,3 +84,18 @@ def test_the_admin_locks_a_login_out_after_repeated_failures(operator, store, ca
     other = Client(REMOTE_ADDR="10.0.0.9")  # the lockout is per name and address
     assert other.post("/admin/login/", {"username": "rita", "password": "correct horse battery staple"}
                       ).status_code == 302
+
+
+@override_settings(ADMIN_LOGIN_MAX_FAILURES=3, ADMIN_LOGIN_LOCKOUT_SECONDS=3600)
+def test_a_successful_login_clears_earlier_failures(operator, store):
+    operator("rita", "reviewers")
+    client = Client()
+    for _ in range(2):
+        client.post("/admin/login/", {"username": "rita", "password": "wrong"})
+    assert client.post("/admin/login/", {"username": "rita", "password": "correct horse battery staple"}
+                       ).status_code == 302
+    client.logout()
+    for _ in range(2):
+        client.post("/admin/login/", {"username": "rita", "password": "wrong"})
+    assert client.post("/admin/login/", {"username": "rita", "password": "correct horse battery staple"}
+                       ).status_code == 302  # two new failures, not four
