@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.apps import apps
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 
 from memories.models import Candidate, CandidateStatus, ConversationJob, ErasureReceipt, MemoryItem, Tenant
 from memories.quota import forget_usage
-from memories.writing import user_forget
+from memories.writing import user_forget, user_write_lock
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
     it. Idempotent: the second run reports the same keys, all zero. The
     receipt is written in the same transaction as the erasure."""
     with transaction.atomic():
-        _lock_user(tenant, user_id)
+        user_write_lock(tenant.id, user_id)
         memory_ids = [str(i) for i in MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
                       .values_list("id", flat=True)]
         candidate_ids = [str(i) for i in Candidate.objects.filter(tenant=tenant, user_id=user_id)
@@ -105,13 +105,6 @@ def erased_since(tenant: Tenant, user_ids: set[str], since: datetime) -> set[str
     erasure and run after it must write nothing for them."""
     return set(ErasureReceipt.objects.filter(tenant=tenant, user_id__in=user_ids, created_at__gte=since)
                .values_list("user_id", flat=True))
-
-
-def _lock_user(tenant: Tenant, user_id: str) -> None:
-    """The same per-user lock ingestion holds while it applies a job, so an
-    erasure and a job's writes for that user never interleave."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"ingest:{tenant.id}:{user_id}"])
 
 
 def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool) -> int:

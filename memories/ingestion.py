@@ -15,7 +15,7 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -43,6 +43,7 @@ from memories.writing import (
     memory_create,
     memory_invalidate,
     memory_supersede,
+    user_write_lock,
 )
 
 logger = logging.getLogger(__name__)
@@ -169,7 +170,7 @@ def conversation_job_run(job_id: str) -> ConversationJob:
         if job.status == JobStatus.DONE:  # a concurrent delivery finished first
             return job
         for user_id in sorted(set(speakers.values())):
-            _lock_user(job.tenant, user_id)
+            user_write_lock(job.tenant.id, user_id)
         # Under the same per-user lock erasure takes: a user erased after this
         # job was queued gets nothing written from it.
         erased = erased_since(job.tenant, set(speakers.values()), job.created_at)
@@ -210,13 +211,6 @@ def _unpush_erased(pushed: list[MemoryItem]) -> None:
     alive = set(MemoryItem.objects.filter(id__in=[m.id for m in pushed]).values_list("id", flat=True))
     for tenant_id, user_id in {(m.tenant_id, m.user_id) for m in pushed if m.id not in alive}:
         working_memory_clear(tenant_id, user_id)
-
-
-def _lock_user(tenant: Tenant, user_id: str) -> None:
-    """Serialise ingestion per user: parallel jobs for one user decide in turn,
-    so the same conversation twice cannot add the same memory twice."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"ingest:{tenant.id}:{user_id}"])
 
 
 def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: str, embedder: Embedder,

@@ -175,6 +175,14 @@ def _copy_sources(originals: Iterable[MemoryItem], to: MemoryItem) -> None:
     )
 
 
+def user_write_lock(tenant_id: int, user_id: str) -> None:
+    """Serialise writes for one user until the transaction ends: ingestion
+    holds it while it decides and applies a job (parallel jobs cannot add the
+    same memory twice), erasure while it erases (a job never writes between)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"ingest:{tenant_id}:{user_id}"])
+
+
 def _lock_memory(tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
     return get_or_not_found(MemoryItem.objects.select_for_update().filter(tenant=tenant), "memory", id=memory_id)
 
@@ -605,9 +613,10 @@ def memory_refresh_content_hash(*, memory_id: uuid.UUID | str) -> bool:
     """Recompute a memory's dedupe hash from its text after the hash rule
     changed. A derived column, so no history row: the content is unchanged."""
     memory = MemoryItem.objects.filter(id=memory_id).only("id", "text", "content_hash").first()
-    if memory is None or content_hash(memory.text) == memory.content_hash:
+    digest = content_hash(memory.text) if memory is not None else None
+    if memory is None or digest == memory.content_hash:
         return False
-    return bool(MemoryItem.objects.filter(id=memory.id).update(content_hash=content_hash(memory.text)))
+    return bool(MemoryItem.objects.filter(id=memory.id).update(content_hash=digest))
 
 
 # --------------------------------------------------------------------------- derived columns
