@@ -58,7 +58,7 @@ def peek(bucket: str, limit: Limit) -> Decision:
 
 
 def reset(bucket: str, limit: Limit) -> None:
-    window = int(time.time()) // limit.seconds
+    bucket, window = bucket[:200], int(time.time()) // limit.seconds
     if settings.REDIS_URL and _redis_ok():
         try:
             _redis().delete(_redis_key(bucket, window))
@@ -67,7 +67,7 @@ def reset(bucket: str, limit: Limit) -> None:
             _redis_failed()
     from memories.models import RateCounter
 
-    RateCounter.objects.filter(bucket=bucket[:200], window=window).delete()
+    RateCounter.objects.filter(bucket=bucket, window=window).delete()
 
 
 # --------------------------------------------------------------------------- stores
@@ -96,29 +96,35 @@ def _redis_key(bucket: str, window: int) -> str:
 
 
 def _add(bucket: str, window: int, seconds: int, cost: int) -> int:
+    return _add_many([bucket], window, seconds, cost)[0]
+
+
+def _add_many(buckets: list[str], window: int, seconds: int, cost: int) -> list[int]:
+    """Add `cost` to each bucket's window in one round trip; the new counts, in order."""
+    buckets = [bucket[:200] for bucket in buckets]
     if settings.REDIS_URL and _redis_ok():
         try:
             pipe = _redis().pipeline(transaction=False)
-            pipe.incrby(_redis_key(bucket, window), cost)
-            pipe.expire(_redis_key(bucket, window), seconds + 1)
-            return int(pipe.execute()[0])
+            for bucket in buckets:
+                pipe.incrby(_redis_key(bucket, window), cost)
+                pipe.expire(_redis_key(bucket, window), seconds + 1)
+            return [int(count) for count in pipe.execute()[::2]]
         except Exception:  # noqa: BLE001 - Redis down: the database keeps counting
             _redis_failed()
-    return _add_in_database(bucket[:200], window, cost)
-
-
-def _add_in_database(bucket: str, window: int, cost: int) -> int:
-    """One upsert per request; now and then the windows of the past go."""
+    # One upsert for all buckets (always in the caller's order: two requests never lock in opposite orders);
+    # now and then the windows of the past go.
     with connection.cursor() as cursor:
         cursor.execute(
-            """INSERT INTO rate_counters (bucket, "window", count) VALUES (%s, %s, %s)
+            """INSERT INTO rate_counters (bucket, "window", count)
+               SELECT b, %s, %s FROM unnest(%s::varchar[]) WITH ORDINALITY AS u(b, n) ORDER BY n
                ON CONFLICT (bucket, "window") DO UPDATE SET count = rate_counters.count + EXCLUDED.count
-               RETURNING count""",
-            [bucket, window, cost])
-        count = int(cursor.fetchone()[0])
+               RETURNING bucket, count""",
+            [window, cost, buckets])
+        counts = dict(cursor.fetchall())
         if random.random() < 0.01:
-            cursor.execute("""DELETE FROM rate_counters WHERE bucket = %s AND "window" < %s""", [bucket, window])
-    return count
+            cursor.execute("""DELETE FROM rate_counters WHERE bucket = ANY(%s) AND "window" < %s""",
+                           [buckets, window])
+    return [int(counts[bucket]) for bucket in buckets]
 
 
 # --------------------------------------------------------------------------- the service's limits
@@ -148,32 +154,7 @@ def api_request_allowed(*, key_id: int, tenant_id: int) -> Decision:
     if by_key.seconds != by_tenant.seconds or by_key.requests <= 0 or by_tenant.requests <= 0:
         decisions = [hit(f"key:{key_id}", by_key), hit(f"tenant:{tenant_id}", by_tenant)]
     else:
-        window = int(now) // by_key.seconds
-        counts = _add_both(f"key:{key_id}", f"tenant:{tenant_id}", window, by_key.seconds)
+        counts = _add_many([f"key:{key_id}", f"tenant:{tenant_id}"], int(now) // by_key.seconds, by_key.seconds, 1)
         decisions = [decide(counts[0], by_key, now), decide(counts[1], by_tenant, now)]
     refused = [d for d in decisions if not d.allowed]
     return max(refused, key=lambda d: d.retry_after) if refused else decisions[0]
-
-
-def _add_both(first: str, second: str, window: int, seconds: int) -> tuple[int, int]:
-    if settings.REDIS_URL and _redis_ok():
-        try:
-            pipe = _redis().pipeline(transaction=False)
-            for bucket in (first, second):
-                pipe.incrby(_redis_key(bucket, window), 1)
-                pipe.expire(_redis_key(bucket, window), seconds + 1)
-            result = pipe.execute()
-            return int(result[0]), int(result[2])
-        except Exception:  # noqa: BLE001 - Redis down: the database keeps counting
-            _redis_failed()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """INSERT INTO rate_counters (bucket, "window", count) VALUES (%s, %s, 1), (%s, %s, 1)
-               ON CONFLICT (bucket, "window") DO UPDATE SET count = rate_counters.count + 1
-               RETURNING bucket, count""",
-            [first, window, second, window])
-        counts = dict(cursor.fetchall())
-        if random.random() < 0.01:
-            cursor.execute("""DELETE FROM rate_counters WHERE bucket = ANY(%s) AND "window" < %s""",
-                           [[first, second], window])
-    return int(counts[first]), int(counts[second])
