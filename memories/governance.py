@@ -14,6 +14,7 @@ from django.utils import timezone
 from memories import writing
 from memories.errors import InvalidOperation, NotAllowed, VersionConflict, get_or_not_found
 from memories.models import (
+    ApiKey,
     Candidate,
     CandidateOperation,
     CandidateStatus,
@@ -23,7 +24,7 @@ from memories.models import (
     MemoryStatus,
     Tenant,
 )
-from memories.permissions import change_needs_review
+from memories.permissions import change_needs_review, key_may_resolve_candidate
 from memories.writing import MemorySpec
 
 # --------------------------------------------------------------------------- sensitive content
@@ -116,17 +117,23 @@ class SelfApproval(NotAllowed):
     """The key that made a candidate may not resolve it."""
 
 
+def _refuse_unless_key_may_resolve(candidate: Candidate, api_key: ApiKey | None) -> None:
+    """Keys resolve candidates by permissions.key_may_resolve_candidate; operators (no key) by their admin rights."""
+    if api_key is not None and not key_may_resolve_candidate(role=api_key.role, key_id=api_key.id,
+                                                             submitted_by_key_id=candidate.api_key_id):
+        raise SelfApproval("this key may not resolve this candidate: it submitted it, or it is not a reviewer key")
+
+
 @transaction.atomic
 def candidate_approve(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: str,
-                      edited_text: str | None = None, api_key_id: int | None = None) -> Candidate:
+                      edited_text: str | None = None, api_key: ApiKey | None = None) -> Candidate:
     """Apply exactly the proposed operation (with the reviewer's text, if
     edited). The text to store passes the sensitive-data screen again: what
     it flags stays in review. An edit replaces the candidate's text, so the
-    removed words are kept nowhere. `api_key_id` is the approving key, which
-    must not be the key that made the candidate."""
+    removed words are kept nowhere. `api_key`: the approving key, when a key
+    (not an operator) decides."""
     candidate = _lock_candidate(tenant, candidate_id)
-    if api_key_id is not None and candidate.api_key_id == api_key_id:
-        raise SelfApproval("the key that submitted this candidate may not resolve it")
+    _refuse_unless_key_may_resolve(candidate, api_key)
     edited = (edited_text or "").strip()
     text = edited or candidate.text
     if candidate.operation != CandidateOperation.ARCHIVE:
@@ -221,11 +228,10 @@ def _change_request(memory: MemoryItem, *, archive: bool, api_key_id: int, expec
 
 @transaction.atomic
 def candidate_reject(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: str, reason: str = "",
-                     api_key_id: int | None = None) -> Candidate:
+                     api_key: ApiKey | None = None) -> Candidate:
     """Reject a candidate; it stays in the queue's history for audit."""
     candidate = _lock_candidate(tenant, candidate_id)
-    if api_key_id is not None and candidate.api_key_id == api_key_id:
-        raise SelfApproval("the key that submitted this candidate may not resolve it")
+    _refuse_unless_key_may_resolve(candidate, api_key)
     candidate.status = CandidateStatus.REJECTED
     candidate.resolved_by = actor
     candidate.resolved_at = timezone.now()

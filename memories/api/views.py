@@ -233,7 +233,7 @@ class ReviewApproveView(APIView):
         serializer = ApproveSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         candidate = governance.candidate_approve(tenant=request.user.tenant, candidate_id=candidate_id,
-                                                 actor=request.user.actor, api_key_id=request.user.key_id,
+                                                 actor=request.user.actor, api_key=request.user.key,
                                                  edited_text=serializer.validated_data.get("text"))
         return Response(CandidateSerializer(candidate).data)
 
@@ -246,7 +246,7 @@ class ReviewRejectView(APIView):
         serializer.is_valid(raise_exception=True)
         candidate = governance.candidate_reject(tenant=request.user.tenant, candidate_id=candidate_id,
                                                 actor=request.user.actor, reason=serializer.validated_data["reason"],
-                                                api_key_id=request.user.key_id)
+                                                api_key=request.user.key)
         return Response(CandidateSerializer(candidate).data)
 
 
