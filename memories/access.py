@@ -21,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from django.conf import settings
 from django.db import DatabaseError
 
+from memories.writing import memory_add_reads
+
 logger = logging.getLogger(__name__)
 
 REDIS_KEY = "memory:access"
@@ -128,7 +130,7 @@ def flush_local_access_counts() -> int:
     if not counts:
         return 0
     try:
-        return _write_counts(counts)
+        return memory_add_reads(counts=counts)
     except DatabaseError:
         logger.warning("could not write %d access counts; kept for the next flush", len(counts))
         _local.put_back(counts)
@@ -167,7 +169,7 @@ def flush_access_counts() -> int:
     for key in client.scan_iter(match=f"{FLUSHING_PREFIX}*"):
         raw = client.hgetall(key)
         counts = _parse_redis_counts(raw)
-        written += _write_counts(counts)  # raises on a database fault: the key stays for the next run
+        written += memory_add_reads(counts=counts)  # raises on a database fault: the key stays for the next run
         client.delete(key)
     return written
 
@@ -181,9 +183,3 @@ def _parse_redis_counts(raw: dict[bytes, bytes]) -> dict[str, tuple[int, float]]
         at = float(raw.get(f"{name}:t".encode(), b"0") or 0)
         counts[name] = (int(value), at)
     return counts
-
-
-def _write_counts(counts: dict[str, tuple[int, float]]) -> int:
-    from memories.writing import memory_add_reads
-
-    return memory_add_reads(counts=counts)

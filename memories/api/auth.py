@@ -27,12 +27,6 @@ class ApiClient:
     def actor(self) -> str:
         return f"api:key-{self.key_id}"
 
-    def require(self, action: KeyAction) -> None:
-        """403 unless this key's role allows the action."""
-        if not key_may(self.role, action):
-            raise exceptions.PermissionDenied(f"an {self.role} key may not {action.value.replace('_', ' ')}; "
-                                              "use a reviewer key")
-
     def __str__(self) -> str:
         return self.actor
 
