@@ -86,7 +86,8 @@ def load(tenant, n: int, users: int, embedder, batch: int = 1000, workers: int =
         end = min(start + batch, n)
         specs = [MemorySpec(user_id=f"user-{i % users}", text=memory_text(i)) for i in range(start, end)]
         t0 = time.perf_counter()
-        results = memory_create_batch(tenant=tenant, specs=specs, actor="bench", enqueue_embedding=False)
+        results = memory_create_batch(tenant=tenant, specs=specs, actor="bench", enqueue_embedding=False,
+                                       count_for_reflection=False)
         write_s += time.perf_counter() - t0
         pending.put([str(r.memory.id) for r in results if r.operation == "ADD"])
         if (end // batch) % 10 == 0 or end == n:

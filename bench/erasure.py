@@ -54,7 +54,8 @@ def main() -> None:
         specs = [MemorySpec(user_id=user, text=f"Memory {i} of the user: {MARKER} likes item {i}.",
                             tags=["bench"], data={"note": f"{MARKER} {i}"})
                  for i in range(start, min(start + 1000, args.n))]
-        results += memory_create_batch(tenant=tenant, specs=specs, actor="bench", enqueue_embedding=False)
+        results += memory_create_batch(tenant=tenant, specs=specs, actor="bench", enqueue_embedding=False,
+                                       count_for_reflection=False)
     ids = [str(r.memory.id) for r in results]
     for start in range(0, len(ids), 1000):
         embed_items(ids[start:start + 1000], embedder=HashEmbedder(384))

@@ -81,7 +81,7 @@ def main() -> None:
     have = MemoryItem.objects.filter(tenant=tenant).count()
     rng = random.Random(1)
     for start in range(have, args.memories, 1000):
-        memory_create_batch(tenant=tenant, actor="load", specs=[
+        memory_create_batch(tenant=tenant, actor="load", count_for_reflection=False, specs=[
             MemorySpec(user_id=f"user-{i % args.users}", text=text(rng))
             for i in range(start, min(start + 1000, args.memories))])
     refresh_planner_statistics()

@@ -167,7 +167,8 @@ def main() -> None:
         turns = conversation_turns(sample)
         user_id = sample["sample_id"]
         started = time.perf_counter()
-        results = memory_create_batch(tenant=tenant, actor="locomo", enqueue_embedding=False, specs=[
+        results = memory_create_batch(tenant=tenant, actor="locomo", enqueue_embedding=False,
+                                   count_for_reflection=False, specs=[
             MemorySpec(user_id=user_id, text=t["text"], memory_type="episodic", valid_at=t["valid_at"],
                        data={"dia_id": t["dia_id"]}) for t in turns])
         embed_items([str(r.memory.id) for r in results if r.operation == "ADD"], embedder=embedder)

@@ -47,7 +47,7 @@ def main() -> None:
 
     rng = random.Random(5)
     tenant = Tenant.objects.create(name=f"reflect-{uuid.uuid4().hex[:8]}")
-    results = memory_create_batch(tenant=tenant, actor="bench", enqueue_embedding=False,
+    results = memory_create_batch(tenant=tenant, actor="bench", enqueue_embedding=False, count_for_reflection=False,
                                   specs=[MemorySpec(user_id="alice", text=memory_text(rng, i)) for i in range(args.n)])
     embed_items([str(r.memory.id) for r in results])
     refresh_planner_statistics()
@@ -77,7 +77,8 @@ def time_decay_refresh(tenant, count: int) -> float:
     from traits.models import Trait
     from traits.services import traits_refresh_decay
 
-    results = memory_create_batch(tenant=tenant, actor="bench", enqueue_embedding=False, specs=[
+    results = memory_create_batch(tenant=tenant, actor="bench", enqueue_embedding=False,
+                                   count_for_reflection=False, specs=[
         MemorySpec(user_id=f"t-{i % 50}", text=f"Trait number {i}", memory_type="trait") for i in range(count)])
     now = timezone.now()
     Trait.objects.bulk_create([Trait(memory=r.memory, subtype=("behavior", "preference", "core")[i % 3],

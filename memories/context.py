@@ -1,80 +1,352 @@
-"""Top memories -> the prompt block an agent puts in its system prompt."""
+"""What an agent should know right now: the prompt block, in sections.
+
+1. traits: the user's traits that have earned a place (stage emerging or
+   above, decayed confidence above CONTEXT_TRAIT_MIN_CONFIDENCE), core values
+   first, then preferences, then behaviours;
+2. group profile: for a group turn, the group's shared facts and roles;
+3. memories: the most relevant long-term memories (CONTEXT_MEMORY_LIMIT);
+4. working memory: fresh items not already shown, when Redis is configured.
+
+Near-duplicate lines collapse into the richer one; the block fits max_chars
+without cutting a line; statuses (working memory off, search degraded, the
+LLM summary's fallback) go in `status`, never into the text.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.conf import settings
+from django.db.models import Case, IntegerField, Value, When
 from django.utils import timezone
 
 from memories import vocabulary
-from memories.models import MemoryItem, Tenant
+from memories.extraction import load_prompt
+from memories.models import MemoryItem, MemoryType, Tenant
 from memories.search import (
+    CandidateRow,
     ScoredMemory,
+    SearchPlan,
     SearchQuery,
-    importance_bonus,
     memory_search,
-    recency_bonus,
+    scope_filter,
+    score_candidate,
 )
+from memories.text import query_tokens
 from memories.working import WorkingMemoryUnavailable, working_memory_recent
+
+logger = logging.getLogger(__name__)
+
+FORMATS = ("markdown", "plain", "json")
+TRAIT_STAGES_SHOWN = ("emerging", "established", "core")
+TRAIT_ORDER = ("core", "preference", "behavior")  # seed 004: core values, then preferences, then behaviours
+GROUP_PROFILE_LIMIT = 5
+
+
+@dataclass
+class ContextLine:
+    """One line of the block, with what a tool-calling agent may want as data."""
+
+    section: str  # traits | group_profile | memories | working_memory
+    text: str
+    id: str
+    date: str = ""
+    kind: str = ""  # trait subtype, or memory type
+    stage: str = ""
+    confidence: float | None = None
+    score: float | None = None
+    collapsed: list[str] = field(default_factory=list)  # ids of near-duplicates folded into this line
+
+    def as_dict(self) -> dict:
+        body: dict = {"id": self.id, "text": self.text, "date": self.date, "kind": self.kind}
+        if self.stage:
+            body["stage"] = self.stage
+        if self.confidence is not None:
+            body["confidence"] = round(self.confidence, 3)
+        if self.score is not None:
+            body["score"] = round(self.score, 6)
+        if self.collapsed:
+            body["collapsed"] = self.collapsed
+        return body
+
+
+@dataclass
+class ContextRequest:
+    query: str
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    group_id: str | None = None
+    limit: int | None = None  # long-term memories; None: CONTEXT_MEMORY_LIMIT
+    trait_limit: int | None = None  # None: CONTEXT_TRAIT_LIMIT
+    max_chars: int = 2000
+    format: str = "markdown"
+    include_working_memory: bool = True
+    condense: bool = False
 
 
 @dataclass
 class PromptContext:
     text: str
-    memories: list[ScoredMemory]
-    working_memory: str  # "used", or why it was skipped
+    format: str
+    lines: list[ContextLine]  # what the text shows, in order
+    memories: list[ScoredMemory]  # the scored memories behind the memory and working-memory lines
+    status: dict[str, str | list[str]]
+
+    def sections(self) -> dict[str, list[dict]]:
+        out: dict[str, list[dict]] = {"traits": [], "group_profile": [], "memories": [], "working_memory": []}
+        for line in self.lines:
+            out[line.section].append(line.as_dict())
+        return out
 
 
-def _working_items(tenant: Tenant, user_id: str, known: set[str], rank: int) -> tuple[list[ScoredMemory], str]:
-    """The freshest working-memory items not already found, scored as if
-    ranked just after the search results (fusion 1/(k+rank))."""
+# --------------------------------------------------------------------------- pure rules
+
+
+def _tokens(text: str) -> set[str]:
+    return set(query_tokens(text)) or {" ".join(text.split()).casefold()}
+
+
+def near_duplicate(a: set[str], b: set[str], threshold: float) -> bool:
+    """Two lines say the same when most of the shorter one's words are in the
+    longer one (containment, not Jaccard: "likes hiking" and "likes hiking in
+    the Alps" are one memory told twice)."""
+    if not a or not b:
+        return False
+    return len(a & b) / min(len(a), len(b)) >= threshold
+
+
+def collapse_near_duplicates(lines: list[ContextLine], threshold: float) -> list[ContextLine]:
+    """Best first in, best first out: a line that repeats an earlier one folds
+    into it, and the kept line takes the richer (longer) wording."""
+    kept: list[tuple[ContextLine, set[str]]] = []
+    for line in lines:
+        words = _tokens(line.text)
+        for index, (other, other_words) in enumerate(kept):
+            if near_duplicate(words, other_words, threshold):
+                other.collapsed.append(line.id)
+                if len(words) > len(other_words):
+                    other.text = line.text
+                    kept[index] = (other, words)
+                break
+        else:
+            kept.append((line, words))
+    return [line for line, _ in kept]
+
+
+HEADINGS = {
+    "markdown": {"traits": "### Traits", "group_profile": "### The group", "memories": "### Memories",
+                 "working_memory": "### Just now"},
+    "plain": {"traits": "Traits:", "group_profile": "The group:", "memories": "Memories:",
+              "working_memory": "Just now:"},
+}
+
+
+def _line_text(line: ContextLine) -> str:
+    text = " ".join(line.text.split())
+    if line.section == "traits":
+        return f"- [{line.kind}] {text}"
+    return f"- [{line.date}] {text}" if line.date else f"- {text}"
+
+
+def render(lines: list[ContextLine], *, subject: str, form: str, max_chars: int) -> tuple[str, list[ContextLine]]:
+    """The block and the lines it holds, never longer than max_chars and never
+    cutting a line: a line that does not fit is left out (a shorter later one
+    may still fit). Sections keep their order; an empty section has no heading."""
+    if form == "json":
+        return _render_json(lines, subject=subject, max_chars=max_chars)
+    title = f"## What you know about {subject}" if form == "markdown" else f"What you know about {subject}:"
+    out: list[str] = []
+    shown: list[ContextLine] = []
+    size = len(title)
+    current = ""
+    for line in lines:
+        text = _line_text(line)
+        heading = HEADINGS[form][line.section] if line.section != current else ""
+        cost = len(text) + 1 + (len(heading) + 1 if heading else 0)
+        if size + cost > max_chars:
+            continue
+        if heading:
+            out.append(heading)
+            current = line.section
+        out.append(text)
+        shown.append(line)
+        size += cost
+    return ("\n".join([title, *out]) if out else ""), shown
+
+
+def _render_json(lines: list[ContextLine], *, subject: str, max_chars: int) -> tuple[str, list[ContextLine]]:
+    shown: list[ContextLine] = []
+    for line in lines:
+        trial = [*shown, line]
+        if len(_json_text(trial, subject)) <= max_chars:
+            shown = trial
+    return (_json_text(shown, subject) if shown else ""), shown
+
+
+def _json_text(lines: list[ContextLine], subject: str) -> str:
+    sections: dict[str, list[dict]] = {}
+    for line in lines:
+        sections.setdefault(line.section, []).append({k: v for k, v in line.as_dict().items()
+                                                      if k in ("text", "date", "kind", "stage")})
+    return json.dumps({"about": subject, **sections}, ensure_ascii=False, separators=(",", ":"))
+
+
+# --------------------------------------------------------------------------- gathering
+
+
+def _date(memory: MemoryItem) -> str:
+    return (memory.valid_at or memory.created_at).date().isoformat()
+
+
+def trait_lines(tenant: Tenant, user_id: str, limit: int, now: datetime) -> list[ContextLine]:
+    """Seed 004's trait recall, read through the trait's reverse relation (memories does not import traits)."""
+    if limit <= 0:
+        return []
+    order = Case(*[When(trait__subtype=s, then=Value(i)) for i, s in enumerate(TRAIT_ORDER)],
+                 default=Value(len(TRAIT_ORDER)), output_field=IntegerField())
+    rows = (MemoryItem.objects.filter(vocabulary.is_searchable(now), tenant=tenant, user_id=user_id,
+                                      memory_type=MemoryType.TRAIT, trait__stage__in=TRAIT_STAGES_SHOWN,
+                                      trait__decayed_confidence__gt=settings.CONTEXT_TRAIT_MIN_CONFIDENCE)
+            .annotate(subtype_order=order)
+            .order_by("subtype_order", "-trait__decayed_confidence", "id")
+            .values_list("id", "text", "trait__subtype", "trait__stage", "trait__decayed_confidence")[:limit])
+    return [ContextLine(section="traits", id=str(i), text=text, kind=subtype, stage=stage, confidence=confidence)
+            for i, text, subtype, stage, confidence in rows]
+
+
+def group_profile_lines(tenant: Tenant, group_id: str, now: datetime) -> list[ContextLine]:
+    """The group's shared facts and roles: its profile memories, newest first."""
+    rows = (MemoryItem.objects.filter(vocabulary.is_searchable(now), scope_filter(user_id=None, group_id=group_id),
+                                      tenant=tenant, memory_type=MemoryType.PROFILE)
+            .order_by("-created_at", "id").only("id", "text", "valid_at", "created_at")[:GROUP_PROFILE_LIMIT])
+    return [ContextLine(section="group_profile", id=str(m.id), text=m.text, date=_date(m), kind="profile")
+            for m in rows]
+
+
+def _working_items(tenant: Tenant, request: ContextRequest, known: set[str], rank: int,
+                   limit: int) -> tuple[list[ScoredMemory], str]:
+    """The freshest working-memory items not already found (in the request's
+    scope), scored by the search's scorer as if ranked just after its results."""
+    if not request.include_working_memory or request.user_id is None or limit <= 0:
+        return [], "not asked"
     try:
-        recent = working_memory_recent(tenant.id, user_id)
+        recent = working_memory_recent(tenant.id, request.user_id)
     except WorkingMemoryUnavailable as exc:
-        return [], f"skipped: {exc}"
+        return [], f"off: {exc}"
     ids = [entry["id"] for entry in recent if entry.get("id") not in known]
-    current = {str(m.id): m for m in MemoryItem.objects.filter(vocabulary.is_searchable(timezone.now()),
-                                                               tenant=tenant, user_id=user_id, id__in=ids)}
-    now, out = timezone.now(), []
+    now = timezone.now()
+    scope = scope_filter(user_id=request.user_id, agent_id=request.agent_id, session_id=request.session_id,
+                         group_id=request.group_id)
+    current = {str(m.id): m for m in MemoryItem.objects.filter(vocabulary.is_searchable(now), scope, tenant=tenant,
+                                                               id__in=ids)}
     fusion = 1.0 / (settings.SEARCH_RRF_K + rank)
+    out = []
     for memory_id in ids:
         memory = current.get(memory_id)
         if memory is None:
             continue
-        recency, importance = recency_bonus(memory, now), importance_bonus(memory)
-        out.append(ScoredMemory(memory=memory, score=fusion * (1 + recency + importance), scores={
-            "semantic": None, "keyword": None, "fusion": fusion, "recency": recency, "importance": importance,
-            "stage": 0.0, "working_memory": True}))
+        row = CandidateRow(memory_id, 0.0, memory.memory_type, memory.importance,
+                           (memory.valid_at or memory.created_at).timestamp(),
+                           (memory.data.get("emotion") or {}).get("arousal")
+                           if isinstance(memory.data, dict) and isinstance(memory.data.get("emotion"), dict) else None)
+        score, parts = score_candidate(row, fusion, 0.0, now.timestamp(), None)
+        out.append(ScoredMemory(memory=memory, score=score,
+                                scores={"semantic": None, "keyword": None, **parts, "working_memory": True}))
+        if len(out) >= limit:
+            break
     return out, "used"
 
 
-def render_context(user_id: str, memories: list[ScoredMemory], max_chars: int) -> str:
-    """A heading and one dated line per memory, best first, never longer than max_chars."""
-    heading = f"## What you remember about {user_id}"
-    if not memories:
-        return ""
-    lines = [heading]
-    size = len(heading)
-    for scored in memories:
-        memory = scored.memory
-        moment = memory.valid_at or memory.created_at
-        line = f"- [{moment.date().isoformat()}] {' '.join(memory.text.split())}"
-        if size + 1 + len(line) > max_chars:
-            continue
+def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
+    """The block for one agent turn; see the module docstring."""
+    if request.format not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}")
+    now = timezone.now()
+    limit = request.limit or settings.CONTEXT_MEMORY_LIMIT
+    status: dict[str, str | list[str]] = {}
+
+    lines: list[ContextLine] = []
+    if request.user_id is not None:
+        lines += trait_lines(tenant, request.user_id, settings.CONTEXT_TRAIT_LIMIT if request.trait_limit is None
+                             else request.trait_limit, now)
+    if request.group_id is not None:
+        lines += group_profile_lines(tenant, request.group_id, now)
+
+    plan = SearchPlan()
+    # Twice the limit: near-duplicates collapse, and traits have their own section.
+    found = memory_search(tenant=tenant, plan=plan, query=SearchQuery(
+        query=request.query, user_id=request.user_id, agent_id=request.agent_id, session_id=request.session_id,
+        group_id=request.group_id, limit=limit * 2,
+        memory_types=[t for t in MemoryType.values if t != MemoryType.TRAIT]))
+    status["search"] = "degraded: " + ", ".join(plan.degraded) if plan.degraded else "ok"
+    if plan.degraded_reason:
+        status["search_reason"] = plan.degraded_reason
+    shown_ids = {line.id for line in lines}
+    memory_lines = [ContextLine(section="memories", id=str(r.memory.id), text=r.memory.text, date=_date(r.memory),
+                                kind=r.memory.memory_type, score=r.score)
+                    for r in found if str(r.memory.id) not in shown_ids]
+
+    extra, status["working_memory"] = _working_items(
+        tenant, request, {str(r.memory.id) for r in found}, len(found) + 1, settings.CONTEXT_WORKING_LIMIT)
+    working_lines = [ContextLine(section="working_memory", id=str(r.memory.id), text=r.memory.text,
+                                 date=_date(r.memory), kind=r.memory.memory_type, score=r.score) for r in extra]
+
+    # Collapse across sections: traits and the group come first and win; memories keep at most `limit` lines.
+    collapsed = collapse_near_duplicates(lines + memory_lines + working_lines, settings.CONTEXT_DUPLICATE_SIMILARITY)
+    memory_count = 0
+    lines = []
+    for line in collapsed:
+        if line.section == "memories":
+            memory_count += 1
+            if memory_count > limit:
+                continue
         lines.append(line)
-        size += 1 + len(line)
-    return "\n".join(lines) if len(lines) > 1 else ""
+
+    subject = request.user_id or f"the group {request.group_id}"
+    text, shown = render(lines, subject=subject, form=request.format, max_chars=request.max_chars)
+    if request.condense:
+        text, status["condensed"] = condensed_or_offline(text, request)
+    by_id = {str(r.memory.id): r for r in [*found, *extra]}
+    scored = [by_id[line.id] for line in shown if line.id in by_id]
+    return PromptContext(text=text, format=request.format, lines=shown, memories=scored, status=status)
 
 
-def build_context(*, tenant: Tenant, user_id: str, query: str, limit: int = 10, max_chars: int = 2000
-                  ) -> PromptContext:
-    found = memory_search(tenant=tenant, query=SearchQuery(query=query, user_id=user_id, limit=limit))
-    known = {str(r.memory.id) for r in found}
-    extra, working_state = _working_items(tenant, user_id, known, len(found) + 1)
-    texts = {" ".join(r.memory.text.split()).casefold() for r in found}
-    merged = found + [r for r in extra if " ".join(r.memory.text.split()).casefold() not in texts]
-    merged.sort(key=lambda r: -r.score)
-    merged = merged[: limit + 5]
-    return PromptContext(text=render_context(user_id, merged, max_chars), memories=merged,
-                         working_memory=working_state)
+# --------------------------------------------------------------------------- the optional LLM summary
+
+
+def condensed_or_offline(text: str, request: ContextRequest) -> tuple[str, str]:
+    """Seed 000's condensed form (3-6 points) through the configured LLM; the
+    offline block, and a status saying why, on any failure or without an LLM."""
+    if not text:
+        return text, "nothing to condense"
+    if request.format == "json":
+        return text, "skipped: the json format is not condensed"
+    if not settings.LLM_BASE_URL:
+        return text, "skipped: no LLM configured (LLM_BASE_URL)"
+    try:
+        summary = llm_condense(text, max_chars=request.max_chars)
+    except Exception as exc:  # any LLM failure: the agent still gets the offline block
+        logger.warning("context condensation failed, answering with the offline block: %s", exc)
+        return text, f"fallback: {type(exc).__name__}: {exc}"[:300]
+    return summary, "used"
+
+
+def llm_condense(text: str, *, max_chars: int) -> str:
+    from openai import OpenAI
+
+    client = OpenAI(base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY,
+                    timeout=settings.CONTEXT_CONDENSE_TIMEOUT, max_retries=0)
+    response = client.chat.completions.create(
+        model=settings.LLM_MODEL, temperature=0,
+        messages=[{"role": "system", "content": load_prompt("condense_system.md")},
+                  {"role": "user", "content": text}])
+    summary = (response.choices[0].message.content or "").strip() if response.choices else ""
+    points = [line for line in summary.splitlines() if line.strip()]
+    if not 1 <= len(points) <= 8 or len(summary) > max_chars:
+        raise ValueError(f"the summary has {len(points)} lines and {len(summary)} characters; "
+                         f"expected 3-6 points within {max_chars}")
+    return summary

@@ -177,7 +177,20 @@ class OpenAIEmbedder:
         return _normalize_rows(matrix)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
+        """One query, on a short timeout and without retries: a search waiting on a
+        slow endpoint answers from its keyword side instead (EMBEDDING_QUERY_TIMEOUT)."""
+        import openai
+        from django.conf import settings
+
+        client = self._client.with_options(timeout=settings.EMBEDDING_QUERY_TIMEOUT, max_retries=0)
+        try:
+            response = client.embeddings.create(model=self.name, input=[text])
+        except openai.OpenAIError as exc:
+            raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
+        vector = np.asarray(response.data[0].embedding, dtype=np.float32) if response.data else np.zeros(0)
+        if vector.shape != (self.dimensions,):
+            raise EmbeddingError(f"endpoint returned shape {vector.shape}, expected ({self.dimensions},)")
+        return _normalize_rows(vector[None, :])[0]
 
 
 @dataclass(frozen=True)

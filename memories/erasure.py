@@ -76,39 +76,49 @@ class ErasureResult:
 
 
 def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasure request",
-               dry_run: bool = False) -> ErasureResult:
+               dry_run: bool = False, agent_id: str | None = None) -> ErasureResult:
     """Erase everything held about one user of one tenant, or (dry_run) count
     it. Idempotent: the second run reports the same keys, all zero. The
-    receipt is written in the same transaction as the erasure."""
+    receipt is written in the same transaction as the erasure.
+
+    agent_id: erase only what that agent saved or sent about the user (its
+    memories, candidates and conversation jobs); the rest of the user stays."""
+    scope = {"agent_id": agent_id} if agent_id is not None else {}
     with transaction.atomic():
         user_write_lock(tenant.id, user_id)
-        memory_ids = [str(i) for i in MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
+        memory_ids = [str(i) for i in MemoryItem.objects.filter(tenant=tenant, user_id=user_id, **scope)
                       .values_list("id", flat=True)]
-        candidate_ids = [str(i) for i in Candidate.objects.filter(tenant=tenant, user_id=user_id)
+        candidate_ids = [str(i) for i in Candidate.objects.filter(tenant=tenant, user_id=user_id, **scope)
                          .values_list("id", flat=True)]
-        counts = user_forget(tenant=tenant, user_id=user_id, actor=actor, reason=reason, dry_run=dry_run)
+        counts = user_forget(tenant=tenant, user_id=user_id, actor=actor, reason=reason, dry_run=dry_run,
+                             agent_id=agent_id)
         for name, step in _DATABASE_STEPS:
-            counts[name] = step(tenant, user_id, dry_run)
+            counts[name] = step(tenant, user_id, dry_run, agent_id)
         counts["admin_log"] = _scrub_admin_log(memory_ids + candidate_ids, dry_run)
-        counts.update(_caches(tenant, user_id, memory_ids, dry_run))
+        counts.update(_caches(tenant, user_id, memory_ids, dry_run, whole_user=agent_id is None))
         receipt = None
         if not dry_run:
-            receipt = ErasureReceipt.objects.create(tenant=tenant, user_id=user_id, actor=actor,
-                                                    reason=reason[:200], counts=counts)
+            receipt = ErasureReceipt.objects.create(tenant=tenant, user_id=user_id, agent_id=agent_id or "",
+                                                    actor=actor, reason=reason[:200], counts=counts)
             logger.info("erased user of tenant %s: %s", tenant.id, counts)
             forget_usage(tenant.id)
     return ErasureResult(user_id=user_id, counts=counts, receipt=receipt)
 
 
-def erased_since(tenant: Tenant, user_ids: set[str], since: datetime) -> set[str]:
-    """Which of these users were erased after `since`: a job queued before an
-    erasure and run after it must write nothing for them."""
-    return set(ErasureReceipt.objects.filter(tenant=tenant, user_id__in=user_ids, created_at__gte=since)
-               .values_list("user_id", flat=True))
+def erased_since(tenant: Tenant, user_ids: set[str], since: datetime, agent_id: str = "") -> set[str]:
+    """Which of these users were erased after `since` (wholly, or for this
+    agent): a job queued before an erasure and run after it must write nothing for them."""
+    agents = ["", agent_id] if agent_id else [""]
+    return set(ErasureReceipt.objects.filter(tenant=tenant, user_id__in=user_ids, created_at__gte=since,
+                                             agent_id__in=agents).values_list("user_id", flat=True))
 
 
-def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool) -> int:
-    rows = Candidate.objects.filter(tenant=tenant, user_id=user_id).filter(
+def _agent_scope(agent_id: str | None) -> Q:
+    return Q(agent_id=agent_id) if agent_id is not None else Q()
+
+
+def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> int:
+    rows = Candidate.objects.filter(_agent_scope(agent_id), tenant=tenant, user_id=user_id).filter(
         ~Q(text=ERASED) | ~Q(data={}) | ~Q(changes={}) | ~Q(tags=[]) | ~Q(reason_detail=ERASED)
         | ~Q(source_messages=[]) | Q(status=CandidateStatus.PENDING))
     if dry_run:
@@ -120,12 +130,12 @@ def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool) -> int:
     return rows.update(text=ERASED, data={}, changes={}, tags=[], reason_detail=ERASED, source_messages=[])
 
 
-def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool) -> int:
+def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> int:
     """Jobs of the user, and jobs of others in which the user spoke (participants)."""
-    spoke_in = ConversationJob.objects.filter(tenant=tenant).extra(
+    spoke_in = ConversationJob.objects.filter(_agent_scope(agent_id), tenant=tenant).extra(
         where=["EXISTS (SELECT 1 FROM jsonb_each_text(conversation_jobs.participants) AS p "
                "WHERE p.value = %s)"], params=[user_id])
-    rows = (ConversationJob.objects.filter(tenant=tenant, user_id=user_id) | spoke_in).filter(
+    rows = (ConversationJob.objects.filter(_agent_scope(agent_id), tenant=tenant, user_id=user_id) | spoke_in).filter(
         ~Q(messages=[]) | ~Q(operations=[]) | ~Q(participants={}) | ~Q(warnings=[]) | ~Q(error=ERASED))
     if dry_run:
         return rows.count()
@@ -133,7 +143,9 @@ def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool) -> int:
         messages=[], operations=[], participants={}, warnings=[], error=ERASED)
 
 
-def _scrub_reflection_cycles(tenant: Tenant, user_id: str, dry_run: bool) -> int:
+def _scrub_reflection_cycles(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> int:
+    if agent_id is not None:
+        return 0  # cycles belong to the user, not to an agent
     ReflectionCycle = apps.get_model("reflection", "ReflectionCycle")  # by label: reflection builds on memories
     rows = ReflectionCycle.objects.filter(tenant=tenant, user_id=user_id).exclude(error=ERASED)
     return rows.count() if dry_run else rows.update(error=ERASED)
@@ -146,19 +158,21 @@ def _scrub_admin_log(object_ids: list[str], dry_run: bool) -> int:
     return rows.count() if dry_run else rows.update(object_repr=ERASED, change_message=ERASED)
 
 
-_DATABASE_STEPS: tuple[tuple[str, Callable[[Tenant, str, bool], int]], ...] = (
+_DATABASE_STEPS: tuple[tuple[str, Callable[[Tenant, str, bool, str | None], int]], ...] = (
     ("candidates", _scrub_candidates),
     ("jobs", _scrub_jobs),
     ("reflection_cycles", _scrub_reflection_cycles),
 )
 
 
-def _caches(tenant: Tenant, user_id: str, memory_ids: list[str], dry_run: bool) -> dict[str, int]:
+def _caches(tenant: Tenant, user_id: str, memory_ids: list[str], dry_run: bool,
+            whole_user: bool = True) -> dict[str, int]:
     """Redis working memory and buffered read counts. Cleared inside the
     erasure's transaction: if Redis fails, the erasure fails and is retried,
     rather than leaving the user's recent words in Redis for a day."""
     from memories.access import forget_access_counts
     from memories.working import working_memory_clear
 
-    return {"working_memory": working_memory_clear(tenant.id, user_id, dry_run=dry_run),
+    return {"working_memory": working_memory_clear(tenant.id, user_id, dry_run=dry_run,
+                                                   memory_ids=None if whole_user else set(memory_ids)),
             "access_counts": forget_access_counts(memory_ids, dry_run=dry_run)}

@@ -211,6 +211,21 @@ def memory_change_by_key(*, tenant: Tenant, memory_id: uuid.UUID | str, role: st
                                                      expected_version=expected_version, **fields))
 
 
+def memory_merge_by_key(*, tenant: Tenant, memory_ids: list, role: str, actor: str, text: str | None = None,
+                        expected_versions: dict[str, int] | None = None) -> MemoryItem:
+    """Merge memories for an API key through the admin's service (writing.memory_merge),
+    with its conflict rules. An agent key may not merge away a memory an operator
+    approved while the tenant protects approved memories: a reviewer key may."""
+    approved = [str(m.id) for m in MemoryItem.objects.filter(tenant=tenant, id__in=memory_ids)
+                if was_approved_by_operator(m)]
+    if approved and change_needs_review(role=role, approved_by_operator=True,
+                                        tenant_protects_approved=tenant.protect_approved):
+        raise NotAllowed(f"memories {', '.join(approved)} were approved by an operator: only a reviewer key may "
+                         "merge them (or change them one by one, through review)")
+    return writing.memory_merge(tenant=tenant, memory_ids=memory_ids, merged_text=text, actor=actor,
+                                reason="merged through the API", expected_versions=expected_versions)
+
+
 def _change_request(memory: MemoryItem, *, archive: bool, api_key_id: int, expected_version: int | None,
                     fields: dict) -> Candidate:
     if expected_version is not None and expected_version != memory.version:

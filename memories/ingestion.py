@@ -22,7 +22,14 @@ from django.utils.dateparse import parse_datetime
 from memories.embedding import Embedder, get_embedder
 from memories.erasure import erased_since
 from memories.errors import InvalidOperation, TooBusy, get_or_not_found
-from memories.extraction import CandidateMemory, ExistingMemory, ExtractionError, Message, get_extractor
+from memories.extraction import (
+    CandidateMemory,
+    ExistingMemory,
+    ExtractionError,
+    Message,
+    get_extractor,
+    group_profile_candidates,
+)
 from memories.governance import review_hold
 from memories.models import (
     ApiKey,
@@ -162,6 +169,8 @@ def conversation_job_run(job_id: str) -> ConversationJob:
     existing = _related(job.tenant, speakers, messages) if extractor.name == "llm" else []
     now = timezone.now()
     candidates = extractor.extract(messages=messages, speakers=speakers, existing=existing, now=now)
+    if job.group_id:  # a group turn also keeps the group's profile (members, roles, shared facts)
+        candidates += group_profile_candidates(messages=messages, speakers=speakers, now=now)
     outcome = JobOutcome(warnings=list(getattr(extractor, "notes", [])))
     embedder = get_embedder()
 
@@ -173,7 +182,7 @@ def conversation_job_run(job_id: str) -> ConversationJob:
             user_write_lock(job.tenant.id, user_id)
         # Under the same per-user lock erasure takes: a user erased after this
         # job was queued gets nothing written from it.
-        erased = erased_since(job.tenant, set(speakers.values()), job.created_at)
+        erased = erased_since(job.tenant, set(speakers.values()), job.created_at, job.agent_id)
         fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
         for candidate in candidates:
             if speakers[candidate.subject] in erased:
@@ -237,7 +246,10 @@ def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: 
         contradicted = slot
 
     near, similarity = None, 0.0
-    vector = embedder.embed_query(candidate.text)
+    try:
+        vector = embedder.embed_query(candidate.text)
+    except Exception as exc:  # the transaction rolls back; the task retries the whole job with backoff
+        raise ExtractionError(f"embedding failed: {type(exc).__name__}: {exc}", retryable=True) from exc
     if contradicted is None:
         near, similarity = _nearest(tenant, user_id, vector, embedder, fresh.get(user_id, []))
         if near is not None and similarity < settings.MEMORY_NEAR_DUPLICATE:
@@ -284,7 +296,7 @@ def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: 
             contradicted.expired_at = timezone.now()
             outcome.record("INVALIDATE", user_id=user_id, text=contradicted.text, memory_id=contradicted.id,
                            reason=f"contradicted by: {spec.text}")
-        result = memory_create(tenant=tenant, spec=spec, actor=ACTOR, job_id=str(job.id))
+        result = memory_create(tenant=tenant, spec=spec, actor=ACTOR, job_id=str(job.id), count_for_reflection=False)
         memory = result.memory
         outcome.record(result.operation, user_id=user_id, text=spec.text, memory_id=memory.id,
                        reason="new information" if contradicted is None else f"replaces {contradicted.id}")

@@ -122,6 +122,9 @@ class MemoryItem(models.Model):
     # When the row was archived (soft-deleted): status changes in place, so
     # as_of needs it to tell "archived since" from "archived at the time".
     archived_at = models.DateTimeField(null=True, blank=True)
+    # When the memory stops being recalled (a TTL); search and context drop it at
+    # that moment, and the beat job archives it with a history row soon after.
+    expires_at = models.DateTimeField(null=True, blank=True)
     version = models.PositiveIntegerField(default=1)
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
@@ -147,6 +150,12 @@ class MemoryItem(models.Model):
                 name="memory_needs_embedding",
                 condition=~Q(embedding_state="done"),
             ),
+            # Group-scoped reads (a group's profile, a group turn) without a user.
+            models.Index(fields=["tenant", "group_id", "-created_at"], name="memory_group_created",
+                          condition=~Q(group_id="")),
+            # The expiry beat job: only rows that carry a TTL.
+            models.Index(fields=["expires_at"], name="memory_expiring",
+                         condition=Q(expires_at__isnull=False, expired_at__isnull=True, status="active")),
             GinIndex(fields=["search_vector"], name="memory_search_vector"),
             GinIndex(fields=["tags"], name="memory_tags"),
         ]
@@ -411,6 +420,8 @@ class ErasureReceipt(models.Model):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
     user_id = models.CharField(max_length=255)
+    # Set when only one agent's part of the user was erased.
+    agent_id = models.CharField(max_length=255, blank=True, default="")
     actor = models.CharField(max_length=150)
     reason = models.CharField(max_length=200, blank=True, default="")
     counts = models.JSONField(default=dict)

@@ -28,6 +28,7 @@ from django.utils.dateparse import parse_datetime
 from memories import vocabulary
 from memories.embedding import Embedder, get_embedder
 from memories.models import MemoryHistory, MemoryItem, MemoryStatus, MemoryType, Tenant
+from memories.search import scope_filter
 from memories.vectors import embed_items, refresh_planner_statistics, store_vectors
 from memories.writing import MemorySpec, memory_create_batch
 
@@ -372,7 +373,7 @@ def _write_batch(tenant: Tenant, batch: list[ImportRecord], actor: str, dry_run:
         return
     with transaction.atomic():
         results = memory_create_batch(tenant=tenant, specs=[r.spec for r in batch], actor=actor,
-                                      enqueue_embedding=False)
+                                      enqueue_embedding=False, count_for_reflection=False)
         keep: list = []
         reembed: list = []
         for record, result in zip(batch, results, strict=True):
@@ -395,13 +396,15 @@ def _write_batch(tenant: Tenant, batch: list[ImportRecord], actor: str, dry_run:
 # --------------------------------------------------------------------------- export
 
 
-def export_rows(*, tenant: Tenant, user_id: str | None = None, include_history: bool = False
+def export_rows(*, tenant: Tenant, user_id: str | None = None, include_history: bool = False,
+                agent_id: str | None = None, session_id: str | None = None, group_id: str | None = None,
                 ) -> Iterator[dict]:
-    """One dict per current memory, with its sources (and history), ready for JSONL."""
+    """One dict per current memory, with its sources (and history), ready for JSONL.
+    Scopes follow search's rules (memories.search.scope_filter)."""
     items = MemoryItem.objects.filter(vocabulary.is_latest_version(), tenant=tenant).exclude(
         status=MemoryStatus.REJECTED).order_by("created_at", "id").defer("search_vector")
-    if user_id:
-        items = items.filter(user_id=user_id)
+    items = items.filter(scope_filter(user_id=user_id or None, agent_id=agent_id, session_id=session_id,
+                                      group_id=group_id))
     # Sources come per chunk of 1,000 memories, not one query per memory.
     for memory in items.prefetch_related("sources").iterator(chunk_size=1000):
         row = {"id": str(memory.id), "user_id": memory.user_id, "agent_id": memory.agent_id,
@@ -410,6 +413,7 @@ def export_rows(*, tenant: Tenant, user_id: str | None = None, include_history: 
                "confidence": memory.confidence, "status": memory.status, "version": memory.version,
                "valid_at": _iso(memory.valid_at), "invalid_at": _iso(memory.invalid_at),
                "created_at": _iso(memory.created_at), "archived_at": _iso(memory.archived_at),
+               "expires_at": _iso(memory.expires_at),
                "content_hash": memory.content_hash,
                "sources": [{"session_id": s.session_id, "message_indices": s.message_indices}
                            for s in memory.sources.all()]}

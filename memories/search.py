@@ -12,20 +12,25 @@ beyond that and for tenant-wide search.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memories import vocabulary
-from memories.embedding import Embedder, embed_query, get_embedder
+from memories.embedding import Embedder, EmbeddingError, embed_query, get_embedder
 from memories.models import MemoryItem, MemoryStatus, Tenant
 from memories.text import query_tokens, tsquery_from_tokens
+
+logger = logging.getLogger(__name__)
 
 MODES = ("semantic", "keyword", "hybrid")
 RECENCY_WEIGHT = 0.15
@@ -37,8 +42,17 @@ ACTIVE_TRAIT_STAGES = tuple(STAGE_BOOST)
 
 @dataclass
 class SearchQuery:
+    """What to look for, and where (see _scope_clauses for the scope rules).
+
+    min_score is on the 0-1 relevance scale (fusion over the best fusion this
+    query could reach); min_similarity is a cosine floor for the semantic side.
+    """
+
     query: str
-    user_id: str | None = None  # None: tenant-wide
+    user_id: str | None = None  # None: the whole tenant, or the group when group_id is given
+    agent_id: str | None = None
+    session_id: str | None = None
+    group_id: str | None = None
     mode: str = "hybrid"
     memory_types: list[str] | None = None
     tags: list[str] | None = None
@@ -46,7 +60,19 @@ class SearchQuery:
     end_time: datetime | None = None
     as_of: datetime | None = None
     min_score: float | None = None
+    min_similarity: float | None = None
     limit: int = 10
+
+
+class CandidateRow(NamedTuple):
+    """One candidate from a retriever, with what the scorer needs."""
+
+    id: str
+    rank_value: float  # cosine distance (semantic side) or rank score (keyword side)
+    memory_type: str
+    importance: float | None
+    moment: float  # valid_at (else created_at) in epoch seconds
+    arousal: str | None
 
 
 @dataclass
@@ -63,6 +89,8 @@ class SearchPlan:
     vector_plan: str = ""  # exact | hnsw | none
     candidates_semantic: int = 0
     candidates_keyword: int = 0
+    degraded: list[str] = field(default_factory=list)  # sides that could not run ("semantic")
+    degraded_reason: str = ""
 
 
 # --------------------------------------------------------------------------- filters
@@ -88,6 +116,9 @@ def _item_filters(tenant: Tenant, q: SearchQuery, now: datetime) -> tuple[str, l
     else:
         clauses.append(vocabulary.sql_searchable("m"))
         params.append(now)
+    scope, scope_params = _scope_clauses(q)
+    clauses += scope
+    params += scope_params
     if q.memory_types:
         clauses.append("m.memory_type = ANY(%s)")
         params.append(list(q.memory_types))
@@ -101,6 +132,38 @@ def _item_filters(tenant: Tenant, q: SearchQuery, now: datetime) -> tuple[str, l
         clauses.append("COALESCE(m.valid_at, m.created_at) <= %s")
         params.append(q.end_time)
     return " AND ".join(clauses), params
+
+
+def _scope_clauses(q: SearchQuery) -> tuple[list[str], list]:
+    """The scope rules, in SQL (see scope_filter for the same in the ORM):
+    agent_id  the agent's memories and those saved with no agent;
+    session_id that session's memories only (Mem0's run);
+    group_id  with a user: the user's memories in that group and those saved
+              outside any group; without a user: every memory of the group."""
+    clauses, params = [], []
+    if q.agent_id is not None:
+        clauses.append("m.agent_id IN (%s, '')")
+        params.append(q.agent_id)
+    if q.session_id is not None:
+        clauses.append("m.session_id = %s")
+        params.append(q.session_id)
+    if q.group_id is not None:
+        clauses.append("m.group_id IN (%s, '')" if q.user_id is not None else "m.group_id = %s")
+        params.append(q.group_id)
+    return clauses, params
+
+
+def scope_filter(*, user_id: str | None, agent_id: str | None = None, session_id: str | None = None,
+                 group_id: str | None = None) -> Q:
+    """The ORM form of _scope_clauses (lists, exports, the context's extra sections)."""
+    condition = Q(user_id=user_id) if user_id is not None else Q()
+    if agent_id is not None:
+        condition &= Q(agent_id__in=[agent_id, ""])
+    if session_id is not None:
+        condition &= Q(session_id=session_id)
+    if group_id is not None:
+        condition &= Q(group_id__in=[group_id, ""]) if user_id is not None else Q(group_id=group_id)
+    return condition
 
 
 # --------------------------------------------------------------------------- retrievers
@@ -137,9 +200,11 @@ _SCORE_COLUMNS = ("m.memory_type, m.importance, extract(epoch FROM coalesce(m.va
                   "m.data #>> '{emotion,arousal}'")
 
 
-def _candidate_rows(rows) -> list[tuple]:
-    """(id, score, memory_type, importance, moment in epoch seconds, arousal)."""
-    return [(str(r[0]), float(r[1]), *r[2:6]) for r in rows]
+def _candidate_rows(rows) -> list[CandidateRow]:
+    return [CandidateRow(str(r[0]), float(r[1]), *r[2:6]) for r in rows]
+
+
+SCANNED_COLUMN = 6  # the exact plan's extra column: how many vectors it scanned
 
 
 def _exact_semantic_sql(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, pool: int,
@@ -174,7 +239,7 @@ def _exact_semantic_sql(tenant: Tenant, q: SearchQuery, vector: np.ndarray, mode
 
 
 def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, dimensions: int, pool: int,
-                   now: datetime) -> list[tuple]:
+                   now: datetime) -> list[CandidateRow]:
     """The per-model HNSW index with iterative scan (filters cannot starve
     the result); the sized cast and model predicate match the partial index."""
     where, params = _item_filters(tenant, q, now)
@@ -203,11 +268,11 @@ def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: st
         return _candidate_rows(cursor.fetchall())
 
 
-def _exact_result(tenant: Tenant, q: SearchQuery, model: str, rows: list[tuple]) -> list[tuple] | None:
+def _exact_result(tenant: Tenant, q: SearchQuery, model: str, rows: list[tuple]) -> list[CandidateRow] | None:
     """Candidate rows of the exact plan, or None when the user turned out to
     hold more vectors than the plan may scan; such a user is then searched
     through HNSW for the next PLAN_CACHE_SECONDS."""
-    if rows and rows[0][6] > settings.SEARCH_EXACT_MAX_ROWS:
+    if rows and rows[0][SCANNED_COLUMN] > settings.SEARCH_EXACT_MAX_ROWS:
         if len(_PLAN_CACHE) > 100_000:
             _PLAN_CACHE.clear()
         _PLAN_CACHE[_plan_key(tenant, q.user_id or "", model)] = (time.monotonic(), "hnsw")
@@ -218,7 +283,7 @@ def _exact_result(tenant: Tenant, q: SearchQuery, model: str, rows: list[tuple])
 def semantic_search(
     tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, dimensions: int, pool: int, now: datetime,
     plan: str,
-) -> tuple[list[tuple], str]:
+) -> tuple[list[CandidateRow], str]:
     """(candidate rows, the plan that ran): exact falls back to hnsw for a user
     found to be larger than the exact plan may scan."""
     if plan == "exact" and q.user_id is not None:
@@ -235,7 +300,7 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 
 
-def keyword_candidates(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> list[tuple]:
+def keyword_candidates(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> list[CandidateRow]:
     """Full-text candidates (see _candidate_rows), best first."""
     statement = keyword_sql(tenant, q, pool, now)
     if statement is None:
@@ -304,7 +369,7 @@ def _bm25_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, now:
 
 
 def _exact_and_keyword(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, pool: int,
-                       now: datetime) -> tuple[list[tuple] | None, list[tuple]]:
+                       now: datetime) -> tuple[list[CandidateRow] | None, list[CandidateRow]]:
     """Both retrievers of a per-user hybrid search in one round trip:
     (exact semantic rows or None when the user is too large for the exact
     plan, keyword rows)."""
@@ -368,69 +433,104 @@ def reciprocal_rank_fusion(ranked_lists: list[tuple[list[str], float]], k: int) 
     return fused
 
 
+def best_fusion(sides: list[float], k: int) -> float:
+    """The fusion a memory ranked first on every side that ran would get: the top of the relevance scale."""
+    return sum(weight / (k + 1) for weight in sides)
+
+
+def relevance(fusion: float, best: float) -> float:
+    """Fusion on a 0-1 scale that means the same in every mode (min_score applies to it)."""
+    return min(fusion / best, 1.0) if best > 0 else 0.0
+
+
+def _query_vector(query: SearchQuery, embedder: Embedder, plan: SearchPlan) -> np.ndarray | None:
+    """The query's vector; None when the embedder fails and hybrid can answer from keywords
+    (the plan says so). Semantic mode has nothing else: the failure is raised as EmbeddingError."""
+    try:
+        return embed_query(query.query, embedder)
+    except Exception as exc:  # a remote endpoint's EmbeddingError, or the local model failing
+        if query.mode == "semantic":
+            raise exc if isinstance(exc, EmbeddingError) else EmbeddingError(f"{type(exc).__name__}: {exc}") from exc
+        logger.warning("query embedding failed; answering from the keyword side: %s", exc)
+        plan.degraded.append("semantic")
+        plan.degraded_reason = f"embedding failed: {exc}"[:500]
+        return None
+
+
+def score_candidate(row: CandidateRow, fusion: float, best: float, now_seconds: float,
+                    stage: str | None) -> tuple[float, dict]:
+    """The one scorer (search and context): fusion x (1 + recency + importance + stage boost)."""
+    recency = recency_seconds_bonus(now_seconds - row.moment, row.arousal)
+    importance = IMPORTANCE_WEIGHT * (row.importance if row.importance is not None else 0.5)
+    stage_boost = STAGE_BOOST.get(stage or "", 0.0)
+    return fusion * (1.0 + recency + importance + stage_boost), {
+        "relevance": relevance(fusion, best), "fusion": fusion, "recency": recency, "importance": importance,
+        "stage": stage_boost}
+
+
 def memory_search(
     *, tenant: Tenant, query: SearchQuery, embedder: Embedder | None = None, plan: SearchPlan | None = None
 ) -> list[ScoredMemory]:
-    """Search one user's (or the tenant's) memories; see the module docstring."""
+    """Search one user's (or a group's, or the tenant's) memories; see the module docstring."""
     if query.mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     now = timezone.now()
     plan = plan or SearchPlan()
     pool = max(query.limit * 3, 50)
-    semantic: list[tuple[str, float]] = []
-    keyword: list[tuple[str, float]] = []
+    semantic: list[CandidateRow] = []
+    keyword: list[CandidateRow] = []
     keyword_done = False  # per-user hybrid fetches both sides in one statement
+    sides: list[float] = []  # the weights of the sides that ran
 
     if query.mode in ("semantic", "hybrid"):
         embedder = embedder or get_embedder()
-        vector = embed_query(query.query, embedder)
-        plan.vector_plan = cached_vector_plan(tenant, query.user_id, embedder.name)
-        exact_rows = None
-        if plan.vector_plan == "exact" and query.mode == "hybrid":
-            exact_rows, keyword = _exact_and_keyword(tenant, query, vector, embedder.name, pool, now)
-            keyword_done = True
-        if exact_rows is not None:
-            semantic = exact_rows
-        else:  # semantic mode, a tenant-wide or large user, or the exact plan stopped at its cap
-            known = cached_vector_plan(tenant, query.user_id, embedder.name)
-            semantic, plan.vector_plan = semantic_search(tenant, query, vector, embedder.name, embedder.dimensions,
-                                                         pool, now, known)
-    if query.mode != "semantic" and not keyword_done:  # keyword mode, or hybrid through HNSW
+        vector = _query_vector(query, embedder, plan)
+        if vector is not None:
+            sides.append(settings.SEARCH_SEMANTIC_WEIGHT)
+            plan.vector_plan = cached_vector_plan(tenant, query.user_id, embedder.name)
+            exact_rows = None
+            if plan.vector_plan == "exact" and query.mode == "hybrid":
+                exact_rows, keyword = _exact_and_keyword(tenant, query, vector, embedder.name, pool, now)
+                keyword_done = True
+            if exact_rows is not None:
+                semantic = exact_rows
+            else:  # semantic mode, a tenant-wide or large user, or the exact plan stopped at its cap
+                known = cached_vector_plan(tenant, query.user_id, embedder.name)
+                semantic, plan.vector_plan = semantic_search(tenant, query, vector, embedder.name,
+                                                             embedder.dimensions, pool, now, known)
+        else:
+            plan.vector_plan = "none"
+    if query.mode != "semantic" and not keyword_done:  # keyword mode, hybrid through HNSW, or degraded
         keyword = keyword_candidates(tenant, query, pool, now)
+    if query.mode != "semantic" and query_tokens(query.query):
+        sides.append(settings.SEARCH_KEYWORD_WEIGHT)
+    if query.min_similarity is not None:  # the cosine floor: weak semantic neighbours never enter the fusion
+        semantic = [r for r in semantic if 1.0 - r.rank_value >= query.min_similarity]
     plan.candidates_semantic, plan.candidates_keyword = len(semantic), len(keyword)
 
-    fused = reciprocal_rank_fusion([([r[0] for r in semantic], settings.SEARCH_SEMANTIC_WEIGHT),
-                                    ([r[0] for r in keyword], settings.SEARCH_KEYWORD_WEIGHT)], settings.SEARCH_RRF_K)
+    fused = reciprocal_rank_fusion([([r.id for r in semantic], settings.SEARCH_SEMANTIC_WEIGHT),
+                                    ([r.id for r in keyword], settings.SEARCH_KEYWORD_WEIGHT)], settings.SEARCH_RRF_K)
     if not fused:
         return []
-    similarity = {r[0]: 1.0 - r[1] for r in semantic}
-    keyword_rank = {r[0]: r[1] for r in keyword}
+    best = best_fusion(sides, settings.SEARCH_RRF_K)
+    similarity = {r.id: 1.0 - r.rank_value for r in semantic}
+    keyword_rank = {r.id: r.rank_value for r in keyword}
     # Score from the light columns the candidate queries returned; load full rows only for the winners.
-    facts: dict[str, tuple] = {r[0]: (r[0], *r[2:]) for r in [*semantic, *keyword]}
-    stages = _trait_stages([i for i, row in facts.items() if row[1] == "trait"])
+    facts: dict[str, CandidateRow] = {r.id: r for r in [*semantic, *keyword]}
+    stages = _trait_stages([i for i, row in facts.items() if row.memory_type == "trait"])
 
     scored: list[tuple[float, str, dict]] = []
+    now_seconds = now.timestamp()
     for memory_id, fusion in fused.items():
-        row = facts.get(memory_id)
-        if row is None:
-            continue
-        _, memory_type, importance_value, moment, arousal = row
+        row = facts[memory_id]
         stage, trait_confidence = stages.get(memory_id, (None, None))
-        if memory_type == "trait" and stage not in ACTIVE_TRAIT_STAGES:
+        if row.memory_type == "trait" and stage not in ACTIVE_TRAIT_STAGES:
             continue  # trends, candidates and dissolved traits are not shown to agents
-        recency = recency_seconds_bonus(now.timestamp() - moment, arousal)
-        importance = IMPORTANCE_WEIGHT * (importance_value if importance_value is not None else 0.5)
-        stage_boost = STAGE_BOOST.get(stage or "", 0.0)
-        score = fusion * (1.0 + recency + importance + stage_boost)
-        if query.min_score is not None and score < query.min_score:
+        score, parts = score_candidate(row, fusion, best, now_seconds, stage)
+        if query.min_score is not None and parts["relevance"] < query.min_score:
             continue
         scored.append((score, memory_id, {
-            "semantic": similarity.get(memory_id),
-            "keyword": keyword_rank.get(memory_id),
-            "fusion": fusion,
-            "recency": recency,
-            "importance": importance,
-            "stage": stage_boost,
+            "semantic": similarity.get(memory_id), "keyword": keyword_rank.get(memory_id), **parts,
             **({"trait_stage": stage, "trait_confidence": trait_confidence} if stage else {}),
         }))
     scored.sort(key=lambda entry: (-entry[0], entry[1]))
@@ -481,4 +581,4 @@ def nearest_memories(*, tenant: Tenant, user_id: str, vector: np.ndarray, model:
     query = SearchQuery(query="", user_id=user_id, limit=limit)
     found, _ = semantic_search(tenant, query, vector, model, dimensions, limit, now,
                                cached_vector_plan(tenant, user_id, model))
-    return [(row[0], 1.0 - row[1]) for row in found]
+    return [(row.id, 1.0 - row.rank_value) for row in found]

@@ -8,11 +8,21 @@ from django.db.models import QuerySet
 
 from memories import vocabulary
 from memories.errors import get_or_not_found
-from memories.models import ConversationJob, MemoryHistory, MemoryItem, Tenant
+from memories.models import ConversationJob, MemoryHistory, MemoryItem, MemorySource, Tenant
 
 
 def memory_list(*, tenant: Tenant) -> QuerySet[MemoryItem]:
     return MemoryItem.objects.filter(tenant=tenant)
+
+
+def memory_sources(memory_ids: list) -> dict[str, list[dict]]:
+    """Where each memory came from (session, message indices, job), oldest first; one query."""
+    out: dict[str, list[dict]] = {str(i): [] for i in memory_ids}
+    rows = (MemorySource.objects.filter(item_id__in=list(memory_ids)).order_by("created_at", "id")
+            .values_list("item_id", "session_id", "message_indices", "job_id"))
+    for item_id, session_id, indices, job_id in rows:
+        out[str(item_id)].append({"session_id": session_id, "message_indices": list(indices), "job_id": job_id})
+    return out
 
 
 def memory_get(*, tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:

@@ -70,3 +70,11 @@ def flush_access_counts() -> dict:
     from memories.access import flush_access_counts as flush
 
     return {"updated": flush()}
+
+
+@shared_task
+def archive_expired() -> dict:
+    """Archive memories past their expires_at, with history; a beat job (search skips them already)."""
+    from memories.writing import memories_archive_expired
+
+    return {"archived": memories_archive_expired(limit=settings.EXPIRY_BATCH)}

@@ -3,8 +3,9 @@
 latest      not replaced by a newer version (expired_at is null), whatever the status
 current     not replaced (expired_at is null) and active or pending: what a new
             text is deduplicated against (the unique hash index covers exactly these)
-searchable  not replaced, active, and not invalidated by now: what search,
-            context and reflection read
+searchable  not replaced, active, not invalidated by now and not expired by
+            now (expires_at): what search, context and reflection read
+expired     active and past its expires_at: what the expiry job archives
 embeddable  not replaced and not rejected: what the embedding backfill fills
 """
 
@@ -29,7 +30,12 @@ def is_current() -> Q:
 
 
 def is_searchable(now: datetime) -> Q:
-    return is_latest_version() & Q(status=ACTIVE) & (Q(invalid_at__isnull=True) | Q(invalid_at__gt=now))
+    return (is_latest_version() & Q(status=ACTIVE) & (Q(invalid_at__isnull=True) | Q(invalid_at__gt=now))
+            & (Q(expires_at__isnull=True) | Q(expires_at__gt=now)))
+
+
+def is_expired(now: datetime) -> Q:
+    return is_latest_version() & Q(status=ACTIVE) & Q(expires_at__lte=now)
 
 
 def is_embeddable() -> Q:
@@ -41,9 +47,10 @@ def sql_not_replaced(alias: str = "m") -> str:
 
 
 def sql_searchable(alias: str = "m") -> str:
-    """The SQL of is_searchable; takes one parameter: now."""
-    return f"{sql_not_replaced(alias)} AND {alias}.status = '{ACTIVE}' AND ({alias}.invalid_at IS NULL OR " \
-           f"{alias}.invalid_at > %s)"
+    """The SQL of is_searchable; takes one parameter: now. LEAST skips NULLs:
+    the earlier of invalid_at and expires_at, when either is set, must be later than now."""
+    return (f"{sql_not_replaced(alias)} AND {alias}.status = '{ACTIVE}' AND "
+            f"coalesce(least({alias}.invalid_at, {alias}.expires_at), 'infinity'::timestamptz) > %s")
 
 
 def sql_vector_searchable(alias: str = "v") -> str:

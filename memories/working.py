@@ -74,19 +74,28 @@ def working_memory_recent(tenant_id: int, user_id: str, limit: int | None = None
     return [json.loads(entry) for entry in raw]
 
 
-def working_memory_clear(tenant_id: int, user_id: str, *, dry_run: bool = False) -> int:
-    """Drop (or, dry_run, count) a user's working memory; returns the items it
-    held. Raises WorkingMemoryUnavailable when Redis is configured but fails:
-    erasure must not report success while the words are still there."""
+def working_memory_clear(tenant_id: int, user_id: str, *, dry_run: bool = False,
+                         memory_ids: set[str] | None = None) -> int:
+    """Drop (or, dry_run, count) a user's working memory, or only the entries of
+    these memories; returns the items dropped. Raises WorkingMemoryUnavailable
+    when Redis is configured but fails: erasure must not report success while
+    the words are still there."""
     if not settings.REDIS_URL:
         return 0
     import redis
 
+    key = _key(tenant_id, user_id)
     try:
         client = _client(settings.REDIS_URL)
-        held = int(client.llen(_key(tenant_id, user_id)))
+        if memory_ids is None:
+            held = int(client.llen(key))
+            if not dry_run:
+                client.delete(key)
+            return held
+        doomed = [raw for raw in client.lrange(key, 0, -1) if json.loads(raw).get("id") in memory_ids]
         if not dry_run:
-            client.delete(_key(tenant_id, user_id))
+            for raw in doomed:
+                client.lrem(key, 0, raw)
+        return len(doomed)
     except redis.RedisError as exc:
         raise WorkingMemoryUnavailable(f"Redis unavailable: {exc}") from exc
-    return held

@@ -13,7 +13,7 @@ import logging
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.apps import apps
 from django.contrib.postgres.search import SearchVector
@@ -60,6 +60,7 @@ class MemorySpec:
     session_id: str = ""
     group_id: str = ""
     valid_at: datetime | None = None
+    expires_at: datetime | None = None  # None: the type's default TTL (MEMORY_TTL_DAYS_BY_TYPE), else never
     status: str = MemoryStatus.ACTIVE
     source_session_id: str = ""
     source_message_indices: list[int] = field(default_factory=list)
@@ -113,6 +114,7 @@ def _snapshot(memory: MemoryItem) -> dict:
         "status": memory.status,
         "valid_at": memory.valid_at.isoformat() if memory.valid_at else None,
         "invalid_at": memory.invalid_at.isoformat() if memory.invalid_at else None,
+        "expires_at": memory.expires_at.isoformat() if memory.expires_at else None,
         "version": memory.version,
     }
 
@@ -239,6 +241,14 @@ def validate_spec(spec: MemorySpec) -> None:
         raise InvalidOperation("importance and confidence must be between 0 and 1", field="importance")
 
 
+def default_expiry(memory_type: str, now: datetime) -> datetime | None:
+    """When a memory of this type saved now expires by default (MEMORY_TTL_DAYS_BY_TYPE), or None."""
+    from django.conf import settings
+
+    days = settings.MEMORY_TTL_DAYS_BY_TYPE.get(memory_type)
+    return now + timedelta(days=days) if days else None
+
+
 def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides) -> MemoryItem:
     values = dict(
         id=uuid.uuid4(),
@@ -257,6 +267,7 @@ def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides) -> M
         status=spec.status,
         archived_at=now if spec.status == MemoryStatus.ARCHIVED else None,
         valid_at=spec.valid_at or now,
+        expires_at=spec.expires_at or default_expiry(spec.memory_type, now),
         created_at=now,
         updated_at=now,
         embedding_state=EmbeddingState.PENDING,
@@ -274,13 +285,16 @@ def _insert_memories(items: Sequence[MemoryItem]) -> None:
 # --------------------------------------------------------------------------- create
 
 
-def memory_create(*, tenant: Tenant, spec: MemorySpec, actor: str, job_id: str = "") -> WriteResult:
+def memory_create(*, tenant: Tenant, spec: MemorySpec, actor: str, job_id: str = "",
+                  count_for_reflection: bool = True) -> WriteResult:
     """Save one memory; the same text for the same user again is a NOOP."""
-    return memory_create_batch(tenant=tenant, specs=[spec], actor=actor, job_id=job_id)[0]
+    return memory_create_batch(tenant=tenant, specs=[spec], actor=actor, job_id=job_id,
+                               count_for_reflection=count_for_reflection)[0]
 
 
 def memory_create_batch(
-    *, tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_id: str = "", enqueue_embedding: bool = True
+    *, tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_id: str = "", enqueue_embedding: bool = True,
+    count_for_reflection: bool = True,
 ) -> list[WriteResult]:
     """Save many memories in one transaction, deduplicated by content hash.
 
@@ -289,11 +303,18 @@ def memory_create_batch(
     same text makes the unique index fire; the batch is then retried and sees
     the other's row. Bulk loaders pass enqueue_embedding=False and embed in
     their own batches (the rows stay embedding_state=pending until then).
+
+    New memories count toward their users' importance trigger for reflection
+    (after commit); ingestion passes count_for_reflection=False and asks once per job.
     """
     for attempt in range(3):
         try:
             with transaction.atomic():
-                return _create_batch(tenant, specs, actor, job_id, enqueue_embedding)
+                results = _create_batch(tenant, specs, actor, job_id, enqueue_embedding)
+                added = sorted({r.memory.user_id for r in results if r.operation == "ADD"})
+                if count_for_reflection and added:
+                    reflection_nudge(tenant.id, added)
+                return results
         except IntegrityError as exc:
             if "memory_unique_current_hash" not in str(exc) or attempt == 2:
                 raise
@@ -377,7 +398,16 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
     return results
 
 
+def reflection_nudge(tenant_id: int, user_ids: Sequence[str]) -> None:
+    """Ask reflection (by task name: it builds on memories) whether these users' new
+    memories now weigh enough for a cycle. After commit; a broker fault never fails a save."""
+    enqueue("reflection.tasks.reflect_if_important", tenant_id, list(user_ids), swallow_broker_errors=True)
+
+
 # --------------------------------------------------------------------------- change
+
+
+UNCHANGED = object()  # memory_update: leave this field as it is
 
 
 def memory_update(
@@ -389,11 +419,13 @@ def memory_update(
     importance: float | None = None,
     tags: list[str] | None = None,
     data: dict | None = None,
+    expires_at: datetime | None | object = UNCHANGED,
     expected_version: int | None = None,
     reason: str = "",
 ) -> WriteResult:
     """Change a memory. A new text supersedes it (a new row, version + 1);
-    other fields change in place with version + 1. Stale versions conflict."""
+    other fields change in place with version + 1. Stale versions conflict.
+    expires_at: a moment, None to never expire, UNCHANGED to keep it."""
     with transaction.atomic():
         memory = _lock_memory(tenant, memory_id)
         _check_version(memory, expected_version)
@@ -403,6 +435,9 @@ def memory_update(
         if text is not None and content_hash(text) != memory.content_hash:
             new = _supersede_locked(memory, new_text=text, actor=actor, reason=reason,
                                     importance=importance, tags=tags, data=data)
+            if expires_at is not UNCHANGED and expires_at != new.expires_at:
+                MemoryItem.objects.filter(id=new.id).update(expires_at=expires_at)
+                new.expires_at = expires_at  # type: ignore[assignment]
             return WriteResult("UPDATE", new, reason="text changed: new version")
         before = _snapshot(memory)
         if importance is not None:
@@ -411,11 +446,13 @@ def memory_update(
             memory.tags = list(dict.fromkeys(tags))
         if data is not None:
             memory.data = data
+        if expires_at is not UNCHANGED:
+            memory.expires_at = expires_at  # type: ignore[assignment]
         if _snapshot(memory) == before:
             return WriteResult("NOOP", memory, reason="nothing changed")
         memory.version += 1
         memory.updated_at = timezone.now()
-        memory.save(update_fields=["importance", "tags", "data", "version", "updated_at"])
+        memory.save(update_fields=["importance", "tags", "data", "expires_at", "version", "updated_at"])
         old_fields, new_fields = _changes(before, _snapshot(memory))
         _history(memory, HistoryEvent.UPDATE, actor=actor, old_data=old_fields, new_data=new_fields,
                  reason=reason).save()
@@ -488,7 +525,7 @@ def _supersede_locked(
     memory.expired_at = now
     memory.updated_at = now
     memory.save(update_fields=["expired_at", "updated_at"])
-    new = _new_item(memory.tenant, spec, now, version=memory.version + 1)
+    new = _new_item(memory.tenant, spec, now, version=memory.version + 1, expires_at=memory.expires_at)
     _insert_memories([new])
     memory.superseded_by = new
     memory.save(update_fields=["superseded_by"])
@@ -523,20 +560,36 @@ def memory_invalidate(
         return memory
 
 
+def merged_text_default(texts: Sequence[str]) -> str:
+    """The merged text when none is given: the distinct texts, in order, as one."""
+    parts = list(dict.fromkeys(" ".join(t.split()).rstrip(".;") for t in texts))
+    return "; ".join(parts) + "."
+
+
 def memory_merge(
-    *, tenant: Tenant, memory_ids: Sequence[uuid.UUID | str], merged_text: str, actor: str, reason: str = ""
+    *, tenant: Tenant, memory_ids: Sequence[uuid.UUID | str], merged_text: str | None, actor: str, reason: str = "",
+    expected_versions: dict[str, int] | None = None,
 ) -> MemoryItem:
-    """Merge memories of one user into one new memory; the originals are superseded by it."""
-    if len(set(map(str, memory_ids))) < 2:
+    """Merge memories of one user into one new memory; the originals are superseded by it.
+    expected_versions (id -> version) makes a stale view a conflict, as for an update."""
+    ids = list(dict.fromkeys(map(str, memory_ids)))
+    if len(ids) < 2:
         raise InvalidOperation("select at least two memories to merge", field="memory_ids")
+    unknown = set(expected_versions or {}) - set(ids)
+    if unknown:
+        raise InvalidOperation(f"expected_versions names memories not being merged: {sorted(unknown)}",
+                               field="expected_versions")
     with transaction.atomic():
-        memories = list(MemoryItem.objects.select_for_update().filter(tenant=tenant, id__in=memory_ids).order_by("id"))
-        if len(memories) != len(set(map(str, memory_ids))):
+        memories = list(MemoryItem.objects.select_for_update().filter(tenant=tenant, id__in=ids).order_by("id"))
+        if len(memories) != len(ids):
             raise MemoryNotFound("one or more memories to merge were not found")
         if len({m.user_id for m in memories}) > 1:
             raise InvalidOperation("memories of different users cannot be merged", field="memory_ids")
         for memory in memories:
-            _check_version(memory, None)
+            _check_version(memory, (expected_versions or {}).get(str(memory.id)))
+        if merged_text is None:
+            by_time = sorted(memories, key=lambda m: (m.valid_at or m.created_at, str(m.id)))
+            merged_text = merged_text_default([m.text for m in by_time])
         now = timezone.now()
         first = memories[0]
         tags = list(dict.fromkeys(t for m in memories for t in m.tags))
@@ -554,7 +607,10 @@ def memory_merge(
             valid_at=min((m.valid_at for m in memories if m.valid_at), default=now),
         )
         validate_spec(spec)
-        merged = _new_item(tenant, spec, now, version=max(m.version for m in memories) + 1)
+        # It expires only when every original would have: one that never expires keeps its words.
+        expiries = [m.expires_at for m in memories]
+        merged = _new_item(tenant, spec, now, version=max(m.version for m in memories) + 1,
+                           expires_at=None if None in expiries else max(e for e in expiries if e))
         clash = _current_with_text(tenant.id, first.user_id, merged.content_hash)
         if clash:
             raise VersionConflict(f"memory {clash.id} of this user already has the merged text")
@@ -607,6 +663,30 @@ def memory_set_status(
         old, new = _changes(before, _snapshot(memory))
         _history(memory, event, actor=actor, old_data=old, new_data=new, reason=reason).save()
         return WriteResult("DELETE" if status == MemoryStatus.ARCHIVED else "UPDATE", memory)
+
+
+def memories_archive_expired(*, now: datetime | None = None, limit: int = 500) -> int:
+    """Archive memories past their expires_at (search already skips them), each
+    with a DELETE history row saying so; returns how many. Rows locked by a
+    writer are left for the next run."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        expired = list(MemoryItem.objects.select_for_update(skip_locked=True)
+                       .filter(vocabulary.is_expired(now)).order_by("expires_at")[:limit])
+        history = []
+        for memory in expired:
+            before = _snapshot(memory)
+            memory.status = MemoryStatus.ARCHIVED
+            memory.version += 1
+            memory.updated_at = memory.archived_at = now
+            old, new = _changes(before, _snapshot(memory))
+            moment = memory.expires_at.isoformat() if memory.expires_at else ""
+            history.append(_history(memory, HistoryEvent.DELETE, actor="expiry", old_data=old, new_data=new,
+                                    reason=f"expired at {moment}"))
+        MemoryItem.objects.bulk_update(expired, ["status", "version", "updated_at", "archived_at"])
+        _sync_vector_status(expired)
+        insert_objects(MemoryHistory, history)
+    return len(expired)
 
 
 def memory_refresh_content_hash(*, memory_id: uuid.UUID | str) -> bool:
@@ -705,18 +785,24 @@ def memory_record_approval(*, memory: MemoryItem, actor: str, reason: str, edite
 
 
 def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasure request",
-                dry_run: bool = False) -> dict[str, int]:
+                dry_run: bool = False, agent_id: str | None = None) -> dict[str, int]:
     """Erase one user's memories with their vectors (chunk texts), sources,
     traits and evidence; scrub the content of their history rows and add one
     ERASE row per erased memory. Counts only what still held content, so a
     second call reports zeros. Part of memories.erasure.user_erase, which
-    owns every other store; call that, not this."""
+    owns every other store; call that, not this. With agent_id, only the
+    memories that agent saved (every version) go; the user's traits stay and
+    lose the evidence those memories gave."""
     # By label, not import: traits build on memories, never the other way round.
     Trait, TraitEvidence = apps.get_model("traits", "Trait"), apps.get_model("traits", "TraitEvidence")
     items = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
+    if agent_id is not None:
+        items = items.filter(agent_id=agent_id)
     ids = list(items.values_list("id", flat=True))
     with_content = (MemoryHistory.objects.filter(tenant=tenant, user_id=user_id)
                     .exclude(event=HistoryEvent.ERASE).filter(HISTORY_HAS_CONTENT))
+    if agent_id is not None:
+        with_content = with_content.filter(memory_id__in=ids)
     counts = {
         "memories": len(ids),
         "vectors": MemoryVector.objects.filter(item__in=items).count(),

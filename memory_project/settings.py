@@ -51,6 +51,18 @@ def env_float(name: str, default: float) -> float:
         raise ValueError(f"{name} must be a number, got {value!r}") from None
 
 
+def env_days_by_type(name: str) -> dict[str, float]:
+    """"episodic=90,task=14": days per memory type (an empty value: none)."""
+    out: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in os.environ.get(name, "").split(","))):
+        memory_type, _, days = part.partition("=")
+        try:
+            out[memory_type.strip()] = float(days)
+        except ValueError:
+            raise ValueError(f"{name} must look like 'episodic=90,task=14', got {part!r}") from None
+    return out
+
+
 def _local_secret_key() -> str:
     """A per-checkout secret kept in var/ (git-ignored), made on first use."""
     path = VAR_DIR / "secret_key"
@@ -288,6 +300,8 @@ EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384)
 EMBEDDING_BASE_URL = env_str("EMBEDDING_BASE_URL")
 EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY", "not-needed")
 EMBEDDING_TIMEOUT = env_float("EMBEDDING_TIMEOUT", 30.0)
+# A search's query vector: short and not retried; past it hybrid answers from keywords ("degraded").
+EMBEDDING_QUERY_TIMEOUT = env_float("EMBEDDING_QUERY_TIMEOUT", 3.0)
 EMBEDDING_LOCAL_BACKEND = env_str("EMBEDDING_LOCAL_BACKEND", "onnx")  # onnx | torch: queries, small batches
 # Batches of 32+ texts (workers, backfill, re-embed): torch is ~10% faster there; "" keeps one backend.
 EMBEDDING_LOCAL_BATCH_BACKEND = env_str("EMBEDDING_LOCAL_BATCH_BACKEND", "torch")
@@ -308,6 +322,17 @@ MEMORY_NEAR_DUPLICATE = env_float("MEMORY_NEAR_DUPLICATE", 0.95)  # cosine at or
 SENSITIVE_DETECTORS = [d for d in env_str("SENSITIVE_DETECTORS", "email,phone,card,national_id").split(",") if d]
 WORKING_MEMORY_SIZE = env_int("WORKING_MEMORY_SIZE", 50)
 WORKING_MEMORY_TTL = env_int("WORKING_MEMORY_TTL", 24 * 3600)
+# Long-term memories expire only when asked: per save (expires_at, ttl_seconds) or per type here.
+MEMORY_TTL_DAYS_BY_TYPE = env_days_by_type("MEMORY_TTL_DAYS_BY_TYPE")
+EXPIRY_BATCH = env_int("EXPIRY_BATCH", 500)  # memories the beat job archives per run
+
+# --- The context block an agent puts in its prompt (POST /api/v1/context).
+CONTEXT_MEMORY_LIMIT = env_int("CONTEXT_MEMORY_LIMIT", 6)  # long-term memories; seed 000 asks for 3-8
+CONTEXT_TRAIT_LIMIT = env_int("CONTEXT_TRAIT_LIMIT", 5)
+CONTEXT_TRAIT_MIN_CONFIDENCE = env_float("CONTEXT_TRAIT_MIN_CONFIDENCE", 0.3)  # decayed confidence above
+CONTEXT_WORKING_LIMIT = env_int("CONTEXT_WORKING_LIMIT", 5)  # fresh working-memory items
+CONTEXT_DUPLICATE_SIMILARITY = env_float("CONTEXT_DUPLICATE_SIMILARITY", 0.8)  # share of the shorter line's words
+CONTEXT_CONDENSE_TIMEOUT = env_float("CONTEXT_CONDENSE_TIMEOUT", 5.0)  # seconds for the optional LLM summary
 
 # --- Reflection (traits).
 REFLECTION_IMPORTANCE_THRESHOLD = env_float("REFLECTION_IMPORTANCE_THRESHOLD", 5.0)  # sum of new importance
@@ -320,6 +345,8 @@ CELERY_BEAT_SCHEDULE = {
     "dissolve-weak-traits": {"task": "reflection.tasks.dissolve_weak_traits", "schedule": 86400.0},
     "consistency-check": {"task": "reflection.tasks.consistency_check", "schedule": 86400.0},
     "flush-access-counts": {"task": "memories.tasks.flush_access_counts", "schedule": 300.0},
+    "archive-expired": {"task": "memories.tasks.archive_expired",
+                        "schedule": env_float("EXPIRY_INTERVAL", 600.0)},
 }
 
 LOGGING = {

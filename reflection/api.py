@@ -1,4 +1,4 @@
-"""HTTP view for running a reflection cycle: validate, call the engine, render."""
+"""HTTP views for reflection cycles: validate, call the engine, render."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.serializers import RejectUnknownFieldsMixin, path_identifier
-from reflection.engine import ReflectionBusy, reflection_run
-from reflection.models import CycleTrigger
+from reflection.engine import reflection_cycle_get, reflection_request
 
 
 class CycleSerializer(serializers.Serializer):
@@ -30,14 +29,18 @@ class ReflectRequestSerializer(RejectUnknownFieldsMixin, serializers.Serializer)
     pass
 
 
-
 class ReflectView(APIView):
     @extend_schema(request=ReflectRequestSerializer, responses={202: CycleSerializer})
     def post(self, request, user_id):
+        """Queue a reflection cycle for a worker: 202 with its id at once; poll
+        GET /reflection-cycles/{id}. A cycle already waiting or running is returned instead."""
         ReflectRequestSerializer(data=request.data or {}).is_valid(raise_exception=True)
-        try:
-            cycle = reflection_run(tenant=request.user.tenant, user_id=path_identifier(user_id),
-                                   trigger=CycleTrigger.SESSION_END)
-        except ReflectionBusy as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        cycle = reflection_request(tenant=request.user.tenant, user_id=path_identifier(user_id))
         return Response(CycleSerializer(cycle).data, status=status.HTTP_202_ACCEPTED)
+
+
+class CycleDetailView(APIView):
+    @extend_schema(responses={200: CycleSerializer})
+    def get(self, request, cycle_id):
+        """A reflection cycle's status (queued, running, completed, failed) and outcome."""
+        return Response(CycleSerializer(reflection_cycle_get(tenant=request.user.tenant, cycle_id=cycle_id)).data)

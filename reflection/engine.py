@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from memories import vocabulary
 from memories.embedding import get_embedder
+from memories.errors import get_or_not_found
 from memories.extraction import ExtractionError, load_prompt
 from memories.models import MemoryItem, MemoryType, MemoryVector, Tenant
 from memories.queue import enqueue
@@ -240,7 +241,9 @@ def group_related(memories: list[MemoryItem], threshold: float = 0.6) -> list[li
 # --------------------------------------------------------------------------- the cycle
 
 
-def _start_cycle(tenant: Tenant, user_id: str, trigger: str, trigger_value: float | None) -> ReflectionCycle:
+def _start_cycle(tenant: Tenant, user_id: str, trigger: str, trigger_value: float | None,
+                 queued: ReflectionCycle | None = None) -> ReflectionCycle:
+    """A new running cycle, or the queued one (from reflection_request) set running."""
     stale = timezone.now() - timedelta(seconds=settings.REFLECTION_STALE_AFTER)
     ReflectionCycle.objects.filter(tenant=tenant, user_id=user_id, status=CycleStatus.RUNNING,
                                    started_at__lt=stale).update(status=CycleStatus.FAILED,
@@ -248,10 +251,50 @@ def _start_cycle(tenant: Tenant, user_id: str, trigger: str, trigger_value: floa
                                                                 completed_at=timezone.now())
     try:
         with transaction.atomic():
-            return ReflectionCycle.objects.create(tenant=tenant, user_id=user_id, trigger=trigger,
-                                                  trigger_value=trigger_value)
+            if queued is None:
+                return ReflectionCycle.objects.create(tenant=tenant, user_id=user_id, trigger=trigger,
+                                                      trigger_value=trigger_value)
+            ReflectionCycle.objects.filter(id=queued.id).update(status=CycleStatus.RUNNING, started_at=timezone.now())
+            queued.refresh_from_db()
+            return queued
     except IntegrityError:
         raise ReflectionBusy(f"a reflection cycle for {user_id} is already running") from None
+
+
+def reflection_request(*, tenant: Tenant, user_id: str) -> ReflectionCycle:
+    """Queue a cycle for a worker (POST /users/{u}/reflect): the caller gets its id at
+    once. A cycle already waiting or running for the user is returned instead of a second."""
+    waiting = ReflectionCycle.objects.filter(tenant=tenant, user_id=user_id,
+                                             status__in=[CycleStatus.QUEUED, CycleStatus.RUNNING])
+    stale = timezone.now() - timedelta(seconds=settings.REFLECTION_STALE_AFTER)
+    existing = waiting.filter(started_at__gte=stale).order_by("-started_at").first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            cycle = ReflectionCycle.objects.create(tenant=tenant, user_id=user_id, trigger=CycleTrigger.REQUESTED,
+                                                   status=CycleStatus.QUEUED)
+            enqueue("reflection.tasks.run_requested_cycle", cycle.id, background=True)
+            return cycle
+    except IntegrityError:  # a concurrent request queued one first
+        return waiting.order_by("-started_at").first() or reflection_request(tenant=tenant, user_id=user_id)
+
+
+def reflection_cycle_get(*, tenant: Tenant, cycle_id: int) -> ReflectionCycle:
+    return get_or_not_found(ReflectionCycle.objects.filter(tenant=tenant), "reflection cycle", id=cycle_id)
+
+
+def reflection_run_queued(cycle_id: int) -> ReflectionCycle | None:
+    """Run a queued cycle; None when it is no longer queued (a redelivery)."""
+    cycle = ReflectionCycle.objects.filter(id=cycle_id, status=CycleStatus.QUEUED).select_related("tenant").first()
+    if cycle is None:
+        return None
+    return reflection_run(tenant=cycle.tenant, user_id=cycle.user_id, trigger=cycle.trigger, queued=cycle)
+
+
+def reflection_give_up(cycle_id: int, reason: str) -> None:
+    ReflectionCycle.objects.filter(id=cycle_id, status=CycleStatus.QUEUED).update(
+        status=CycleStatus.FAILED, error=reason[:4000], completed_at=timezone.now())
 
 
 def last_watermark(tenant: Tenant, user_id: str):
@@ -315,9 +358,9 @@ def importance_since_watermark(tenant: Tenant, user_id: str) -> float:
 
 
 def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value: float | None = None,
-                   reflector: Reflector | None = None) -> ReflectionCycle:
+                   reflector: Reflector | None = None, queued: ReflectionCycle | None = None) -> ReflectionCycle:
     """Run one cycle for a user; raises ReflectionBusy if one is running."""
-    cycle = _start_cycle(tenant, user_id, trigger, trigger_value)
+    cycle = _start_cycle(tenant, user_id, trigger, trigger_value, queued)
     try:
         memories = memories_to_scan(tenant, user_id, settings.REFLECTION_MAX_MEMORIES)
         traits = list(Trait.objects.filter(memory__tenant=tenant, memory__user_id=user_id)

@@ -12,9 +12,11 @@ class CycleTrigger(models.TextChoices):
     IMPORTANCE = "importance_accumulated"
     SCHEDULED = "scheduled"
     SESSION_END = "session_end"
+    REQUESTED = "requested"  # POST /users/{u}/reflect
 
 
 class CycleStatus(models.TextChoices):
+    QUEUED = "queued"  # asked for through the API; a worker runs it
     RUNNING = "running"
     COMPLETED = "completed"
     FAILED = "failed"
@@ -43,6 +45,10 @@ class ReflectionCycle(models.Model):
             # Two cycles never run for one user at once: enforced by the database.
             models.UniqueConstraint(
                 fields=["tenant", "user_id"], condition=Q(status="running"), name="cycle_one_running_per_user"
+            ),
+            # A request while one waits gets the waiting one (see engine.reflection_request).
+            models.UniqueConstraint(
+                fields=["tenant", "user_id"], condition=Q(status="queued"), name="cycle_one_queued_per_user"
             ),
         ]
 

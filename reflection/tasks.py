@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from celery import shared_task
 
 from memories.consistency import consistency_check as run_consistency_check
 from memories.models import MemoryItem, Tenant
-from reflection.engine import ReflectionBusy, maybe_reflect, memories_since_watermark, reflection_run
+from reflection.engine import (
+    ReflectionBusy,
+    maybe_reflect,
+    memories_since_watermark,
+    reflection_give_up,
+    reflection_run,
+    reflection_run_queued,
+)
 from traits import services
 
 logger = logging.getLogger(__name__)
@@ -22,6 +30,29 @@ def reflect_user(tenant_id: int, user_id: str, trigger: str, trigger_value: floa
     except ReflectionBusy as exc:
         return {"skipped": str(exc)}
     return {"cycle": cycle.pk, "status": cycle.status}
+
+
+BUSY_RETRIES = 12
+BUSY_RETRY_SECONDS = 5
+
+
+@shared_task(bind=True, acks_late=True, max_retries=BUSY_RETRIES)
+def run_requested_cycle(self, cycle_id: int) -> dict:
+    """A cycle asked for through the API. While another cycle of the user runs,
+    it waits (retries) for up to a minute, then fails saying why."""
+    for attempt in range(BUSY_RETRIES + 1):
+        try:
+            cycle = reflection_run_queued(cycle_id)
+        except ReflectionBusy as exc:
+            if attempt == BUSY_RETRIES:
+                reflection_give_up(cycle_id, f"{exc}; gave up after {BUSY_RETRIES} tries")
+                return {"skipped": str(exc)}
+            if not self.request.is_eager:
+                raise self.retry(exc=exc, countdown=BUSY_RETRY_SECONDS) from exc
+            time.sleep(BUSY_RETRY_SECONDS)  # in-process mode: this runs on a background thread
+            continue
+        return {"cycle": cycle_id, "status": cycle.status if cycle else "not queued"}
+    return {}
 
 
 @shared_task
@@ -39,7 +70,8 @@ def reflect_due_users() -> int:
 @shared_task
 def reflect_if_important(tenant_id: int, user_ids: list[str]) -> int:
     """Importance trigger, sent by ingestion after it saved memories."""
-    return maybe_reflect(Tenant.objects.get(id=tenant_id), set(user_ids))
+    tenant = Tenant.objects.filter(id=tenant_id).first()
+    return maybe_reflect(tenant, set(user_ids)) if tenant else 0
 
 
 @shared_task

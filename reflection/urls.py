@@ -4,4 +4,5 @@ from reflection import api
 
 urlpatterns = [
     path("users/<str:user_id>/reflect", api.ReflectView.as_view(), name="user-reflect"),
+    path("reflection-cycles/<int:cycle_id>", api.CycleDetailView.as_view(), name="reflection-cycle"),
 ]

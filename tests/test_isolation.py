@@ -11,6 +11,7 @@ from django.test import Client
 from django.urls import get_resolver, reverse
 
 from memories.models import Candidate, ConversationJob, MemoryHistory, MemoryItem
+from reflection.models import ReflectionCycle
 from tests.conftest import converse
 from tests.figures import record
 from traits import services
@@ -20,13 +21,17 @@ SECRET = "SECRET-A-7f3c"
 
 @pytest.fixture
 def tenant_a_data(api, tenant_a):
-    memory = api.remember("alice", f"Alice's {SECRET} bank PIN hint is the cat.", tags=["private"])
+    memory = api.remember("alice", f"Alice's {SECRET} bank PIN hint is the cat.", tags=["private"], group_id="family")
+    second = api.remember("alice", f"Alice's {SECRET} second secret.")
     job = converse(api, [f"I think I might try {SECRET} pottery."])
     converse(api, [f"I love {SECRET} jazz.", f"I prefer {SECRET} jazz clubs."])
     trait = services.trait_create(tenant=tenant_a, user_id="alice", text=f"Likes {SECRET} jazz",
                                   subtype="preference", actor="t", stage="established", confidence=0.8)
-    return {"memory": memory["id"], "job": job["job_id"], "candidate": str(Candidate.objects.get().id),
-            "trait": str(trait.pk), "user": "alice", "tag": "private"}
+    cycle = ReflectionCycle.objects.create(tenant=tenant_a, user_id="alice", trigger="requested",
+                                           status="completed", error=f"{SECRET} error")
+    return {"memory": memory["id"], "second": second["id"], "job": job["job_id"],
+            "candidate": str(Candidate.objects.get().id), "trait": str(trait.pk), "user": "alice", "tag": "private",
+            "cycle": cycle.id, "group": "family"}
 
 
 def attacks(ids: dict) -> list[tuple[str, str, dict | None, str]]:
@@ -47,13 +52,20 @@ def attacks(ids: dict) -> list[tuple[str, str, dict | None, str]]:
     for mode in ("semantic", "keyword", "hybrid"):
         out.append(("post", "memories/search", {"user_id": ids["user"], "query": f"{SECRET} bank PIN", "mode": mode},
                     "memories/search"))
+        out.append(("post", "memories/search", {"group_id": ids["group"], "query": f"{SECRET} bank PIN", "mode": mode},
+                    "memories/search"))
     out += [("post", "context", {"user_id": ids["user"], "query": f"{SECRET} jazz"}, "context"),
+            ("post", "context", {"group_id": ids["group"], "query": f"{SECRET} bank"}, "context"),
+            ("get", f"memories?group_id={ids['group']}", None, "memories"),
+            ("post", "memories/merge", {"ids": [ids["memory"], ids["second"]]}, "memories/merge"),
+            ("post", "memories/merge", {"ids": [ids["memory"], random_id], "text": "x"}, "memories/merge"),
+            ("get", f"reflection-cycles/{ids['cycle']}", None, "reflection-cycles/<int:cycle_id>"),
             ("get", f"jobs/{ids['job']}", None, "jobs/<uuid:job_id>"),
             ("post", f"jobs/{ids['job']}/retry", None, "jobs/<uuid:job_id>/retry"),
             ("get", "review", None, "review"),
             ("post", f"review/{ids['candidate']}/approve", {}, "review/<uuid:candidate_id>/approve"),
             ("post", f"review/{ids['candidate']}/reject", {}, "review/<uuid:candidate_id>/reject"),
-            ("get", f"users/{ids['user']}/traits?include_dissolved=1", None, "users/<str:user_id>/traits"),
+            ("get", f"users/{ids['user']}/traits?stage=dissolved", None, "users/<str:user_id>/traits"),
             ("get", f"traits/{ids['trait']}", None, "traits/<uuid:trait_id>"),
             ("post", f"users/{ids['user']}/reflect", {}, "users/<str:user_id>/reflect"),
             ("post", "conversations", {"user_id": ids["user"], "session_id": "s",

@@ -2,6 +2,7 @@
 
 import json
 import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -10,7 +11,7 @@ from django.utils import timezone
 
 from memories.models import MemoryHistory, MemoryItem
 from memories.writing import MemorySpec, memory_create
-from reflection.engine import HeuristicReflector, ReflectionBusy, reflection_run
+from reflection.engine import ReflectionBusy, reflection_run
 from reflection.models import ReflectionCycle
 from tests.fake_openai import chat_reply
 from traits import services
@@ -232,10 +233,15 @@ def test_traits_api_lists_by_subtype_and_shows_chains(api, tenant_a):
                                  actor="t")
     services.trait_set_stage(trait=gone, stage="dissolved", actor="operator", reason="wrong")
     listing = api.get("users/alice/traits").json()
-    assert [t["text"] for t in listing["behavior"]] == ["Likes tea"]
+    assert listing["behavior"] == []  # a trend is not shown by default
     assert [t["text"] for t in listing["preference"]] == ["Enjoys calm mornings"]
-    assert "Likes coffee" in [t["text"] for t in api.get("users/alice/traits?include_dissolved=1").json()[
+    assert listing["preference"][0]["children"] == [str(trait.pk)]
+    trends = api.get("users/alice/traits?stage=trend").json()
+    assert [t["text"] for t in trends["behavior"]] == ["Likes tea"]
+    assert "Likes coffee" in [t["text"] for t in api.get("users/alice/traits?stage=dissolved").json()[
         "preference"]]
+    assert api.get("users/alice/traits?stage=bogus").status_code == 400
+    assert [c["text"] for c in api.get(f"traits/{parent.pk}").json()["child_traits"]] == ["Likes tea"]
     detail = api.get(f"traits/{trait.pk}").json()
     assert detail["evidence"][0]["text"] == "Alice loves tea." and detail["supporting"] == 1
     assert [p["text"] for p in detail["parent_chain"]] == ["Enjoys calm mornings"]
@@ -251,19 +257,24 @@ def test_search_boosts_active_traits_and_hides_trends(api, tenant_a):
     assert results[0]["scores"]["stage"] == 0.15 and results[0]["scores"]["trait_stage"] == "established"
 
 
-def test_the_session_end_endpoint_runs_a_cycle(api, tenant_a, api_b):
+@pytest.mark.django_db(transaction=True)
+def test_the_reflect_endpoint_queues_a_cycle_that_a_worker_runs(api, tenant_a, api_b):
     remember(tenant_a, "Alice loves jazz.")
     remember(tenant_a, "Alice prefers jazz clubs over bars.")
     response = api.post("users/alice/reflect", {})
     assert response.status_code == 202
     body = response.json()
-    assert body["status"] == "completed" and body["trigger"] == "session_end"
-    cycle = ReflectionCycle.objects.get(id=body["id"])
-    assert cycle.memories_scanned == 2 and cycle.traits_created >= 1 and cycle.completed_at is not None
-    traits = api.get("users/alice/traits").json()
+    assert body["status"] in ("queued", "running", "completed") and body["trigger"] == "requested"
+    deadline = time.monotonic() + 60
+    while (cycle := api.get(f"reflection-cycles/{body['id']}").json())["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert cycle["status"] == "completed", cycle
+    assert cycle["memories_scanned"] == 2 and cycle["traits_created"] >= 1 and cycle["completed_at"]
+    traits = api.get("users/alice/traits?stage=trend,candidate,emerging,established,core").json()
     assert any("jazz" in t["text"].lower() for group in traits.values() for t in group)
-    assert api_b.get("users/alice/traits").json() == {"behavior": [], "preference": [], "core": []}
-    assert HeuristicReflector.name == "heuristic"
+    assert api_b.get("users/alice/traits?stage=trend").json() == {"behavior": [], "preference": [], "core": []}
+    assert api_b.get(f"reflection-cycles/{body['id']}").status_code == 404  # another tenant's cycle
 
 
 def test_the_scheduled_trigger_reflects_only_users_with_new_memories(tenant_a):

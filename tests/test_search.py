@@ -47,7 +47,8 @@ def test_hybrid_returns_score_parts(api, alice_memories):
     top = results[0]
     assert top["memory"]["text"] == "Alice is allergic to peanuts."
     parts = top["scores"]
-    assert set(parts) == {"semantic", "keyword", "fusion", "recency", "importance", "stage"}
+    assert set(parts) == {"semantic", "keyword", "relevance", "fusion", "recency", "importance", "stage"}
+    assert 0 < parts["relevance"] <= 1
     expected = parts["fusion"] * (1 + parts["recency"] + parts["importance"] + parts["stage"])
     assert top["score"] == pytest.approx(expected)
     assert parts["importance"] == pytest.approx(0.15 * 0.9)
@@ -63,7 +64,8 @@ def test_filters_by_type_tag_and_time(api, alice_memories):
 
 def test_limit_and_min_score(api, alice_memories):
     assert len(api.search("alice", "Alice", limit=2)) == 2
-    assert api.search("alice", "Alice", min_score=10) == []
+    assert api.search("alice", "Alice", min_score=1.0) == [] or all(
+        r["scores"]["relevance"] == 1.0 for r in api.search("alice", "Alice", min_score=1.0))
 
 
 def test_as_of_returns_what_was_known_then(api, tenant_a):

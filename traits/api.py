@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from memories.api.serializers import path_identifier
 from traits import selectors
+from traits.models import TraitStage
 
 
 class TraitSerializer(serializers.Serializer):
@@ -24,8 +25,12 @@ class TraitSerializer(serializers.Serializer):
     reinforcement_count = serializers.IntegerField()
     pinned = serializers.BooleanField()
     parent = serializers.UUIDField(source="parent_id", allow_null=True)  # type: ignore[assignment]
+    children = serializers.SerializerMethodField(help_text="ids of traits whose parent this is (GET /traits/{id})")
     last_reinforced_at = serializers.DateTimeField(allow_null=True)
     data = serializers.JSONField(source="memory.data")  # type: ignore[assignment]
+
+    def get_children(self, trait) -> list[str]:
+        return [str(child.pk) for child in trait.children.all()]
 
 
 class EvidenceSerializer(serializers.Serializer):
@@ -56,19 +61,36 @@ class ConfidencePointSerializer(serializers.Serializer):
     confidence = serializers.FloatField(allow_null=True)
 
 
+class ChildSerializer(ParentSerializer):
+    decayed_confidence = serializers.FloatField()
+
+
 class TraitDetailSerializer(TraitSerializer):
     evidence = EvidenceSerializer(many=True)
+    child_traits = ChildSerializer(many=True)
     parent_chain = ParentSerializer(many=True)
     confidence_history = ConfidencePointSerializer(many=True)
 
 
+def _stages(request) -> list[str] | None:
+    """`?stage=trend,candidate` (repeatable); absent: the active stages."""
+    asked = [part.strip() for value in request.query_params.getlist("stage") for part in value.split(",")
+             if part.strip()]
+    unknown = sorted(set(asked) - set(TraitStage.values))
+    if unknown:
+        raise serializers.ValidationError({"stage": [f"unknown stage(s) {', '.join(unknown)}; one of "
+                                                     f"{', '.join(TraitStage.values)}"]})
+    return asked or None
+
+
 class UserTraitsView(APIView):
-    @extend_schema(parameters=[OpenApiParameter("include_dissolved", bool)],
+    @extend_schema(parameters=[OpenApiParameter("stage", str, description="comma-separated stages; default: "
+                                                "emerging, established, core")],
                    responses={200: UserTraitsSerializer})
     def get(self, request, user_id):
-        include = request.query_params.get("include_dissolved", "0").lower() in ("1", "true", "yes")
+        """A user's traits by subtype; trends, candidates and dissolved ones only when asked with ?stage=."""
         grouped = selectors.traits_of_user(tenant=request.user.tenant, user_id=path_identifier(user_id),
-                                           include_dissolved=include)
+                                           stages=_stages(request))
         return Response({subtype: TraitSerializer(rows, many=True).data for subtype, rows in grouped.items()})
 
 
@@ -81,4 +103,7 @@ class TraitDetailView(APIView):
                          "evidence": EvidenceSerializer(evidence, many=True).data,
                          "parent_chain": [{"id": str(p.pk), "text": p.memory.text, "subtype": p.subtype,
                                            "stage": p.stage} for p in selectors.trait_parent_chain(trait)],
+                         "child_traits": [{"id": str(c.pk), "text": c.memory.text, "subtype": c.subtype,
+                                           "stage": c.stage, "decayed_confidence": c.decayed_confidence}
+                                          for c in selectors.trait_children(trait)],
                          "confidence_history": selectors.trait_confidence_history(trait)})

@@ -9,14 +9,17 @@ from memories.models import HistoryEvent, MemoryHistory, Tenant
 from traits.lifecycle import MAX_PARENT_DEPTH
 from traits.models import Trait, TraitStage
 
+ACTIVE_STAGES = (TraitStage.EMERGING, TraitStage.ESTABLISHED, TraitStage.CORE)  # what an agent is shown
 
-def traits_of_user(*, tenant: Tenant, user_id: str, include_dissolved: bool = False) -> dict[str, list[Trait]]:
-    queryset = (Trait.objects.filter(memory__tenant=tenant, memory__user_id=user_id).select_related("memory")
+
+def traits_of_user(*, tenant: Tenant, user_id: str, stages: list[str] | None = None) -> dict[str, list[Trait]]:
+    """A user's traits by subtype, most confident first: the active stages unless `stages` says otherwise."""
+    queryset = (Trait.objects.filter(memory__tenant=tenant, memory__user_id=user_id,
+                                     stage__in=list(stages or ACTIVE_STAGES)).select_related("memory")
                 .annotate(supporting=Count("evidence", filter=Q(evidence__kind="supporting")),
                           contradicting=Count("evidence", filter=Q(evidence__kind="contradicting")))
-                .order_by("-decayed_confidence"))
-    if not include_dissolved:
-        queryset = queryset.exclude(stage=TraitStage.DISSOLVED)
+                .prefetch_related("children")
+                .order_by("-decayed_confidence", "pk"))
     grouped: dict[str, list[Trait]] = {"behavior": [], "preference": [], "core": []}
     for trait in queryset:
         grouped[trait.subtype].append(trait)
@@ -29,6 +32,11 @@ def trait_get(*, tenant: Tenant, trait_id) -> Trait:
         .annotate(supporting=Count("evidence", filter=Q(evidence__kind="supporting")),
                   contradicting=Count("evidence", filter=Q(evidence__kind="contradicting"))),
         "trait", pk=trait_id)
+
+
+def trait_children(trait: Trait) -> list[Trait]:
+    """Traits split from or lifted out of this one (their parent is this trait)."""
+    return list(Trait.objects.filter(parent=trait).select_related("memory").order_by("-decayed_confidence", "pk"))
 
 
 def trait_parent_chain(trait: Trait) -> list[Trait]:

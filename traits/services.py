@@ -77,7 +77,7 @@ def trait_create(*, tenant: Tenant, user_id: str, text: str, subtype: str, conte
     with transaction.atomic():
         memory = memory_create(tenant=tenant, actor=actor, spec=MemorySpec(
             user_id=user_id, text=text, memory_type="trait", importance=0.6, confidence=confidence,
-            data=data or {}, tags=[subtype, context])).memory
+            data=data or {}, tags=[subtype, context]), count_for_reflection=False).memory
         trait, created = Trait.objects.get_or_create(memory=memory, defaults=dict(
             subtype=subtype, stage=stage, confidence=confidence, context=context, parent=parent,
             first_observed_at=now, window_start=now, window_end=now + lifecycle.TREND_WINDOW,

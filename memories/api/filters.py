@@ -8,6 +8,14 @@ from rest_framework.exceptions import ValidationError
 from memories.errors import InvalidOperation
 from memories.identity import normalize_identifier
 from memories.models import MemoryItem, MemoryStatus, MemoryType
+from memories.search import scope_filter
+
+
+def _identifier(value: str, field: str) -> str:
+    try:
+        return normalize_identifier(value, field=field)
+    except InvalidOperation as exc:
+        raise ValidationError({field: [str(exc)]}) from None
 
 
 class UtcIsoDateTimeField(IsoDateTimeField):
@@ -36,16 +44,31 @@ class MemoryFilter(django_filters.FilterSet):
     created_after = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
     current = django_filters.BooleanFilter(field_name="expired_at", lookup_expr="isnull")
+    # Scopes, with search's rules (memories.search.scope_filter); applied together in filter_queryset.
+    agent_id = django_filters.CharFilter(method="filter_scope")
+    session_id = django_filters.CharFilter(method="filter_scope")
+    group_id = django_filters.CharFilter(method="filter_scope")
 
     class Meta:
         model = MemoryItem
-        fields = ["user_id", "memory_type", "status", "tag", "created_after", "created_before", "current"]
+        fields = ["user_id", "memory_type", "status", "tag", "created_after", "created_before", "current",
+                  "agent_id", "session_id", "group_id"]
 
     def filter_user_id(self, queryset, name, value):
-        try:
-            return queryset.filter(user_id=normalize_identifier(value, field="user_id"))
-        except InvalidOperation as exc:
-            raise ValidationError({"user_id": [str(exc)]}) from None
+        return queryset.filter(user_id=_identifier(value, "user_id"))
+
+    def filter_scope(self, queryset, name, value):
+        return queryset  # see filter_queryset: the group rule depends on whether a user is given
+
+    def filter_queryset(self, queryset):
+        queryset = super().filter_queryset(queryset)
+        data = self.form.cleaned_data
+        scopes = {name: _identifier(data[name], name) for name in ("agent_id", "session_id", "group_id")
+                  if data.get(name)}
+        if not scopes:
+            return queryset
+        user = _identifier(data["user_id"], "user_id") if data.get("user_id") else None
+        return queryset.filter(scope_filter(user_id=user, **scopes))
 
     def filter_tag(self, queryset, name, value):
         return queryset.filter(tags__contains=[value])

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import uuid
+from datetime import timedelta
 
 from django.conf import settings
+from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.exceptions import APIException
 
+from memories.context import FORMATS
 from memories.errors import InvalidOperation
 from memories.identity import normalize_identifier
 from memories.models import MemoryHistory, MemoryItem, MemoryType
@@ -150,6 +154,20 @@ class MemoryCreateSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     session_id = _scope_field()
     group_id = _scope_field()
     valid_at = BoundedDateTimeField(required=False, allow_null=True, default=None)
+    expires_at = BoundedDateTimeField(required=False, allow_null=True, default=None,
+                                      help_text="when it stops being recalled (default: MEMORY_TTL_DAYS_BY_TYPE)")
+    ttl_seconds = StrictIntegerField(required=False, min_value=1, max_value=100 * 365 * 86400,
+                                     help_text="the same as expires_at, counted from now")
+
+    def validate(self, attrs):
+        ttl = attrs.pop("ttl_seconds", None)
+        if ttl is not None:
+            if attrs.get("expires_at") is not None:
+                raise serializers.ValidationError({"ttl_seconds": ["Give expires_at or ttl_seconds, not both."]})
+            attrs["expires_at"] = timezone.now() + timedelta(seconds=ttl)
+        elif attrs.get("expires_at") is not None and attrs["expires_at"] <= timezone.now():
+            raise serializers.ValidationError({"expires_at": ["expires_at must be in the future."]})
+        return attrs
 
     def validate_memory_type(self, value: str) -> str:
         if value == MemoryType.TRAIT:
@@ -169,6 +187,24 @@ class MemoryBatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
         return [MemorySpec(**m) for m in self.validated_data["memories"]]
 
 
+class MemoryMergeSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    ids = serializers.ListField(child=serializers.UUIDField(), min_length=2, max_length=100)
+    text = _text_field(required=False, help_text="the merged text; default: the texts joined, oldest first")
+    expected_versions = serializers.DictField(child=StrictIntegerField(min_value=1), required=False,
+                                              help_text="memory id -> the version you saw; a stale one is a 409")
+
+    def validate_ids(self, value: list) -> list:
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("Each id once.")
+        return [str(v) for v in value]
+
+    def validate_expected_versions(self, value: dict) -> dict:
+        try:
+            return {str(uuid.UUID(key)): version for key, version in value.items()}
+        except ValueError:
+            raise serializers.ValidationError("Keys must be memory ids.") from None
+
+
 class MemoryPatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     text = _text_field(required=False)
     importance = StrictFloatField(min_value=0, max_value=1, required=False)
@@ -184,8 +220,22 @@ class MemoryPatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
         return attrs
 
 
+def _filter_scope_field() -> IdentifierField:
+    """A scope to search in; absent means any (see memories/search.py for the rules)."""
+    return IdentifierField(required=False)
+
+
+def require_user_or_group(attrs: dict) -> dict:
+    if not attrs.get("user_id") and not attrs.get("group_id"):
+        raise serializers.ValidationError({"user_id": ["Give user_id, or group_id to read a group's memories."]})
+    return attrs
+
+
 class MemorySearchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    user_id = IdentifierField()
+    user_id = IdentifierField(required=False)
+    agent_id = _filter_scope_field()
+    session_id = _filter_scope_field()
+    group_id = _filter_scope_field()
     query = StrictCharField(max_length=settings.SEARCH_MAX_QUERY_CHARS)
     mode = serializers.ChoiceField(choices=MODES, required=False, default="hybrid")
     memory_types = serializers.ListField(child=serializers.ChoiceField(choices=MemoryType.choices), required=False,
@@ -198,10 +248,13 @@ class MemorySearchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
     def validate_query(self, value: str) -> str:
         return bounded_query(value)
-    min_score = StrictFloatField(required=False, min_value=0)
+    # On the 0-1 relevance scale (scores.relevance), the same in every mode.
+    min_score = StrictFloatField(required=False, min_value=0, max_value=1)
+    min_similarity = StrictFloatField(required=False, min_value=-1, max_value=1)  # cosine floor, semantic side
     limit = StrictIntegerField(required=False, default=10, min_value=1, max_value=settings.SEARCH_MAX_LIMIT)
 
     def validate(self, attrs):
+        require_user_or_group(attrs)
         start, end = attrs.get("start_time"), attrs.get("end_time")
         if start and end and start > end:
             raise serializers.ValidationError({"end_time": ["end_time must not be before start_time."]})
@@ -225,7 +278,7 @@ class MemorySerializer(serializers.ModelSerializer):
         fields = [
             "id", "user_id", "agent_id", "session_id", "group_id", "memory_type", "text", "data", "tags",
             "importance", "confidence", "status", "version", "content_hash", "valid_at", "invalid_at",
-            "created_at", "expired_at", "updated_at", "archived_at", "superseded_by", "embedding_state",
+            "created_at", "expired_at", "updated_at", "archived_at", "expires_at", "superseded_by", "embedding_state",
             "access_count", "last_accessed_at",
         ]
         # Output only. `data` is not required in the schema: answers leave it out unless asked.
@@ -244,8 +297,9 @@ class BatchResultSerializer(serializers.Serializer):
 
 
 class ScoreSerializer(serializers.Serializer):
-    semantic = serializers.FloatField(allow_null=True)
-    keyword = serializers.FloatField(allow_null=True)
+    semantic = serializers.FloatField(allow_null=True, help_text="cosine similarity, when the semantic side found it")
+    keyword = serializers.FloatField(allow_null=True, help_text="BM25 score, when the keyword side found it")
+    relevance = serializers.FloatField(help_text="0-1: fusion over the best fusion this query could reach")
     fusion = serializers.FloatField()
     recency = serializers.FloatField()
     importance = serializers.FloatField()
@@ -255,14 +309,24 @@ class ScoreSerializer(serializers.Serializer):
     working_memory = serializers.BooleanField(required=False)
 
 
+class SourceSerializer(serializers.Serializer):
+    session_id = serializers.CharField(allow_blank=True)
+    message_indices = serializers.ListField(child=serializers.IntegerField())
+    job_id = serializers.CharField(allow_blank=True)
+
+
 class SearchResultSerializer(serializers.Serializer):
     memory = MemorySerializer()
     score = serializers.FloatField()
     scores = ScoreSerializer()
+    sources = SourceSerializer(many=True)
 
 
 class SearchResponseSerializer(serializers.Serializer):
     results = SearchResultSerializer(many=True)
+    degraded = serializers.ListField(child=serializers.CharField(),
+                                     help_text='sides that could not run, e.g. ["semantic"] when the embedder failed')
+    degraded_reason = serializers.CharField(allow_blank=True)
 
 
 class PublicActorField(serializers.CharField):
@@ -387,20 +451,55 @@ class RejectSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 
 class ContextRequestSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    user_id = IdentifierField()
+    user_id = IdentifierField(required=False)
+    agent_id = _filter_scope_field()
+    session_id = _filter_scope_field()
+    group_id = _filter_scope_field()
     query = StrictCharField(max_length=settings.SEARCH_MAX_QUERY_CHARS)
-    limit = StrictIntegerField(required=False, default=10, min_value=1, max_value=settings.SEARCH_MAX_LIMIT)
+    limit = StrictIntegerField(required=False, min_value=1, max_value=20,
+                               help_text="long-term memories (default CONTEXT_MEMORY_LIMIT)")
+    trait_limit = StrictIntegerField(required=False, min_value=0, max_value=20,
+                                     help_text="traits (default CONTEXT_TRAIT_LIMIT; 0: none)")
+    max_chars = StrictIntegerField(required=False, default=2000, min_value=100, max_value=100_000)
+    format = serializers.ChoiceField(choices=FORMATS, required=False, default="markdown")
+    include_working_memory = serializers.BooleanField(required=False, default=True)
+    condense = serializers.BooleanField(required=False, default=False,
+                                        help_text="3-6 points through the configured LLM; the offline block "
+                                                  "on any failure")
 
     def validate_query(self, value: str) -> str:
         return bounded_query(value)
 
-    max_chars = StrictIntegerField(required=False, default=2000, min_value=100, max_value=100_000)
+    def validate(self, attrs):
+        return require_user_or_group(attrs)
+
+
+class ContextLineSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    text = serializers.CharField()
+    date = serializers.CharField(allow_blank=True)
+    kind = serializers.CharField(allow_blank=True)
+    stage = serializers.CharField(required=False)
+    confidence = serializers.FloatField(required=False)
+    score = serializers.FloatField(required=False)
+    collapsed = serializers.ListField(child=serializers.UUIDField(), required=False)
+
+
+class ContextSectionsSerializer(serializers.Serializer):
+    traits = ContextLineSerializer(many=True)
+    group_profile = ContextLineSerializer(many=True)
+    memories = ContextLineSerializer(many=True)
+    working_memory = ContextLineSerializer(many=True)
 
 
 class ContextResponseSerializer(serializers.Serializer):
-    context = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
+    context = serializers.CharField(allow_blank=True, help_text="the block to put in the prompt")  # type: ignore[assignment]
+    format = serializers.CharField()
+    sections = ContextSectionsSerializer(help_text="the same lines as data, for tool-calling agents")
+    status = serializers.DictField(help_text="search, working_memory, condensed: how each part went; never "
+                                             "part of the text")
     memories = SearchResultSerializer(many=True)
-    working_memory = serializers.CharField()
+    working_memory = serializers.CharField(help_text="the working-memory status (also in status)")
 
 
 class CandidateListSerializer(serializers.Serializer):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.permissions import AllowAny
@@ -28,6 +28,7 @@ from memories.api.serializers import (
     JobSerializer,
     MemoryBatchSerializer,
     MemoryCreateSerializer,
+    MemoryMergeSerializer,
     MemoryPatchSerializer,
     MemorySearchSerializer,
     MemorySerializer,
@@ -36,12 +37,12 @@ from memories.api.serializers import (
     WriteResultSerializer,
     path_identifier,
 )
-from memories.context import build_context
+from memories.context import ContextRequest, build_context
 from memories.errors import MemoryNotFound
 from memories.health import service_health
 from memories.models import MemoryItem
 from memories.permissions import key_may_read_job
-from memories.search import SearchQuery, memory_search
+from memories.search import SearchPlan, SearchQuery, memory_search
 
 
 def _write_results(results: list[writing.WriteResult]) -> list[dict]:
@@ -64,7 +65,9 @@ def includes_data(request) -> bool:
 def _scored(results, request) -> list[dict]:
     memories = MemorySerializer([r.memory for r in results], many=True,
                                 context={"include_data": includes_data(request)}).data
-    return [{"memory": m, "score": r.score, "scores": r.scores} for r, m in zip(results, memories, strict=True)]
+    sources = selectors.memory_sources([r.memory.id for r in results])
+    return [{"memory": m, "score": r.score, "scores": r.scores, "sources": sources[str(r.memory.id)]}
+            for r, m in zip(results, memories, strict=True)]
 
 
 def erasure_body(result: erasure.ErasureResult) -> dict:
@@ -102,6 +105,20 @@ class MemoryBatchView(APIView):
         results = writing.memory_create_batch(tenant=request.user.tenant, specs=serializer.to_specs(),
                                               actor=request.user.actor)
         return Response({"results": _write_results(results)}, status=status.HTTP_201_CREATED)
+
+
+class MemoryMergeView(APIView):
+    @extend_schema(request=MemoryMergeSerializer, responses={201: MemorySerializer,
+                                                             409: OpenApiResponse(description="version conflict")})
+    def post(self, request):
+        """Merge memories of one user into a new one; the originals are superseded by it (history: MERGE)."""
+        serializer = MemoryMergeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        merged = governance.memory_merge_by_key(tenant=request.user.tenant, memory_ids=data["ids"],
+                                                role=request.user.role, actor=request.user.actor,
+                                                text=data.get("text"), expected_versions=data.get("expected_versions"))
+        return Response(MemorySerializer(merged).data, status=status.HTTP_201_CREATED)
 
 
 class MemoryDetailView(APIView):
@@ -152,16 +169,22 @@ class MemorySearchView(APIView):
     def post(self, request):
         serializer = MemorySearchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        results = memory_search(tenant=request.user.tenant, query=SearchQuery(**serializer.validated_data))
+        plan = SearchPlan()
+        results = memory_search(tenant=request.user.tenant, query=SearchQuery(**serializer.validated_data), plan=plan)
         record_memory_access([r.memory.id for r in results])
-        return Response({"results": _scored(results, request)})
+        return Response({"results": _scored(results, request), "degraded": plan.degraded,
+                         "degraded_reason": plan.degraded_reason})
 
 
 class UserMemoriesView(APIView):
-    @extend_schema(responses={200: ErasureSerializer})
+    @extend_schema(parameters=[OpenApiParameter("agent_id", str, description="erase only what this agent saved")],
+                   responses={200: ErasureSerializer})
     def delete(self, request, user_id):
+        """Erase the user (or, with ?agent_id=, one agent's part of the user): nothing of their words remains."""
+        agent = request.query_params.get("agent_id")
         result = erasure.user_erase(tenant=request.user.tenant, user_id=path_identifier(user_id),
-                                    actor=request.user.actor)
+                                    actor=request.user.actor,
+                                    agent_id=path_identifier(agent, "agent_id") if agent is not None else None)
         return Response(erasure_body(result))
 
 
@@ -253,9 +276,11 @@ class ReviewRejectView(APIView):
 class ContextView(APIView):
     @extend_schema(request=ContextRequestSerializer, responses={200: ContextResponseSerializer})
     def post(self, request):
+        """What the agent should know right now: traits, the group, memories, working memory."""
         serializer = ContextRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        built = build_context(tenant=request.user.tenant, **serializer.validated_data)
+        built = build_context(tenant=request.user.tenant, request=ContextRequest(**serializer.validated_data))
         record_memory_access([r.memory.id for r in built.memories])
-        return Response({"context": built.text, "working_memory": built.working_memory,
+        return Response({"context": built.text, "format": built.format, "sections": built.sections(),
+                         "status": built.status, "working_memory": built.status.get("working_memory", ""),
                          "memories": _scored(built.memories, request)})

@@ -13,10 +13,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--tenant", required=True)
         parser.add_argument("--user")
+        parser.add_argument("--agent", help="only this agent's memories and those saved with no agent")
+        parser.add_argument("--session", help="only this session's memories")
+        parser.add_argument("--group", help="this group's memories (with --user: plus the user's outside groups)")
         parser.add_argument("--include-history", action="store_true")
         parser.add_argument("--output", type=Path, required=True)
 
-    def handle(self, *args, tenant, user, include_history, output, **options):
+    def handle(self, *args, tenant, user, include_history, output, agent=None, session=None, group=None,
+               **options):
         try:
             tenant_row = Tenant.objects.get(name=tenant)
         except Tenant.DoesNotExist:
@@ -24,7 +28,8 @@ class Command(BaseCommand):
         temporary = output.with_suffix(output.suffix + ".part")
         count = 0
         with temporary.open("w", encoding="utf-8") as handle:
-            for row in export_rows(tenant=tenant_row, user_id=user, include_history=include_history):
+            for row in export_rows(tenant=tenant_row, user_id=user, include_history=include_history,
+                                   agent_id=agent, session_id=session, group_id=group):
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
                 count += 1
                 if count % 1000 == 0:

@@ -52,7 +52,7 @@ class Command(BaseCommand):
                 conversation_job_create(tenant=tenant_row, user_id=user_id, session_id=session, messages=[
                     {"role": "user", "name": name, "content": turn} for turn in turns])
             jobs += 1
-        results = memory_create_batch(tenant=tenant_row, actor="seed_demo", specs=[
+        results = memory_create_batch(tenant=tenant_row, actor="seed_demo", count_for_reflection=False, specs=[
             MemorySpec(user_id="alice", text="Alice's favourite tea is sencha.", tags=["food"], importance=0.6),
             MemorySpec(user_id="bob", text="Bob is learning the trumpet.", tags=["music"], importance=0.5),
         ])
