@@ -42,7 +42,7 @@ def query_text(rng: random.Random) -> str:
     return f"{rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(PLACES)}"
 
 
-def load(tenant, n: int, users: int, embedder, batch: int = 1000, workers: int = 2) -> dict:
+def load(tenant, n: int, users: int, embedder, batch: int = 1000, workers: int = 2, spec_for=None) -> dict:
     """Load through memory_create_batch as a deployment runs it: one writer
     (what the API acknowledges: rows, history, full text) while `workers`
     embedding workers (a Celery worker's default concurrency on two cores)
@@ -84,7 +84,8 @@ def load(tenant, n: int, users: int, embedder, batch: int = 1000, workers: int =
     wall_started = time.perf_counter()
     for start in range(have, n, batch):
         end = min(start + batch, n)
-        specs = [MemorySpec(user_id=f"user-{i % users}", text=memory_text(i)) for i in range(start, end)]
+        specs = [spec_for(i) if spec_for else MemorySpec(user_id=f"user-{i % users}", text=memory_text(i))
+                 for i in range(start, end)]
         t0 = time.perf_counter()
         results = memory_create_batch(tenant=tenant, specs=specs, actor="bench", enqueue_embedding=False,
                                        count_for_reflection=False)

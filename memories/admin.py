@@ -249,7 +249,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
     actions = ("archive_selected", "restore_selected", "merge_selected")
     readonly_fields = ("id", "tenant", "user_id", "agent_id", "session_id", "group_id", "memory_type", "status",
                        "version", "confidence", "data", "content_hash", "valid_at", "invalid_at", "created_at",
-                       "expired_at", "updated_at", "archived_at", "access_count", "last_accessed_at",
+                       "expired_at", "updated_at", "archived_at", "expires_at", "access_count", "last_accessed_at",
                        "version_chain", "embedding_state", "embedding_error",
                        "vector_table", "source_table", "history_timeline")
     fieldsets = (
@@ -257,7 +257,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
         ("Who and what", {"fields": ("id", "tenant", "user_id", "agent_id", "session_id", "group_id",
                                      "memory_type", "status", "confidence", "data", "content_hash")}),
         ("Time (bitemporal)", {"fields": ("valid_at", "invalid_at", "created_at", "expired_at", "updated_at",
-                                          "archived_at", "version", "version_chain")}),
+                                          "archived_at", "expires_at", "version", "version_chain")}),
         ("Usage", {"fields": ("access_count", "last_accessed_at")}),
         ("Sources", {"fields": ("source_table",)}),
         ("Embedding", {"fields": ("embedding_state", "embedding_error", "vector_table")}),

@@ -17,13 +17,10 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from django.conf import settings
-from django.db.models import Case, IntegerField, Value, When
 from django.utils import timezone
 
-from memories import vocabulary
 from memories.extraction import load_prompt
 from memories.models import MemoryItem, MemoryType, Tenant
 from memories.search import (
@@ -31,9 +28,12 @@ from memories.search import (
     ScoredMemory,
     SearchPlan,
     SearchQuery,
+    active_traits,
+    memories_by_id,
     memory_search,
-    scope_filter,
+    newest_in_scope,
     score_candidate,
+    searchable_in_scope,
 )
 from memories.text import query_tokens
 from memories.working import WorkingMemoryUnavailable, working_memory_recent
@@ -202,29 +202,27 @@ def _date(memory: MemoryItem) -> str:
     return (memory.valid_at or memory.created_at).date().isoformat()
 
 
-def trait_lines(tenant: Tenant, user_id: str, limit: int, now: datetime) -> list[ContextLine]:
-    """Seed 004's trait recall, read through the trait's reverse relation (memories does not import traits)."""
+def trait_lines(tenant: Tenant, user_id: str, limit: int) -> list[ContextLine]:
+    """Seed 004's trait recall (see search.active_traits)."""
     if limit <= 0:
         return []
-    order = Case(*[When(trait__subtype=s, then=Value(i)) for i, s in enumerate(TRAIT_ORDER)],
-                 default=Value(len(TRAIT_ORDER)), output_field=IntegerField())
-    rows = (MemoryItem.objects.filter(vocabulary.is_searchable(now), tenant=tenant, user_id=user_id,
-                                      memory_type=MemoryType.TRAIT, trait__stage__in=TRAIT_STAGES_SHOWN,
-                                      trait__decayed_confidence__gt=settings.CONTEXT_TRAIT_MIN_CONFIDENCE)
-            .annotate(subtype_order=order)
-            .order_by("subtype_order", "-trait__decayed_confidence", "id")
-            .values_list("id", "text", "trait__subtype", "trait__stage", "trait__decayed_confidence")[:limit])
-    return [ContextLine(section="traits", id=str(i), text=text, kind=subtype, stage=stage, confidence=confidence)
-            for i, text, subtype, stage, confidence in rows]
+    rows = active_traits(tenant, user_id, TRAIT_STAGES_SHOWN, TRAIT_ORDER, settings.CONTEXT_TRAIT_MIN_CONFIDENCE,
+                         limit)
+    return [ContextLine(section="traits", id=r.id, text=r.text, kind=r.subtype, stage=r.stage,
+                        confidence=r.decayed_confidence) for r in rows]
 
 
-def group_profile_lines(tenant: Tenant, group_id: str, now: datetime) -> list[ContextLine]:
+def group_profile_lines(tenant: Tenant, group_id: str) -> list[ContextLine]:
     """The group's shared facts and roles: its profile memories, newest first."""
-    rows = (MemoryItem.objects.filter(vocabulary.is_searchable(now), scope_filter(user_id=None, group_id=group_id),
-                                      tenant=tenant, memory_type=MemoryType.PROFILE)
-            .order_by("-created_at", "id").only("id", "text", "valid_at", "created_at")[:GROUP_PROFILE_LIMIT])
+    rows = newest_in_scope(tenant, SearchQuery(query="", group_id=group_id, memory_types=[MemoryType.PROFILE]),
+                           GROUP_PROFILE_LIMIT)
     return [ContextLine(section="group_profile", id=str(m.id), text=m.text, date=_date(m), kind="profile")
             for m in rows]
+
+
+def _arousal(memory: MemoryItem):
+    emotion = memory.data.get("emotion") if isinstance(memory.data, dict) else None
+    return emotion.get("arousal") if isinstance(emotion, dict) else None
 
 
 def _working_items(tenant: Tenant, request: ContextRequest, known: set[str], rank: int,
@@ -238,26 +236,22 @@ def _working_items(tenant: Tenant, request: ContextRequest, known: set[str], ran
     except WorkingMemoryUnavailable as exc:
         return [], f"off: {exc}"
     ids = [entry["id"] for entry in recent if entry.get("id") not in known]
-    now = timezone.now()
-    scope = scope_filter(user_id=request.user_id, agent_id=request.agent_id, session_id=request.session_id,
-                         group_id=request.group_id)
-    current = {str(m.id): m for m in MemoryItem.objects.filter(vocabulary.is_searchable(now), scope, tenant=tenant,
-                                                               id__in=ids)}
+    scope = SearchQuery(query="", user_id=request.user_id, agent_id=request.agent_id,
+                        session_id=request.session_id, group_id=request.group_id)
+    allowed = searchable_in_scope(tenant, scope, ids)[:limit]
+    rows = {str(m.id): m for m in memories_by_id(allowed)}
+    now = timezone.now().timestamp()
     fusion = 1.0 / (settings.SEARCH_RRF_K + rank)
     out = []
-    for memory_id in ids:
-        memory = current.get(memory_id)
+    for memory_id in allowed:
+        memory = rows.get(memory_id)
         if memory is None:
             continue
         row = CandidateRow(memory_id, 0.0, memory.memory_type, memory.importance,
-                           (memory.valid_at or memory.created_at).timestamp(),
-                           (memory.data.get("emotion") or {}).get("arousal")
-                           if isinstance(memory.data, dict) and isinstance(memory.data.get("emotion"), dict) else None)
-        score, parts = score_candidate(row, fusion, 0.0, now.timestamp(), None)
+                           (memory.valid_at or memory.created_at).timestamp(), _arousal(memory))
+        score, parts = score_candidate(row, fusion, 0.0, now, None)
         out.append(ScoredMemory(memory=memory, score=score,
                                 scores={"semantic": None, "keyword": None, **parts, "working_memory": True}))
-        if len(out) >= limit:
-            break
     return out, "used"
 
 
@@ -265,16 +259,15 @@ def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
     """The block for one agent turn; see the module docstring."""
     if request.format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}")
-    now = timezone.now()
     limit = request.limit or settings.CONTEXT_MEMORY_LIMIT
     status: dict[str, str | list[str]] = {}
 
     lines: list[ContextLine] = []
     if request.user_id is not None:
         lines += trait_lines(tenant, request.user_id, settings.CONTEXT_TRAIT_LIMIT if request.trait_limit is None
-                             else request.trait_limit, now)
+                             else request.trait_limit)
     if request.group_id is not None:
-        lines += group_profile_lines(tenant, request.group_id, now)
+        lines += group_profile_lines(tenant, request.group_id)
 
     plan = SearchPlan()
     # Twice the limit: near-duplicates collapse, and traits have their own section.

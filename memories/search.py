@@ -540,6 +540,53 @@ def memory_search(
             for score, memory_id, parts in scored if memory_id in rows]
 
 
+def searchable_in_scope(tenant: Tenant, q: SearchQuery, ids: list[str]) -> list[str]:
+    """Which of these memories a search with q's scope and filters may return now (the query text is unused)."""
+    if not ids:
+        return []
+    where, params = _item_filters(tenant, q, timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT m.id FROM memory_items m WHERE {where} AND m.id = ANY(%s::uuid[])", [*params, ids])
+        allowed = {str(r[0]) for r in cursor.fetchall()}
+    return [i for i in ids if i in allowed]
+
+
+def newest_in_scope(tenant: Tenant, q: SearchQuery, limit: int) -> list[MemoryItem]:
+    """The newest searchable memories in q's scope and filters (the query text is unused)."""
+    where, params = _item_filters(tenant, q, timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT m.id FROM memory_items m WHERE {where} ORDER BY m.created_at DESC, m.id LIMIT %s",
+                       [*params, limit])
+        ids = [str(r[0]) for r in cursor.fetchall()]
+    rows = {str(m.id): m for m in memories_by_id(ids)}
+    return [rows[i] for i in ids if i in rows]
+
+
+class TraitLineRow(NamedTuple):
+    id: str
+    text: str
+    subtype: str
+    stage: str
+    decayed_confidence: float
+
+
+def active_traits(tenant: Tenant, user_id: str, stages: tuple[str, ...], order: tuple[str, ...],
+                  min_confidence: float, limit: int) -> list[TraitLineRow]:
+    """Seed 004's trait recall in one statement: searchable trait memories whose
+    trait is at one of `stages` with decayed confidence above the floor, by
+    subtype in `order`, then most confident. The traits table is read by name:
+    memories does not import the traits app."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"""
+            SELECT m.id, m.text, t.subtype, t.stage, t.decayed_confidence
+            FROM memory_items m JOIN traits t ON t.memory_id = m.id
+            WHERE m.tenant_id = %s AND m.user_id = %s AND m.memory_type = 'trait' AND {vocabulary.sql_searchable("m")}
+              AND t.stage = ANY(%s) AND t.decayed_confidence > %s
+            ORDER BY coalesce(array_position(%s::text[], t.subtype::text), 99), t.decayed_confidence DESC, m.id
+            LIMIT %s""", [tenant.id, user_id, timezone.now(), list(stages), min_confidence, list(order), limit])
+        return [TraitLineRow(str(r[0]), *r[1:]) for r in cursor.fetchall()]
+
+
 def memories_by_id(ids: list[str]) -> list[MemoryItem]:
     """The winners' full rows without the ORM's query compiler (about 0.5 ms
     of a 4 ms search); the tsvector stays in the database."""
