@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from memories import writing
 from memories.errors import InvalidOperation, NotAllowed, VersionConflict, get_or_not_found
@@ -164,6 +166,8 @@ def _apply_candidate(tenant: Tenant, candidate: Candidate, text: str, actor: str
     if candidate.operation == CandidateOperation.UPDATE and candidate.target_id:
         if candidate.changes:  # an agent key's change to an approved memory: exactly the fields it asked for
             fields = {k: v for k, v in candidate.changes.items() if k != "text"}
+            if "expires_at" in fields:  # kept as ISO text in the candidate's JSON
+                fields["expires_at"] = parse_datetime(fields["expires_at"]) if fields["expires_at"] else None
             return writing.memory_update(tenant=tenant, memory_id=candidate.target_id, actor=actor, reason=reason,
                                          text=text if "text" in candidate.changes else None, **fields).memory
         return writing.memory_supersede(tenant=tenant, memory_id=candidate.target_id, new_text=text, actor=actor,
@@ -231,7 +235,8 @@ def _change_request(memory: MemoryItem, *, archive: bool, api_key_id: int, expec
     if expected_version is not None and expected_version != memory.version:
         raise VersionConflict(f"expected version {expected_version}, memory is at version {memory.version}",
                               current_version=memory.version)
-    changes = {k: v for k, v in fields.items() if v is not None}
+    changes = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in fields.items()
+               if v is not None or k == "expires_at"}
     return Candidate.objects.create(
         tenant_id=memory.tenant_id, user_id=memory.user_id, target=memory, api_key_id=api_key_id,
         operation=CandidateOperation.ARCHIVE if archive else CandidateOperation.UPDATE,

@@ -371,3 +371,17 @@ def test_explicit_saves_count_toward_the_importance_trigger(api, settings, tenan
     api.remember("alice", "Alice prefers jazz clubs over bars.", importance=0.6)
     cycle = ReflectionCycle.objects.get(user_id="alice")
     assert cycle.trigger == "importance_accumulated" and cycle.trigger_value == pytest.approx(1.2)
+
+
+def test_expiry_is_changed_and_cleared_by_patch_and_through_review(api, reviewer):
+    memory = api.remember("alice", "Alice is travelling.")
+    soon = (timezone.now() + timedelta(days=3)).isoformat()
+    changed = api.patch(f"memories/{memory['id']}", {"expires_at": soon}).json()["memory"]
+    assert _when(changed["expires_at"]) == _when(soon) and changed["version"] == 2
+    assert api.patch(f"memories/{memory['id']}", {"expires_at": None}).json()["memory"]["expires_at"] is None
+    memory_note(memory=MemoryItem.objects.get(id=memory["id"]), event=HistoryEvent.APPROVE, actor="op", reason="ok")
+    held = api.patch(f"memories/{memory['id']}", {"expires_at": soon})
+    assert held.status_code == 202
+    candidate = held.json()["candidate"]["id"]
+    assert reviewer.post(f"review/{candidate}/approve", {}).status_code == 200
+    assert _when(api.get(f"memories/{memory['id']}").json()["expires_at"]) == _when(soon)

@@ -211,12 +211,13 @@ class MemoryPatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     tags = serializers.ListField(child=StrictCharField(max_length=100), required=False,
                                  max_length=settings.MEMORY_MAX_TAGS)
     data = BoundedDataField(required=False)  # type: ignore[assignment]
+    expires_at = BoundedDateTimeField(required=False, allow_null=True, help_text="null: never expires")
     expected_version = StrictIntegerField(min_value=1, required=False)
 
     def validate(self, attrs):
         if not set(attrs) - {"expected_version"}:
             raise serializers.ValidationError({"non_field_errors": ["Nothing to change: give text, importance, "
-                                                                    "tags or data."]})
+                                                                    "tags, data or expires_at."]})
         return attrs
 
 
