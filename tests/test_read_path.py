@@ -385,3 +385,21 @@ def test_expiry_is_changed_and_cleared_by_patch_and_through_review(api, reviewer
     candidate = held.json()["candidate"]["id"]
     assert reviewer.post(f"review/{candidate}/approve", {}).status_code == 200
     assert _when(api.get(f"memories/{memory['id']}").json()["expires_at"]) == _when(soon)
+
+
+def test_working_memory_in_the_context_keeps_to_the_scope_and_agent_erasure_clears_it(api, tenant_a, redis_url):
+    from memories.working import working_memory_recent
+
+    converse(api, ["I bought a red kayak yesterday."], agent_id="shop")
+    converse(api, ["I adopted a grey cat last week."], agent_id="vet", session_id="s2")
+    mine = api.post("context", {"user_id": "alice", "query": "weather", "agent_id": "vet"}).json()
+    shown = [line["text"] for section in mine["sections"].values() for line in section]
+    assert mine["status"]["working_memory"] == "used"
+    assert any("cat" in t for t in shown) and not any("kayak" in t for t in shown)
+    from memories.context import ContextRequest, _working_items
+
+    fresh, _ = _working_items(tenant_a, ContextRequest(query="x", user_id="alice", agent_id="vet"), set(), 1, 5)
+    assert [r.memory.agent_id for r in fresh] == ["vet"]  # the shop agent's fresh item is out of scope
+    assert api.delete("users/alice/memories?agent_id=shop").json()["counts"]["working_memory"] == 1
+    left = [entry["text"] for entry in working_memory_recent(tenant_a.id, "alice")]
+    assert left and not any("kayak" in t for t in left)
