@@ -7,7 +7,7 @@ PORT ?= 8000
 STAMP := $(VENV)/.installed
 
 
-.PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-load bench-admin bench-ops db-stop worker
+.PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
 	test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
@@ -69,6 +69,9 @@ bench-reflection: install
 
 bench-context: install
 	cd bench && ../$(PY) context.py $(BENCH_ARGS)
+
+bench-extraction: install
+	cd bench && ../$(PY) extraction.py $(BENCH_ARGS)
 
 db-stop: install
 	$(PY) -c "from pathlib import Path; from memory_project.embedded_db import stop_embedded_server as s; print('stopped' if s(Path('var')) else 'not running')"

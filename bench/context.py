@@ -74,13 +74,16 @@ def fill_working_memory(tenant, users: int) -> None:
 
 
 def context_bodies(rng: random.Random, users: int) -> list[tuple[str, dict]]:
-    user = rng.randrange(users)
-    query = query_text(rng)
-    base = {"user_id": f"user-{user}", "query": query}
-    return [("user", base),
-            ("user + agent", {**base, "agent_id": "planner"}),
-            ("user + group (a group turn)", {**base, "group_id": f"team-{user % GROUPS}"}),
-            ("group only", {"group_id": f"team-{user % GROUPS}", "query": query})]
+    """One request of each kind, each with its own user and query: none rides on another's cached query vector."""
+    def user() -> int:
+        return rng.randrange(users)
+
+    one, two, three, four = user(), user(), user(), user()
+    return [("user", {"user_id": f"user-{one}", "query": query_text(rng)}),
+            ("user + agent", {"user_id": f"user-{two}", "query": query_text(rng), "agent_id": "planner"}),
+            ("user + group (a group turn)", {"user_id": f"user-{three}", "query": query_text(rng),
+                                             "group_id": f"team-{three % GROUPS}"}),
+            ("group only", {"group_id": f"team-{four % GROUPS}", "query": query_text(rng)})]
 
 
 def http_contexts(port: int, key: str, rounds: list[list[tuple[str, dict]]]) -> dict[str, list[float]]:
@@ -106,12 +109,12 @@ def scoped_searches(tenant, users: int, rng: random.Random, count: int, embedder
 
     samples: dict[str, list[float]] = {}
     for index in range(count):
-        user = rng.randrange(users)
-        text = query_text(rng)
         for name, scope in (("no scope (baseline)", {}), ("agent_id", {"agent_id": "planner"}),
-                            ("group_id", {"group_id": f"team-{user % GROUPS}"}),
+                            ("group_id", {"group_id": "team-{group}"}),
                             ("agent_id + session_id", {"agent_id": "coach", "session_id": ""})):
-            query = SearchQuery(query=text, user_id=f"user-{user}", **scope)
+            user = rng.randrange(users)  # each variant its own user and query: no shared cached query vector
+            scope = {k: v.format(group=user % GROUPS) for k, v in scope.items()}
+            query = SearchQuery(query=query_text(rng), user_id=f"user-{user}", **scope)
             started = time.perf_counter()
             memory_search(tenant=tenant, query=query, embedder=embedder)
             if index >= 10:

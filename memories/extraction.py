@@ -58,6 +58,7 @@ class CandidateMemory:
     key: str = ""
     value: str = ""
     contradicts: str | None = None
+    forget: bool = False  # the speaker asks to forget this (decide() makes it a DELETE)
     source_messages: list[int] = field(default_factory=list)
 
 
@@ -230,25 +231,140 @@ def _slot_value(raw: str) -> str:
     return _VALUE_END.split(raw, maxsplit=1)[0].strip(" .,，。").lower()
 
 
+_RELATION_EN = (r"wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|son|daughter|kids?|children|baby|mother|"
+                r"mom|mum|father|dad|parents?|brother|sister|siblings?|grandmother|grandma|grandfather|grandpa|"
+                r"aunt|uncle|cousin|niece|nephew|friend|best friend|boss|manager|colleague|roommate|"
+                r"neighbou?r|"
+                r"dog|cat|pet")
+_RELATION_ZH = ("妻子|老婆|丈夫|老公|爱人|女朋友|男朋友|女儿|儿子|孩子|宝宝|妈妈|母亲|爸爸|父亲|父母|哥哥|姐姐|"
+                "弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|表哥|表姐|堂哥|朋友|最好的朋友|老板|领导|"
+                "同事|室友|邻居|狗|猫")
+_ABOUT_OTHER_EN = re.compile(rf"^\s*(?:and |but |also )?my ((?:\w+ )?(?:{_RELATION_EN}))\b", re.I)
+_ABOUT_OTHER_ZH = re.compile(rf"^\s*我的?((?:{_RELATION_ZH}))")
+ABOUT_OTHER_TAG = "about-other"  # a statement about someone else: never the speaker's trait
+_OTHERS_EN = re.compile(rf"^\s*[\w.-]+(?: [\w.-]+)?'s ((?:\w+ )?(?:{_RELATION_EN}))\b", re.I)
+_OTHERS_ZH = re.compile(rf"^\s*[^\s的，。]{{1,8}}的(?:{_RELATION_ZH})")
+
+
+def is_about_someone_else(text: str, tags: list[str]) -> bool:
+    """A memory about the user's wife, son, friend or pet ("Alice's wife loves hiking", "王磊的老婆喜欢爬山"):
+    true for extracted ones by their tag, for others by the text's subject."""
+    if ABOUT_OTHER_TAG in tags:
+        return True
+    return bool((_OTHERS_ZH if has_han(text) else _OTHERS_EN).match(text))
+
+# Sentences no memory comes from, whatever they contain (a standing instruction is not a request: see _STANDING).
+_STANDING = re.compile(r"\b(always|from now on|in future|never)\b|以后|今后|每次|一直", re.I)
+_HARD_DROP = re.compile(r"^(if|imagine|suppose|pretend|let's say|what if|in this story)\b|"
+                        r"^(please|can you|could you|would you|help me|give me|tell me|show me)\b|"
+                        r"^(如果|假如|假设|要是|假装|在这个故事里|请|帮我|麻烦你?|给我)", re.I)
+UNKNOWN_SPEAKER = {"en": "User", "zh": "用户"}
+# "I think I might ..." -> "I might ...": the hedge lowers confidence, it is not part of the memory.
+_HEDGE_PREFIX = re.compile(r"^(?:i think|i guess|maybe|perhaps|probably),?\s+(?=I\b)", re.I)
+# Asking to forget: the group is what to forget, said in the first person.
+_FORGET_EN = re.compile(r"^(?:please |can you |could you )?(?:forget|don't remember|do not remember|stop remembering|"
+                        r"delete the memory|erase the memory)\s+(?:that\s+|the fact that\s+|about\s+)?(.+)", re.I)
+_NO_LONGER_EN = re.compile(r"^I (?:no longer|don't|do not) (\w+)(.*?)(?: any ?more)?$", re.I)
+_FORGET_ZH = re.compile(r"^(?:请)?(?:别|不要|不用)再?记(?:住|得|着)?(.+)|^(?:请)?(?:忘掉|忘记|忘了|删掉|删除)(.+)")
+_NO_LONGER_ZH = re.compile(r"^我不再(.+?)了?$")
+
+
+def speaker_name(subject: str, chinese: bool) -> str:
+    """The name a memory's text uses: the speaker's, or 用户 in Chinese when it is unknown."""
+    return UNKNOWN_SPEAKER["zh"] if chinese and subject == UNKNOWN_SPEAKER["en"] else subject
+
+
+def chinese_third_person(sentence: str, name: str) -> str:
+    """我 -> the speaker's name, 我的 -> 名字的, 我+relation -> 名字的relation; 我们 stays 我们."""
+    text = re.sub(rf"我的?(?=(?:{_RELATION_ZH}))", f"{name}的", sentence)
+    text = re.sub("我的", f"{name}的", text)
+    return re.sub("我(?!们)", name, text)
+
+
+@dataclass
+class _Sentence:
+    text: str
+    subject: str
+    moment: datetime
+    index: int
+
+
 class RulesExtractor:
-    """Offline extraction of first-person statements, English and Chinese."""
+    """Offline extraction, English and Chinese: slot rules (names, places,
+    work, allergies, dates) first; every other sentence goes to the
+    durable-statement classifier (memories/durable.py). Questions, requests,
+    hypotheticals and small talk leave nothing."""
 
     name = "rules"
 
+    def __init__(self, use_classifier: bool = True):
+        self.use_classifier = use_classifier
+
     def extract(self, *, messages: list[Message], speakers: dict[str, str], existing: list[ExistingMemory],
                 now: datetime) -> list[CandidateMemory]:
-        out: list[CandidateMemory] = []
+        ruled: list[tuple[str, CandidateMemory]] = []
+        undecided: list[_Sentence] = []
         for message in messages:
             subject = self._subject(message, speakers)
             if subject is None:
                 continue
             moment = message.created_at or now
-            for sentence in _SENTENCE_SPLIT.split(message.content):
-                candidate = self._sentence(sentence.strip(), subject, moment)
+            for raw in _SENTENCE_SPLIT.split(message.content):
+                sentence = raw.strip()
+                forget = self._forget(sentence, subject, moment, message.index)
+                if forget is not None:
+                    ruled.append((sentence, forget))
+                    continue
+                if self._dropped(sentence):
+                    continue
+                candidate = self._sentence(sentence, subject, moment)
                 if candidate:
                     candidate.source_messages = [message.index]
-                    out.append(candidate)
+                    ruled.append((sentence, candidate))
+                else:
+                    undecided.append(_Sentence(sentence, subject, moment, message.index))
+        if not self.use_classifier:
+            return [candidate for _, candidate in ruled]
+        from memories.durable import RULE_VETO, classify, durable_threshold
+
+        verdicts = classify([s for s, _ in ruled] + [s.text for s in undecided])
+        if verdicts is None:  # the classifier is off (no local model): the rules decide alone
+            return [candidate for _, candidate in ruled]
+        # A slot rule's match stands unless the classifier is sure it is not a durable statement.
+        out = [candidate for (_, candidate), (p, _) in zip(ruled, verdicts, strict=False)
+               if p >= RULE_VETO or candidate.forget]
+        threshold = durable_threshold()
+        for sentence, (probability, memory_type) in zip(undecided, verdicts[len(ruled):], strict=True):
+            if probability >= threshold:
+                out.append(self._classified(sentence, memory_type, probability))
         return out
+
+    def _forget(self, sentence: str, subject: str, moment: datetime, index: int) -> CandidateMemory | None:
+        """A request to forget ("forget that I like jazz", "别记住我喜欢爵士乐", "I don't smoke anymore",
+        "我不再吃肉了"): a candidate whose text says what to forget."""
+        clause = sentence.strip().rstrip(" .!。！")
+        if has_han(clause):
+            match = _FORGET_ZH.match(clause)
+            content = (match.group(1) or match.group(2)) if match else None
+            if match is None and (no_longer := _NO_LONGER_ZH.match(clause)):
+                content = "我" + no_longer.group(1)
+        else:
+            match = _FORGET_EN.match(clause)
+            content = match.group(1) if match else None
+            if match is None and (no_longer := _NO_LONGER_EN.match(clause)) and (
+                    " anymore" in clause.lower() or " any more" in clause.lower() or "no longer" in clause.lower()):
+                content = f"I {no_longer.group(1)}{no_longer.group(2)}"
+        if not content or len(content.strip()) < 2:
+            return None
+        text, tags = self._rewrite(content.strip(), subject)
+        return CandidateMemory(subject=subject, text=text, memory_type=MemoryType.FACT, importance=1.0,
+                               confidence=0.9, tags=["forget", *tags], valid_at=moment, source_messages=[index],
+                               forget=True)
+
+    @staticmethod
+    def _dropped(sentence: str) -> bool:
+        return (len(sentence) < 4 or sentence.endswith(("?", "？")) or bool(_SMALL_TALK.match(sentence))
+                or (bool(_HARD_DROP.match(sentence)) and not _STANDING.search(sentence)))
 
     @staticmethod
     def _subject(message: Message, speakers: dict[str, str]) -> str | None:
@@ -259,27 +375,45 @@ class RulesExtractor:
             return message.name if message.name in speakers else None
         return next(iter(speakers), None) if len(speakers) == 1 else None
 
+    @staticmethod
+    def _rewrite(sentence: str, subject: str) -> tuple[str, list[str]]:
+        """The sentence in the third person with the speaker's name, and the tags
+        that say whom it is about."""
+        chinese = has_han(sentence)
+        clause = _HEDGE_PREFIX.sub("", sentence.rstrip(" .!。！"))
+        name = speaker_name(subject, chinese)
+        text = chinese_third_person(clause, name) if chinese else to_third_person(clause, name)
+        other = (_ABOUT_OTHER_ZH if chinese else _ABOUT_OTHER_EN).match(clause)
+        return text, [ABOUT_OTHER_TAG] if other else []
+
+    def _classified(self, sentence: _Sentence, memory_type: str, probability: float) -> CandidateMemory:
+        text, tags = self._rewrite(sentence.text, sentence.subject)
+        text, when = anchor_relative_dates(text, sentence.moment)
+        hedged = bool(_HEDGE.search(sentence.text))
+        return CandidateMemory(
+            subject=sentence.subject, text=text, memory_type=memory_type, importance=0.5 + 0.2 * probability,
+            confidence=0.4 if hedged else round(min(0.6 + 0.3 * probability, 0.9), 2), tags=[*tags, "learned"],
+            valid_at=when or sentence.moment, source_messages=[sentence.index])
+
     def _sentence(self, sentence: str, subject: str, moment: datetime) -> CandidateMemory | None:
-        if len(sentence) < 4 or sentence.endswith(("?", "？")) or _SMALL_TALK.match(sentence):
-            return None
         chinese = has_han(sentence)
         for rule in _ZH_RULES if chinese else _EN_RULES:
             match = rule.pattern.search(sentence)
             if not match:
                 continue
-            clause = sentence[match.start():] if not chinese else sentence
-            clause = clause.rstrip(" .!。！")
             if chinese:
-                text = clause.replace("我的", f"{subject}的").replace("我", subject)
+                text, tags = self._rewrite(sentence, subject)
             else:
-                text = to_third_person(clause, subject)
+                text, tags = self._rewrite(sentence[match.start():], subject)
+                if tags != [ABOUT_OTHER_TAG] and _ABOUT_OTHER_EN.match(sentence):
+                    text, tags = self._rewrite(sentence, subject)
             text, when = anchor_relative_dates(text, moment)
             value = _slot_value(match.group(rule.value_group)) if rule.value_group else ""
             hedged = bool(_HEDGE.search(sentence))
             return CandidateMemory(
                 subject=subject, text=text, memory_type=rule.memory_type, importance=rule.importance,
-                confidence=0.4 if hedged else 0.8, tags=[rule.tag], valid_at=when or moment,
-                key=rule.key if value else "", value=value.lower() if value else "",
+                confidence=0.4 if hedged else 0.8, tags=[rule.tag, *tags], valid_at=when or moment,
+                key=rule.key if value and not tags else "", value=value.lower() if value and not tags else "",
             )
         return None
 

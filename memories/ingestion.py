@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -19,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from memories.dedupe import DELETE, INVALIDATE, NOOP, UPDATE, Neighbour, Proposal, decide
 from memories.embedding import Embedder, get_embedder
 from memories.erasure import erased_since
 from memories.errors import InvalidOperation, TooBusy, get_or_not_found
@@ -30,7 +32,7 @@ from memories.extraction import (
     get_extractor,
     group_profile_candidates,
 )
-from memories.governance import review_hold
+from memories.governance import review_hold, was_approved_by_operator
 from memories.models import (
     ApiKey,
     Candidate,
@@ -38,6 +40,7 @@ from memories.models import (
     ConversationJob,
     JobStatus,
     MemoryItem,
+    MemoryStatus,
     Tenant,
 )
 from memories.queue import enqueue
@@ -49,6 +52,7 @@ from memories.writing import (
     current_memories,
     memory_create,
     memory_invalidate,
+    memory_set_status,
     memory_supersede,
     user_write_lock,
 )
@@ -222,38 +226,64 @@ def _unpush_erased(pushed: list[MemoryItem]) -> None:
         working_memory_clear(tenant_id, user_id)
 
 
+NEIGHBOURS = 5  # current memories decide() sees beside the slot and the named contradiction
+
+
+def gather_neighbours(tenant: Tenant, user_id: str, vector: np.ndarray, embedder: Embedder, *, key: str = "",
+                      contradicts: str | None = None, text: str = "",
+                      fresh: Sequence[tuple[np.ndarray, MemoryItem]] = ()) -> tuple[list[Neighbour], dict]:
+    """The user's current memories decide() weighs, closest first (stored vectors, this job's own
+    additions not embedded yet, the slot's memory, a named contradiction), and the rows by id."""
+    similarity: dict[str, float] = {}
+    for memory_id, value in nearest_memories(tenant=tenant, user_id=user_id, vector=vector, model=embedder.name,
+                                             dimensions=embedder.dimensions, limit=NEIGHBOURS):
+        similarity[memory_id] = value
+    current = current_memories(tenant.id, user_id)
+    rows = {str(m.id): m for m in current.filter(id__in=list(similarity))}
+    for other_vector, memory in fresh:
+        if memory.expired_at is None:
+            rows[str(memory.id)] = memory
+            similarity[str(memory.id)] = max(similarity.get(str(memory.id), -1.0), float(np.dot(vector, other_vector)))
+    extra = current.filter(content_hash=content_hash(text)).first() if text else None
+    slot = current.filter(data__key=key).order_by("-created_at").first() if key else None
+    named = current.filter(id=contradicts).first() if contradicts else None
+    for found in (extra, slot, named):
+        if found is not None:
+            rows.setdefault(str(found.id), found)
+            similarity.setdefault(str(found.id), 0.0)
+    neighbours = [Neighbour(id=memory_id, text=rows[memory_id].text, similarity=value,
+                            key=str((rows[memory_id].data or {}).get("key", "")),
+                            value=str((rows[memory_id].data or {}).get("value", "")))
+                  for memory_id, value in sorted(similarity.items(), key=lambda item: -item[1]) if memory_id in rows]
+    return neighbours, rows
+
+
 def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: str, embedder: Embedder,
                      outcome: JobOutcome, fresh: dict, now: datetime) -> None:
+    """Gather neighbours -> decide -> apply through the writer (or hold for review)."""
     tenant = job.tenant
     if candidate.importance < settings.MEMORY_IMPORTANCE_THRESHOLD:
         outcome.count("dropped")
         return
-    current = current_memories(tenant.id, user_id)
-    same = current.filter(content_hash=content_hash(candidate.text)).first()
-    if same is not None:
-        outcome.record("NOOP", user_id=user_id, text=candidate.text, memory_id=same.id, reason="same content")
-        return
-
-    contradicted = None
-    if candidate.contradicts:
-        contradicted = current.filter(id=candidate.contradicts).first()
-    elif candidate.key and candidate.value:
-        slot = current.filter(data__key=candidate.key).order_by("-created_at").first()
-        if slot is not None and slot.data.get("value") == candidate.value:
-            outcome.record("NOOP", user_id=user_id, text=candidate.text, memory_id=slot.id,
-                           reason=f"same {candidate.key}")
-            return
-        contradicted = slot
-
-    near, similarity = None, 0.0
     try:
         vector = embedder.embed_query(candidate.text)
     except Exception as exc:  # the transaction rolls back; the task retries the whole job with backoff
         raise ExtractionError(f"embedding failed: {type(exc).__name__}: {exc}", retryable=True) from exc
-    if contradicted is None:
-        near, similarity = _nearest(tenant, user_id, vector, embedder, fresh.get(user_id, []))
-        if near is not None and similarity < settings.MEMORY_NEAR_DUPLICATE:
-            near = None
+    neighbours, rows = gather_neighbours(tenant, user_id, vector, embedder, key=candidate.key,
+                                         contradicts=candidate.contradicts, text=candidate.text,
+                                         fresh=fresh.get(user_id, []))
+    decision = decide(Proposal(text=candidate.text, key=candidate.key, value=candidate.value,
+                               contradicts=candidate.contradicts, forget=candidate.forget),
+                      neighbours, near_duplicate=settings.MEMORY_NEAR_DUPLICATE)
+    target = rows.get(decision.target) if decision.target else None
+    if decision.operation == NOOP:
+        outcome.record("NOOP", user_id=user_id, text=candidate.text, reason=decision.reason,
+                       memory_id=target.id if target is not None else None)
+        return
+    if decision.operation == DELETE:
+        assert target is not None
+        _forget(job, target, candidate, decision, outcome, user_id)
+        return
 
     data = {"key": candidate.key, "value": candidate.value} if candidate.key and candidate.value else {}
     spec = MemorySpec(user_id=user_id, text=candidate.text, memory_type=candidate.memory_type,
@@ -261,34 +291,29 @@ def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: 
                       data=data, agent_id=job.agent_id, session_id=job.session_id, group_id=job.group_id,
                       valid_at=candidate.valid_at or now, source_session_id=job.session_id,
                       source_message_indices=candidate.source_messages)
-
-    if near is not None and len(candidate.text) <= len(near.text):
-        outcome.record("NOOP", user_id=user_id, text=candidate.text, memory_id=near.id,
-                       reason=f"near duplicate (cosine {similarity:.3f})")
-        return
-    operation = (CandidateOperation.INVALIDATE if contradicted else
-                 CandidateOperation.UPDATE if near else CandidateOperation.ADD)
+    contradicted = target if decision.operation == INVALIDATE else None
+    operation = {INVALIDATE: CandidateOperation.INVALIDATE, UPDATE: CandidateOperation.UPDATE}.get(
+        decision.operation, CandidateOperation.ADD)
     hold = review_hold(text=candidate.text, confidence=candidate.confidence, contradicted=contradicted)
     if hold.held:
         queued = Candidate.objects.create(
             tenant=tenant, user_id=user_id, job=job, operation=operation, text=spec.text,
             memory_type=spec.memory_type, importance=spec.importance, confidence=spec.confidence, tags=spec.tags,
-            data=spec.data, valid_at=spec.valid_at, target=contradicted or near, reasons=hold.reasons,
+            data=spec.data, valid_at=spec.valid_at, target=target, reasons=hold.reasons,
             reason_detail=hold.detail, session_id=job.session_id, group_id=job.group_id, agent_id=job.agent_id,
             source_messages=candidate.source_messages, api_key_id=job.api_key_id,
         )
-        target = contradicted or near
         outcome.record("REVIEW", user_id=user_id, text=spec.text, reason=hold.detail, candidate_id=queued.id,
                        memory_id=target.id if target is not None else None)
         return
 
-    if operation == CandidateOperation.UPDATE:
-        assert near is not None  # UPDATE is chosen only with a near duplicate
-        memory = memory_supersede(tenant=tenant, memory_id=near.id, new_text=spec.text, actor=ACTOR,
-                                  reason=f"richer near duplicate (cosine {similarity:.3f})", job_id=str(job.id))
-        near.expired_at = memory.created_at  # this job's own copy of it must stop matching (see _nearest)
+    if decision.operation == UPDATE:
+        assert target is not None
+        memory = memory_supersede(tenant=tenant, memory_id=target.id, new_text=spec.text, actor=ACTOR,
+                                  reason=decision.reason, job_id=str(job.id))
+        target.expired_at = memory.created_at  # this job's own copy of it must stop matching
         outcome.record("UPDATE", user_id=user_id, text=spec.text, memory_id=memory.id,
-                       reason=f"supersedes {near.id}")
+                       reason=f"supersedes {target.id}: {decision.reason}")
     else:
         if contradicted is not None:
             memory_invalidate(tenant=tenant, memory_id=contradicted.id, invalid_at=spec.valid_at or now, actor=ACTOR,
@@ -304,19 +329,25 @@ def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: 
     outcome.added.append(memory)
 
 
-def _nearest(tenant: Tenant, user_id: str, vector: np.ndarray, embedder: Embedder,
-             fresh: list[tuple[np.ndarray, MemoryItem]]) -> tuple[MemoryItem | None, float]:
-    """The closest current memory: stored vectors, plus this job's additions (not embedded yet)."""
-    best, best_similarity = None, -1.0
-    for memory_id, similarity in nearest_memories(tenant=tenant, user_id=user_id, vector=vector,
-                                                  model=embedder.name, dimensions=embedder.dimensions):
-        best = MemoryItem.objects.filter(id=memory_id).first()
-        best_similarity = similarity
-    for other_vector, memory in fresh:
-        similarity = float(np.dot(vector, other_vector))
-        if similarity > best_similarity and memory.expired_at is None:
-            best, best_similarity = memory, similarity
-    return best, best_similarity
+def _forget(job: ConversationJob, target: MemoryItem, candidate: CandidateMemory, decision, outcome: JobOutcome,
+            user_id: str) -> None:
+    """The user asked to forget a memory: archive it (history: DELETE), or hold the request for
+    review when an operator approved the memory and the tenant protects approved memories."""
+    if job.tenant.protect_approved and was_approved_by_operator(target):
+        queued = Candidate.objects.create(
+            tenant=job.tenant, user_id=user_id, job=job, operation=CandidateOperation.ARCHIVE, text=target.text,
+            memory_type=target.memory_type, importance=target.importance, confidence=target.confidence,
+            tags=list(target.tags), target=target, reasons=["changes_approved"],
+            reason_detail="the user asked to forget a memory an operator approved", session_id=job.session_id,
+            group_id=job.group_id, agent_id=job.agent_id, source_messages=candidate.source_messages,
+            api_key_id=job.api_key_id)
+        outcome.record("REVIEW", user_id=user_id, text=target.text, reason=queued.reason_detail,
+                       candidate_id=queued.id, memory_id=target.id)
+        return
+    memory_set_status(tenant=job.tenant, memory_id=target.id, status=MemoryStatus.ARCHIVED, actor=ACTOR,
+                      reason=decision.reason)
+    target.expired_at = timezone.now()
+    outcome.record("DELETE", user_id=user_id, text=target.text, memory_id=target.id, reason=decision.reason)
 
 
 def job_failure_reason(exc: Exception) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
@@ -443,11 +444,12 @@ def relevance(fusion: float, best: float) -> float:
     return min(fusion / best, 1.0) if best > 0 else 0.0
 
 
-def _query_vector(query: SearchQuery, embedder: Embedder, plan: SearchPlan) -> np.ndarray | None:
+def _query_vector(query: SearchQuery, embedder: Embedder, plan: SearchPlan,
+                  compute: Callable[[], np.ndarray] | None) -> np.ndarray | None:
     """The query's vector; None when the embedder fails and hybrid can answer from keywords
     (the plan says so). Semantic mode has nothing else: the failure is raised as EmbeddingError."""
     try:
-        return embed_query(query.query, embedder)
+        return compute() if compute is not None else embed_query(query.query, embedder)
     except Exception as exc:  # a remote endpoint's EmbeddingError, or the local model failing
         if query.mode == "semantic":
             raise exc if isinstance(exc, EmbeddingError) else EmbeddingError(f"{type(exc).__name__}: {exc}") from exc
@@ -469,9 +471,11 @@ def score_candidate(row: CandidateRow, fusion: float, best: float, now_seconds: 
 
 
 def memory_search(
-    *, tenant: Tenant, query: SearchQuery, embedder: Embedder | None = None, plan: SearchPlan | None = None
+    *, tenant: Tenant, query: SearchQuery, embedder: Embedder | None = None, plan: SearchPlan | None = None,
+    query_vector: Callable[[], np.ndarray] | None = None,
 ) -> list[ScoredMemory]:
-    """Search one user's (or a group's, or the tenant's) memories; see the module docstring."""
+    """Search one user's (or a group's, or the tenant's) memories; see the module docstring.
+    query_vector: how to get the query's vector when a caller started it early (context.py)."""
     if query.mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     now = timezone.now()
@@ -484,7 +488,7 @@ def memory_search(
 
     if query.mode in ("semantic", "hybrid"):
         embedder = embedder or get_embedder()
-        vector = _query_vector(query, embedder, plan)
+        vector = _query_vector(query, embedder, plan, query_vector)
         if vector is not None:
             sides.append(settings.SEARCH_SEMANTIC_WEIGHT)
             plan.vector_plan = cached_vector_plan(tenant, query.user_id, embedder.name)

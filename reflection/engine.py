@@ -24,10 +24,10 @@ from django.utils import timezone
 from memories import vocabulary
 from memories.embedding import get_embedder
 from memories.errors import get_or_not_found
-from memories.extraction import ExtractionError, load_prompt
+from memories.extraction import ExtractionError, is_about_someone_else, load_prompt
 from memories.models import MemoryItem, MemoryType, MemoryVector, Tenant
 from memories.queue import enqueue
-from memories.text import query_tokens
+from memories.text import has_han, query_tokens
 from reflection.models import CycleStatus, CycleTrigger, ReflectionCycle
 from traits import services
 from traits.models import EvidenceKind, Trait, TraitStage
@@ -91,7 +91,10 @@ def _context_of(text: str) -> str:
 
 
 def memory_signal(memory: MemoryItem) -> tuple[str, str, str, str] | None:
-    """(polarity +/-, key, subtype, quality) a memory gives about a trait, or None."""
+    """(polarity +/-, key, subtype, quality) a memory gives about a trait, or None.
+    A statement about someone else ("Alice's wife loves hiking") says nothing about the user's traits."""
+    if is_about_someone_else(memory.text, memory.tags or []):
+        return None
     text = memory.text
     for pattern, polarity in ((_NEGATIVE, "-"), (_POSITIVE, "+"), (_ZH_NEGATIVE, "-"), (_ZH_POSITIVE, "+")):
         match = pattern.search(text)
@@ -138,6 +141,14 @@ class HeuristicReflector:
 
     @staticmethod
     def _text(memory: MemoryItem, polarity: str, subtype: str) -> str:
+        """The trait in the memory's language: "Likes green tea", or "喜欢绿茶" for a Chinese memory."""
+        if has_han(memory.text):
+            match = ((_ZH_POSITIVE if polarity == "+" else _ZH_NEGATIVE).search(memory.text)
+                     or _ZH_HABIT.search(memory.text))
+            what = (match.group(1) if match else memory.text).rstrip(" 。.！!")
+            if subtype == "behavior":
+                return f"习惯{what}"
+            return f"喜欢{what}" if polarity == "+" else f"不喜欢{what}"
         match = (_POSITIVE if polarity == "+" else _NEGATIVE).search(memory.text) or _HABIT.search(memory.text)
         what = (match.group(1) if match else memory.text).rstrip(" .")
         if subtype == "behavior":

@@ -63,7 +63,8 @@ def test_approve_with_edited_text_and_reject_from_the_change_page(api, reviewer)
 
 
 def test_bulk_approve_and_reject(api, reviewer):
-    converse(api, ["I think I might try pottery.", "I guess I will maybe learn Italian.", "Maybe I will buy a car."])
+    converse(api, ["I think I might try pottery.", "I guess I will maybe learn Italian.",
+                   "I think I might adopt a dog."])
     ids = [str(c.id) for c in Candidate.objects.order_by("created_at")]
     changelist = reverse("admin:memories_candidate_changelist")
     reviewer.post(changelist, {"action": "approve_selected", "_selected_action": ids[:2]})

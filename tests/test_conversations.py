@@ -148,9 +148,11 @@ def test_each_participant_gets_their_own_memories(api):
         {"role": "user", "name": "Mallory", "content": "I prefer red wine."},
         {"role": "assistant", "content": "Noted!"},
     ], user_id="alice-id", group_id="trip", participants={"Alice": "alice-id", "Bob": "bob-id"})
-    assert _current_texts("alice-id") == ["Alice loves sailing"]
-    assert _current_texts("bob-id") == ["Bob is allergic to shellfish"]
+    # A group conversation also keeps the group's profile: who takes part (see test_read_path).
+    assert _current_texts("alice-id") == ["Alice is a member of the group", "Alice loves sailing"]
+    assert _current_texts("bob-id") == ["Bob is a member of the group", "Bob is allergic to shellfish"]
     assert not MemoryItem.objects.filter(text__contains="wine").exists()  # not a participant
+    assert not MemoryItem.objects.filter(text__contains="Mallory").exists()
     assert set(MemoryItem.objects.values_list("group_id", flat=True)) == {"trip"}
     assert {op["user_id"] for op in job["operations"]} == {"alice-id", "bob-id"}
 

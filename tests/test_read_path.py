@@ -396,10 +396,26 @@ def test_working_memory_in_the_context_keeps_to_the_scope_and_agent_erasure_clea
     shown = [line["text"] for section in mine["sections"].values() for line in section]
     assert mine["status"]["working_memory"] == "used"
     assert any("cat" in t for t in shown) and not any("kayak" in t for t in shown)
-    from memories.context import ContextRequest, _working_items
+    from memories.context import ContextRequest, _working_memories
 
-    fresh, _ = _working_items(tenant_a, ContextRequest(query="x", user_id="alice", agent_id="vet"), set(), 1, 5)
-    assert [r.memory.agent_id for r in fresh] == ["vet"]  # the shop agent's fresh item is out of scope
+    fresh, _ = _working_memories(tenant_a, ContextRequest(query="x", user_id="alice", agent_id="vet"), 5)
+    assert [m.agent_id for m in fresh] == ["vet"]  # the shop agent's fresh item is out of scope
     assert api.delete("users/alice/memories?agent_id=shop").json()["counts"]["working_memory"] == 1
     left = [entry["text"] for entry in working_memory_recent(tenant_a.id, "alice")]
     assert left and not any("kayak" in t for t in left)
+
+
+def test_the_fast_memory_body_is_what_drf_renders(api, tenant_a):
+    from rest_framework import serializers as drf
+
+    from memories.api.serializers import MemorySerializer
+
+    first = api.remember("alice", "Alice likes tea.", tags=["drink"], data={"k": [1, 2]}, agent_id="a",
+                         ttl_seconds=60)
+    second = api.remember("alice", "Alice likes green tea.")
+    api.post("memories/merge", {"ids": [first["id"], second["id"]]})
+    for memory in MemoryItem.objects.filter(user_id="alice"):
+        fast = MemorySerializer(memory).data
+        slow = drf.ModelSerializer.to_representation(MemorySerializer(memory), memory)
+        assert dict(fast) == dict(slow)
+        assert "data" not in MemorySerializer(memory, context={"include_data": False}).data

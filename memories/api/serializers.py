@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -262,6 +262,12 @@ class MemorySearchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
         return attrs
 
 
+def _iso_utc(value: datetime) -> str:
+    """DRF's ISO 8601 form: in the current time zone, "+00:00" written "Z"."""
+    text = timezone.localtime(value).isoformat() if timezone.is_aware(value) else value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
 class MemorySerializer(serializers.ModelSerializer):
     """A memory. Lists, searches and context leave `data` out unless the
     request asks for it (`?include=data`): answers stay small."""
@@ -269,9 +275,23 @@ class MemorySerializer(serializers.ModelSerializer):
     superseded_by = serializers.UUIDField(source="superseded_by_id", read_only=True, allow_null=True)
 
     def to_representation(self, instance):
-        body = super().to_representation(instance)
-        if not self.context.get("include_data", True):
-            body.pop("data", None)
+        """The same body DRF's fields would render (tests/test_read_path.py compares them), built
+        directly: rendering field by field cost 0.6 ms a memory, a third of a context answer's time."""
+        body = {}
+        for name in self.Meta.fields:
+            if name == "data" and not self.context.get("include_data", True):
+                continue
+            value = getattr(instance, "superseded_by_id" if name == "superseded_by" else name)
+            if value is None or isinstance(value, (str, int, float, bool, dict)):
+                body[name] = value
+            elif isinstance(value, datetime):
+                body[name] = _iso_utc(value)
+            elif isinstance(value, uuid.UUID):
+                body[name] = str(value)
+            elif isinstance(value, list):
+                body[name] = list(value)
+            else:
+                body[name] = super().to_representation(instance)[name]
         return body
 
     class Meta:
