@@ -78,8 +78,9 @@ def context_bodies(rng: random.Random, users: int) -> list[tuple[str, dict]]:
     def user() -> int:
         return rng.randrange(users)
 
-    one, two, three, four = user(), user(), user(), user()
-    return [("user", {"user_id": f"user-{one}", "query": query_text(rng)}),
+    one, two, three, four, five = user(), user(), user(), user(), user()
+    return [("search (POST /memories/search, for scale)", {"user_id": f"user-{five}", "query": query_text(rng)}),
+            ("user", {"user_id": f"user-{one}", "query": query_text(rng)}),
             ("user + agent", {"user_id": f"user-{two}", "query": query_text(rng), "agent_id": "planner"}),
             ("user + group (a group turn)", {"user_id": f"user-{three}", "query": query_text(rng),
                                              "group_id": f"team-{three % GROUPS}"}),
@@ -92,8 +93,9 @@ def http_contexts(port: int, key: str, rounds: list[list[tuple[str, dict]]]) -> 
     samples: dict[str, list[float]] = {}
     for index, variants in enumerate(rounds):
         for name, body in variants:
+            path = "/api/v1/memories/search" if name.startswith("search") else "/api/v1/context"
             started = time.perf_counter()
-            conn.request("POST", "/api/v1/context", body=json.dumps(body), headers=headers)
+            conn.request("POST", path, body=json.dumps(body), headers=headers)
             response = conn.getresponse()
             payload = response.read()
             elapsed = (time.perf_counter() - started) * 1000
@@ -102,6 +104,32 @@ def http_contexts(port: int, key: str, rounds: list[list[tuple[str, dict]]]) -> 
             if index >= 10:  # warm-up
                 samples.setdefault(name, []).append(elapsed)
     return samples
+
+
+def query_embedding(embedder, rng: random.Random, count: int) -> dict[str, float]:
+    """The floor under every row: one query vector from the model, in this run."""
+    samples = []
+    for index in range(count):
+        text = query_text(rng)
+        started = time.perf_counter()
+        embedder.embed_query(text)
+        if index >= 10:
+            samples.append((time.perf_counter() - started) * 1000)
+    return percentiles(samples)
+
+
+def context_service(tenant, users: int, rng: random.Random, count: int) -> dict[str, float]:
+    """build_context itself, without HTTP: what the service adds to a search."""
+    from memories.context import ContextRequest, build_context
+
+    samples = []
+    for index in range(count):
+        request = ContextRequest(query=query_text(rng), user_id=f"user-{rng.randrange(users)}", agent_id="planner")
+        started = time.perf_counter()
+        build_context(tenant=tenant, request=request)
+        if index >= 10:
+            samples.append((time.perf_counter() - started) * 1000)
+    return percentiles(samples)
 
 
 def scoped_searches(tenant, users: int, rng: random.Random, count: int, embedder) -> dict[str, list[float]]:
@@ -151,6 +179,9 @@ def main() -> None:
     rng = random.Random(5)
     search_samples = scoped_searches(tenant, args.users, rng, args.queries, embedder)
     search_rows = [{"scope": name, **percentiles(values)} for name, values in search_samples.items()]
+    search_rows.append({"scope": "(the query embedding alone)", **query_embedding(embedder, rng, args.queries)})
+    search_rows.append({"scope": "(build_context, user + agent, no HTTP)",
+                        **context_service(tenant, args.users, rng, args.queries)})
 
     key = api_key_create(tenant_name=tenant.name, name="bench-context").raw_key
     rounds = [context_bodies(rng, args.users) for _ in range(args.queries)]

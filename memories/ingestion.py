@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memories.dedupe import DELETE, INVALIDATE, NOOP, UPDATE, Neighbour, Proposal, decide
-from memories.embedding import Embedder, get_embedder
+from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.erasure import erased_since
 from memories.errors import InvalidOperation, TooBusy, get_or_not_found
 from memories.extraction import (
@@ -49,6 +49,7 @@ from memories.text import content_hash
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
 from memories.writing import (
     MemorySpec,
+    WriteResult,
     current_memories,
     memory_create,
     memory_invalidate,
@@ -354,3 +355,31 @@ def job_failure_reason(exc: Exception) -> str:
     if isinstance(exc, ExtractionError):
         return f"extraction failed: {exc}"
     return f"{type(exc).__name__}: {exc}"
+
+
+def memory_save_inferred(*, tenant: Tenant, spec: MemorySpec, actor: str) -> WriteResult:
+    """`POST /memories` with `infer: true`: the conversation path's decision (dedupe.decide) against
+    the user's near-duplicates, applied through the writer: NOOP, UPDATE (supersede), INVALIDATE + ADD, ADD."""
+    embedder = get_embedder()
+    try:
+        vector = embedder.embed_query(spec.text)
+    except Exception as exc:
+        raise EmbeddingError(f"infer needs the query embedding: {exc}") from exc
+    key, value = str(spec.data.get("key", "")), str(spec.data.get("value", ""))
+    with transaction.atomic():
+        user_write_lock(tenant.id, spec.user_id)
+        neighbours, rows = gather_neighbours(tenant, spec.user_id, vector, embedder, key=key, text=spec.text)
+        decision = decide(Proposal(text=spec.text, key=key, value=value), neighbours,
+                          near_duplicate=settings.MEMORY_NEAR_DUPLICATE)
+        target = rows.get(decision.target) if decision.target else None
+        if decision.operation == NOOP and target is not None:
+            return WriteResult("NOOP", target, reason=decision.reason)
+        if decision.operation == UPDATE and target is not None:
+            memory = memory_supersede(tenant=tenant, memory_id=target.id, new_text=spec.text, actor=actor,
+                                      reason=decision.reason)
+            return WriteResult("UPDATE", memory, reason=decision.reason)
+        if decision.operation == INVALIDATE and target is not None:
+            memory_invalidate(tenant=tenant, memory_id=target.id, invalid_at=spec.valid_at or timezone.now(),
+                              actor=actor, reason=f"contradicted by: {spec.text}")
+        result = memory_create(tenant=tenant, spec=spec, actor=actor)
+        return WriteResult(result.operation, result.memory, reason=decision.reason)

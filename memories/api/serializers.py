@@ -158,6 +158,9 @@ class MemoryCreateSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
                                       help_text="when it stops being recalled (default: MEMORY_TTL_DAYS_BY_TYPE)")
     ttl_seconds = StrictIntegerField(required=False, min_value=1, max_value=100 * 365 * 86400,
                                      help_text="the same as expires_at, counted from now")
+    infer = serializers.BooleanField(required=False, default=False,
+                                     help_text="decide against the user's near-duplicates as conversations do "
+                                               "(NOOP, UPDATE, INVALIDATE + ADD, ADD); default: stored verbatim")
 
     def validate(self, attrs):
         ttl = attrs.pop("ttl_seconds", None)
@@ -177,14 +180,19 @@ class MemoryCreateSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
         return value
 
     def to_spec(self) -> MemorySpec:
-        return MemorySpec(**self.validated_data)
+        return MemorySpec(**{k: v for k, v in self.validated_data.items() if k != "infer"})
 
 
 class MemoryBatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     memories = MemoryCreateSerializer(many=True, allow_empty=False, max_length=settings.MEMORY_BATCH_MAX)  # type: ignore[call-arg]
 
+    def validate_memories(self, value: list) -> list:
+        if any(m.get("infer") for m in value):
+            raise serializers.ValidationError("infer is for single saves (POST /memories); a batch is stored verbatim.")
+        return value
+
     def to_specs(self) -> list[MemorySpec]:
-        return [MemorySpec(**m) for m in self.validated_data["memories"]]
+        return [MemorySpec(**{k: v for k, v in m.items() if k != "infer"}) for m in self.validated_data["memories"]]
 
 
 class MemoryMergeSerializer(RejectUnknownFieldsMixin, serializers.Serializer):

@@ -93,7 +93,12 @@ class MemoryListCreateView(generics.ListAPIView):
     def post(self, request):
         serializer = MemoryCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        result = writing.memory_create(tenant=request.user.tenant, spec=serializer.to_spec(), actor=request.user.actor)
+        if serializer.validated_data.get("infer"):
+            result = ingestion.memory_save_inferred(tenant=request.user.tenant, spec=serializer.to_spec(),
+                                                    actor=request.user.actor)
+        else:
+            result = writing.memory_create(tenant=request.user.tenant, spec=serializer.to_spec(),
+                                           actor=request.user.actor)
         return Response(_write_result(result), status=status.HTTP_201_CREATED)
 
 
