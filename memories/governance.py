@@ -61,6 +61,23 @@ DETECTORS = {
 }
 
 
+_REDACTORS = {
+    "email": lambda text: _EMAIL.sub("[email withheld]", text),
+    "phone": lambda text: _PHONE.sub("[phone withheld]", text),
+    "card": lambda text: _CARD.sub(lambda m: "[card withheld]" if _luhn_ok(m.group(0)) else m.group(0), text),
+    "national_id": lambda text: _NATIONAL_ID.sub("[id withheld]", text),
+}
+
+
+def redact_sensitive(text: str) -> str:
+    """The text with what the enabled detectors find replaced by a marker: kept words
+    that never pass the review gate (an episode's raw turns) must not carry it."""
+    for kind in ("national_id", "card", "email", "phone"):
+        if kind in settings.SENSITIVE_DETECTORS:
+            text = _REDACTORS[kind](text)
+    return text
+
+
 def sensitive_kinds(text: str) -> list[str]:
     """Which configured detectors fire on the text (e-mail, phone, card, national ID)."""
     return [name for name in settings.SENSITIVE_DETECTORS if name in DETECTORS and DETECTORS[name](text)]

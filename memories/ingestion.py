@@ -29,10 +29,11 @@ from memories.extraction import (
     ExistingMemory,
     ExtractionError,
     Message,
+    RulesExtractor,
     get_extractor,
     group_profile_candidates,
 )
-from memories.governance import review_hold, was_approved_by_operator
+from memories.governance import redact_sensitive, review_hold, was_approved_by_operator
 from memories.models import (
     ApiKey,
     Candidate,
@@ -51,6 +52,7 @@ from memories.writing import (
     MemorySpec,
     WriteResult,
     current_memories,
+    episode_append,
     memory_create,
     memory_invalidate,
     memory_set_status,
@@ -117,6 +119,7 @@ class JobOutcome:
     counts: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     added: list[MemoryItem] = field(default_factory=list)
+    episodes: list[str] = field(default_factory=list)
 
     def record(self, operation: str, *, user_id: str, text: str, reason: str = "", memory_id=None,
                candidate_id=None) -> None:
@@ -198,6 +201,8 @@ def conversation_job_run(job_id: str) -> ConversationJob:
                                       "(CONVERSATION_JOB_TIME_LIMIT); send the conversation in smaller parts",
                                       retryable=False)
             _apply_candidate(job, candidate, speakers[candidate.subject], embedder, outcome, fresh, now)
+        if settings.CONVERSATION_EPISODES:
+            _record_episodes(job, messages, speakers, erased, outcome)
         job.status = JobStatus.DONE
         job.extractor = extractor.name
         job.operations, job.counts, job.warnings = outcome.operations, outcome.counts, outcome.warnings
@@ -216,6 +221,32 @@ def conversation_job_run(job_id: str) -> ConversationJob:
         enqueue("reflection.tasks.reflect_if_important", job.tenant.id, sorted({m.user_id for m in outcome.added}),
                 on_commit=False)
     return job
+
+
+def _record_episodes(job: ConversationJob, messages: list[Message], speakers: dict[str, str], erased: set[str],
+                     outcome: JobOutcome) -> None:
+    """Each speaker's original turns of the session, kept as an episode of that speaker
+    (assistant turns go to the job's user): searchable beside the facts, erased with the speaker."""
+    by_user: dict[str, list[dict]] = {}
+    for message in messages:
+        if message.role == "user":
+            name = RulesExtractor._subject(message, speakers)
+            if name is None:
+                continue
+            owner, speaker = speakers[name], name
+        else:
+            owner, speaker = job.user_id, message.name or message.role
+        if owner in erased or not message.content.strip():
+            continue
+        by_user.setdefault(owner, []).append({
+            "speaker": speaker, "text": redact_sensitive(message.content), "index": message.index,
+            "job_id": str(job.id),
+            "at": (message.created_at or job.created_at).isoformat()})
+    for user_id, turns in sorted(by_user.items()):
+        for episode in episode_append(tenant=job.tenant, user_id=user_id, session_id=job.session_id, turns=turns,
+                                      actor=ACTOR, job_id=str(job.id), agent_id=job.agent_id,
+                                      group_id=job.group_id, max_chars=settings.EPISODE_MAX_CHARS):
+            outcome.episodes.append(str(episode.id))
 
 
 def _unpush_erased(pushed: list[MemoryItem]) -> None:

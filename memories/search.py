@@ -30,6 +30,7 @@ from memories import vocabulary
 from memories.embedding import Embedder, EmbeddingError, embed_query, get_embedder
 from memories.models import MemoryItem, MemoryStatus, Tenant
 from memories.text import query_tokens, tsquery_from_tokens
+from memories.writing import EPISODE_TAG
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +75,7 @@ class CandidateRow(NamedTuple):
     importance: float | None
     moment: float  # valid_at (else created_at) in epoch seconds
     arousal: str | None
+    episode: bool = False  # a session's original turns (writing.episode_append), ranked below facts
 
 
 @dataclass
@@ -198,14 +200,14 @@ def cached_vector_plan(tenant: Tenant, user_id: str | None, model: str) -> str:
 # Columns the scorer needs, read in the same query as the candidates.
 # The moment as epoch seconds: parsing two timestamps per candidate cost 2.4 ms a search.
 _SCORE_COLUMNS = ("m.memory_type, m.importance, extract(epoch FROM coalesce(m.valid_at, m.created_at))::float8, "
-                  "m.data #>> '{emotion,arousal}'")
+                  f"m.data #>> '{{emotion,arousal}}', '{EPISODE_TAG}' = ANY(m.tags)")
 
 
 def _candidate_rows(rows) -> list[CandidateRow]:
-    return [CandidateRow(str(r[0]), float(r[1]), *r[2:6]) for r in rows]
+    return [CandidateRow(str(r[0]), float(r[1]), *r[2:7]) for r in rows]
 
 
-SCANNED_COLUMN = 6  # the exact plan's extra column: how many vectors it scanned
+SCANNED_COLUMN = 7  # the exact plan's extra column: how many vectors it scanned
 
 
 def _exact_semantic_sql(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, pool: int,
@@ -461,11 +463,13 @@ def _query_vector(query: SearchQuery, embedder: Embedder, plan: SearchPlan,
 
 def score_candidate(row: CandidateRow, fusion: float, best: float, now_seconds: float,
                     stage: str | None) -> tuple[float, dict]:
-    """The one scorer (search and context): fusion x (1 + recency + importance + stage boost)."""
+    """The one scorer (search and context): fusion x (1 + recency + importance + stage boost),
+    times SEARCH_EPISODE_WEIGHT for an episode: a fact outranks the episode it came from."""
     recency = recency_seconds_bonus(now_seconds - row.moment, row.arousal)
     importance = IMPORTANCE_WEIGHT * (row.importance if row.importance is not None else 0.5)
     stage_boost = STAGE_BOOST.get(stage or "", 0.0)
-    return fusion * (1.0 + recency + importance + stage_boost), {
+    weight = settings.SEARCH_EPISODE_WEIGHT if row.episode else 1.0
+    return weight * fusion * (1.0 + recency + importance + stage_boost), {
         "relevance": relevance(fusion, best), "fusion": fusion, "recency": recency, "importance": importance,
         "stage": stage_boost}
 

@@ -480,6 +480,80 @@ def _retext_trait_locked(memory: MemoryItem, text: str, *, actor: str, reason: s
     return memory
 
 
+EPISODE_TAG = "episode"  # an episode memory: a session's original turns (seed 002's MemUnit)
+
+
+def episode_lines(turns: Sequence[dict]) -> str:
+    """One line per turn: "[2023-05-08 13:56] Caroline: I went to a support group yesterday"."""
+    return "\n".join(f"[{t.get('at', '')[:16].replace('T', ' ')}] {t['speaker']}: {' '.join(t['text'].split())}"
+                      for t in turns)
+
+
+def _episode_groups(turns: Sequence[dict], room: int, max_chars: int) -> list[list[dict]]:
+    """Split turns into groups whose lines fit: the first into `room` (what the current
+    episode has left), the others into max_chars each; a turn is never split."""
+    groups: list[list[dict]] = [[]]
+    left = room
+    for turn in turns:
+        size = len(episode_lines([turn])) + 1
+        if size > left and (groups[-1] or left < max_chars):  # a fresh part takes even an oversized turn
+            groups.append([])
+            left = max_chars
+        groups[-1].append(turn)
+        left -= size
+    return groups
+
+
+def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequence[dict], actor: str,
+                   job_id: str = "", agent_id: str = "", group_id: str = "", max_chars: int = 2000
+                   ) -> list[MemoryItem]:
+    """Keep a speaker's original turns of a session as episodic memories (seed 002's MemUnit):
+    appended to the session's current episode (text, full text, data.turns; a history UPDATE
+    with the added lines; re-embedded) while it stays under max_chars, then in new parts.
+    Call under the user's write lock (ingestion holds it)."""
+    from django.conf import settings
+
+    longest = settings.MEMORY_MAX_TEXT_CHARS - 200  # a title and one very long turn still fit a memory
+    turns = [{**t, "text": t["text"][:longest]} for t in turns]
+    episode = (MemoryItem.objects.select_for_update()
+               .filter(vocabulary.is_current(), tenant=tenant, user_id=user_id, session_id=session_id,
+                       memory_type=MemoryType.EPISODIC, tags__contains=[EPISODE_TAG])
+               .order_by("-created_at").first())
+    room = max_chars - len(episode.text) if episode is not None else 0
+    touched: list[MemoryItem] = []
+    for index, group in enumerate(_episode_groups(turns, room, max_chars)):
+        if not group:
+            continue
+        lines = episode_lines(group)
+        indices = [int(t["index"]) for t in group if "index" in t]
+        if index == 0 and episode is not None:
+            episode.text = f"{episode.text}\n{lines}"
+            episode.content_hash = content_hash(episode.text)
+            episode.data = {**episode.data, "turns": [*episode.data.get("turns", []), *group]}
+            episode.version += 1
+            episode.updated_at = timezone.now()
+            episode.embedding_state = EmbeddingState.PENDING
+            episode.save(update_fields=["text", "content_hash", "data", "version", "updated_at", "embedding_state"])
+            MemoryItem.objects.filter(id=episode.id).update(search_vector=search_document(episode.text))
+            MemorySource.objects.create(item=episode, session_id=session_id, message_indices=indices, job_id=job_id)
+            _history(episode, HistoryEvent.UPDATE, actor=actor, new_text=lines, job_id=job_id,
+                     reason=f"episode grew by {len(group)} turn(s)").save()
+            _enqueue_embedding([episode.id])
+            touched.append(episode)
+            continue
+        part = 1 + MemoryItem.objects.filter(tenant=tenant, user_id=user_id, session_id=session_id,
+                                             tags__contains=[EPISODE_TAG], expired_at__isnull=True).count()
+        day = str(group[0].get("at", ""))[:10]
+        title = f"Conversation {session_id}" + (f", {day}" if day else "") + (f" (part {part})" if part > 1 else "")
+        spec = MemorySpec(user_id=user_id, text=f"{title}\n{lines}", memory_type=MemoryType.EPISODIC,
+                          importance=0.3, confidence=1.0, tags=[EPISODE_TAG],
+                          data={"session_id": session_id, "part": part, "turns": list(group)}, agent_id=agent_id,
+                          session_id=session_id, group_id=group_id, source_session_id=session_id,
+                          source_message_indices=indices)
+        touched.append(_create_batch(tenant, [spec], actor, job_id, True)[0].memory)
+    return touched
+
+
 def memory_supersede(
     *,
     tenant: Tenant,

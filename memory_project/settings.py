@@ -292,6 +292,7 @@ SEARCH_KEYWORD_RANKING = env_str("SEARCH_KEYWORD_RANKING", "bm25")
 if SEARCH_KEYWORD_RANKING not in ("bm25", "ts_rank"):
     raise ValueError(f"SEARCH_KEYWORD_RANKING must be bm25 or ts_rank, got {SEARCH_KEYWORD_RANKING!r}")
 SEARCH_SEMANTIC_WEIGHT = env_float("SEARCH_SEMANTIC_WEIGHT", 0.25)
+SEARCH_EPISODE_WEIGHT = env_float("SEARCH_EPISODE_WEIGHT", 0.7)  # episodes' score factor: facts rank above them
 
 # --- Embeddings: local (bundled MiniLM), openai (compatible endpoint), hash (tests).
 EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")
@@ -322,6 +323,9 @@ MEMORY_NEAR_DUPLICATE = env_float("MEMORY_NEAR_DUPLICATE", 0.95)  # cosine at or
 SENSITIVE_DETECTORS = [d for d in env_str("SENSITIVE_DETECTORS", "email,phone,card,national_id").split(",") if d]
 WORKING_MEMORY_SIZE = env_int("WORKING_MEMORY_SIZE", 50)
 WORKING_MEMORY_TTL = env_int("WORKING_MEMORY_TTL", 24 * 3600)
+# Each speaker's original turns of a session are kept as episodic memories (seed 002's MemUnit).
+CONVERSATION_EPISODES = env_bool("CONVERSATION_EPISODES", True)
+EPISODE_MAX_CHARS = env_int("EPISODE_MAX_CHARS", 2000)  # an episode starts a new part past this
 # Long-term memories expire only when asked: per save (expires_at, ttl_seconds) or per type here.
 MEMORY_TTL_DAYS_BY_TYPE = env_days_by_type("MEMORY_TTL_DAYS_BY_TYPE")
 EXPIRY_BATCH = env_int("EXPIRY_BATCH", 500)  # memories the beat job archives per run

@@ -28,6 +28,7 @@ from memories.extraction import ExtractionError, is_about_someone_else, load_pro
 from memories.models import MemoryItem, MemoryType, MemoryVector, Tenant
 from memories.queue import enqueue
 from memories.text import has_han, query_tokens
+from memories.writing import EPISODE_TAG
 from reflection.models import CycleStatus, CycleTrigger, ReflectionCycle
 from traits import services
 from traits.models import EvidenceKind, Trait, TraitStage
@@ -317,7 +318,8 @@ def memories_since_watermark(tenant: Tenant, user_id: str):
     """The current, active, non-trait memories a user's next cycle would scan."""
     watermark = last_watermark(tenant, user_id)
     queryset = MemoryItem.objects.filter(vocabulary.is_searchable(timezone.now()), tenant=tenant,
-                                         user_id=user_id).exclude(memory_type=MemoryType.TRAIT)
+                                         user_id=user_id).exclude(memory_type=MemoryType.TRAIT).exclude(
+        tags__contains=[EPISODE_TAG])  # raw turns are evidence for facts, not facts themselves
     return queryset.filter(created_at__gt=watermark) if watermark else queryset
 
 
