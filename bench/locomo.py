@@ -12,6 +12,7 @@ and exact dense cosine on the same data and embedder.
 
     make bench-quality                      # the dev split (3 conversations, 383 questions)
     make bench-quality BENCH_ARGS=--quick   # one conversation (the smoke test in `make test`)
+    make bench-quality BENCH_ARGS=--through-ingestion   # the turns through POST /conversations instead
 """
 
 from __future__ import annotations
@@ -134,6 +135,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--quick", action="store_true", help="one conversation (smoke test)")
     parser.add_argument("--provider", default="local", help="embedder for the run: local (default) or hash")
+    parser.add_argument("--through-ingestion", action="store_true",
+                        help="send every turn through POST /conversations and ask the questions of what it kept "
+                             "(facts, episodes, both) beside the raw turns (bench/locomo_ingested.py)")
     parser.add_argument("--sweep", action="store_true",
                         help="also score fusion settings per conversation, to choose on some and check on others")
     args = parser.parse_args()
@@ -154,6 +158,11 @@ def main() -> None:
     samples = json.loads(args.data.read_text())
     if args.quick:
         samples = samples[:1]
+    if args.through_ingestion:
+        from locomo_ingested import run
+
+        run(samples)
+        return
     embedder = get_embedder()
     tenant = Tenant.objects.create(name=f"locomo-{uuid.uuid4().hex[:8]}")
     methods = {name: Scores() for name in ("BM25 (rank-bm25)", "dense exact cosine",

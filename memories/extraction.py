@@ -259,6 +259,10 @@ _HARD_DROP = re.compile(r"^(if|imagine|suppose|pretend|let's say|what if|in this
                         r"^(please|can you|could you|would you|help me|give me|tell me|show me)\b|"
                         r"^(如果|假如|假设|要是|假装|在这个故事里|请|帮我|麻烦你?|给我)", re.I)
 UNKNOWN_SPEAKER = {"en": "User", "zh": "用户"}
+# Contact details said in the first person are always kept as a profile memory (the review gate then
+# sees them: sensitive data waits for a person).
+_CONTACT_DETAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\w])\+?\d[\d\s().-]{6,}\d|微信号?|wechat", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:my|i|i'm|me|mine)\b|我", re.I)
 # "I think I might ..." -> "I might ...": the hedge lowers confidence, it is not part of the memory.
 _HEDGE_PREFIX = re.compile(r"^(?:i think|i guess|maybe|perhaps|probably),?\s+(?=I\b)", re.I)
 # Asking to forget: the group is what to forget, said in the first person.
@@ -332,7 +336,7 @@ class RulesExtractor:
             return [candidate for _, candidate in ruled]
         # A slot rule's match stands unless the classifier is sure it is not a durable statement.
         out = [candidate for (_, candidate), (p, _) in zip(ruled, verdicts, strict=False)
-               if p >= RULE_VETO or candidate.forget]
+               if p >= RULE_VETO or candidate.forget or "contact" in candidate.tags]
         threshold = durable_threshold()
         for sentence, (probability, memory_type) in zip(undecided, verdicts[len(ruled):], strict=True):
             if probability >= threshold:
@@ -397,6 +401,10 @@ class RulesExtractor:
 
     def _sentence(self, sentence: str, subject: str, moment: datetime) -> CandidateMemory | None:
         chinese = has_han(sentence)
+        if _CONTACT_DETAIL.search(sentence) and _FIRST_PERSON.search(sentence):
+            text, tags = self._rewrite(sentence, subject)
+            return CandidateMemory(subject=subject, text=text, memory_type=MemoryType.PROFILE, importance=0.8,
+                                   confidence=0.8, tags=["contact", *tags], valid_at=moment)
         for rule in _ZH_RULES if chinese else _EN_RULES:
             match = rule.pattern.search(sentence)
             if not match:
