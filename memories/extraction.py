@@ -572,7 +572,7 @@ def parse_llm_reply(content: str | None, *, speakers: dict[str, str], message_co
             tags=tags, valid_at=_parse_datetime(item.get("valid_at")),
             key=str(item.get("key") or "")[:100], value=str(item.get("value") or "")[:500].lower(),
             contradicts=str(contradicts) if contradicts and str(contradicts) in existing_ids else None,
-            source_messages=sources,
+            source_messages=sources, forget=item.get("forget") is True,
         ))
     return candidates, notes
 

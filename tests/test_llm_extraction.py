@@ -121,3 +121,13 @@ def test_the_model_cannot_file_one_participants_memory_under_another(api, llm):
 
     assert texts("alice-id") == ["Alice loves sailing."]
     assert texts("bob-id") == ["Bob is allergic to shellfish."]
+
+
+def test_the_model_can_ask_to_forget_and_the_prompt_carries_the_rules(api, llm):
+    api.remember("alice", "Alice smokes.")
+    llm.script(CHAT, memories_reply(item("Alice smokes.", forget=True)))
+    job = converse(api, [{"role": "user", "name": "Alice", "content": "I don't smoke anymore."}])
+    assert [op["operation"] for op in job["operations"]] == ["DELETE"]
+    assert MemoryItem.objects.get(text="Alice smokes.").status == "archived"
+    system = llm.requests[-1][1]["messages"][0]["content"]
+    assert '"forget": true' in system and "用户" in system and "about-other" in system
