@@ -541,6 +541,7 @@ def memory_search(
             "semantic": similarity.get(memory_id), "keyword": keyword_rank.get(memory_id), **parts,
             **({"trait_stage": stage, "trait_confidence": trait_confidence} if stage else {}),
         }))
+    scored = below_their_facts(scored, {i for i, row in facts.items() if row.episode})
     scored.sort(key=lambda entry: (-entry[0], entry[1]))
     scored = scored[: query.limit]
     rows = {str(m.id): m for m in memories_by_id([e[1] for e in scored])}
@@ -593,6 +594,44 @@ def active_traits(tenant: Tenant, user_id: str, stages: tuple[str, ...], order: 
             ORDER BY coalesce(array_position(%s::text[], t.subtype::text), 99), t.decayed_confidence DESC, m.id
             LIMIT %s""", [tenant.id, user_id, timezone.now(), list(stages), min_confidence, list(order), limit])
         return [TraitLineRow(str(r[0]), *r[1:]) for r in cursor.fetchall()]
+
+
+def jobs_of(memory_ids: list[str]) -> dict[str, set[str]]:
+    """The conversation jobs each memory came from (its sources)."""
+    out: dict[str, set[str]] = {}
+    if not memory_ids:
+        return out
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT item_id, job_id FROM memory_sources WHERE item_id = ANY(%s::uuid[]) AND job_id <> ''",
+                       [memory_ids])
+        for item_id, job_id in cursor.fetchall():
+            out.setdefault(str(item_id), set()).add(job_id)
+    return out
+
+
+def demote_episodes(scored: list[tuple[float, str, dict]], episodes: set[str],
+                    jobs: dict[str, set[str]]) -> list[tuple[float, str, dict]]:
+    """Pure rule: an episode scores just below every fact found with it that came from one of
+    its turns (a fact outranks the episode that holds it); other episodes keep their score."""
+    fact_scores = [(score, jobs.get(memory_id, set())) for score, memory_id, _ in scored if memory_id not in episodes]
+    out = []
+    for score, memory_id, parts in scored:
+        if memory_id in episodes:
+            mine = jobs.get(memory_id, set())
+            ceiling = min((fact for fact, fact_jobs in fact_scores if fact_jobs & mine), default=None)
+            if ceiling is not None and score >= ceiling:
+                parts = {**parts, "below_fact": True}
+                score = ceiling * 0.999
+        out.append((score, memory_id, parts))
+    return out
+
+
+def below_their_facts(scored: list[tuple[float, str, dict]], episodes: set[str]) -> list[tuple[float, str, dict]]:
+    """demote_episodes with the sources read from the database, when both kinds were found."""
+    found = {memory_id for _, memory_id, _ in scored}
+    if not found & episodes or not found - episodes:
+        return scored
+    return demote_episodes(scored, episodes, jobs_of(sorted(found)))
 
 
 def memories_by_id(ids: list[str]) -> list[MemoryItem]:

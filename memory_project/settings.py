@@ -292,7 +292,8 @@ SEARCH_KEYWORD_RANKING = env_str("SEARCH_KEYWORD_RANKING", "bm25")
 if SEARCH_KEYWORD_RANKING not in ("bm25", "ts_rank"):
     raise ValueError(f"SEARCH_KEYWORD_RANKING must be bm25 or ts_rank, got {SEARCH_KEYWORD_RANKING!r}")
 SEARCH_SEMANTIC_WEIGHT = env_float("SEARCH_SEMANTIC_WEIGHT", 0.25)
-SEARCH_EPISODE_WEIGHT = env_float("SEARCH_EPISODE_WEIGHT", 0.7)  # episodes' score factor: facts rank above them
+# Episodes' score factor; apart from it, an episode always ranks below the facts that came from its turns.
+SEARCH_EPISODE_WEIGHT = env_float("SEARCH_EPISODE_WEIGHT", 1.0)
 
 # --- Embeddings: local (bundled MiniLM), openai (compatible endpoint), hash (tests).
 EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")

@@ -76,3 +76,17 @@ def test_episodes_feed_no_traits_and_go_with_their_agent(api, tenant_a):
     assert _episodes() and not any(EPISODE_TAG in m.tags for m in memories_since_watermark(tenant_a, "alice"))
     api.delete("users/alice/memories?agent_id=dj")
     assert _episodes() == []
+
+
+@pytest.mark.parametrize("scored, jobs, expected_order", [
+    # (score, id) pairs; the episode E holds job j1
+    ([(0.9, "E"), (0.5, "F1")], {"E": {"j1"}, "F1": {"j1"}}, ["F1", "E"]),  # its own fact: below it
+    ([(0.9, "E"), (0.5, "F2")], {"E": {"j1"}, "F2": {"j2"}}, ["E", "F2"]),  # another episode's fact: unchanged
+    ([(0.4, "E"), (0.5, "F1")], {"E": {"j1"}, "F1": {"j1"}}, ["F1", "E"]),  # already below
+    ([(0.9, "E"), (0.6, "F1"), (0.3, "F3")], {"E": {"j1", "j3"}, "F1": {"j1"}, "F3": {"j3"}}, ["F1", "F3", "E"]),
+])
+def test_an_episode_ranks_below_the_facts_from_its_turns(scored, jobs, expected_order):
+    from memories.search import demote_episodes
+
+    out = demote_episodes([(score, memory_id, {}) for score, memory_id in scored], {"E"}, jobs)
+    assert [memory_id for _, memory_id, _ in sorted(out, key=lambda e: -e[0])] == expected_order
