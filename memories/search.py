@@ -541,9 +541,8 @@ def memory_search(
             "semantic": similarity.get(memory_id), "keyword": keyword_rank.get(memory_id), **parts,
             **({"trait_stage": stage, "trait_confidence": trait_confidence} if stage else {}),
         }))
-    scored = below_their_facts(scored, {i for i, row in facts.items() if row.episode})
     scored.sort(key=lambda entry: (-entry[0], entry[1]))
-    scored = scored[: query.limit]
+    scored = below_their_facts(scored[: query.limit], {i for i, row in facts.items() if row.episode})
     rows = {str(m.id): m for m in memories_by_id([e[1] for e in scored])}
     return [ScoredMemory(memory=rows[memory_id], score=score, scores=parts)
             for score, memory_id, parts in scored if memory_id in rows]
@@ -611,8 +610,9 @@ def jobs_of(memory_ids: list[str]) -> dict[str, set[str]]:
 
 def demote_episodes(scored: list[tuple[float, str, dict]], episodes: set[str],
                     jobs: dict[str, set[str]]) -> list[tuple[float, str, dict]]:
-    """Pure rule: an episode scores just below every fact found with it that came from one of
-    its turns (a fact outranks the episode that holds it); other episodes keep their score."""
+    """Pure rule over the answer's memories: an episode scores just below every fact in the
+    answer that came from one of its turns (a fact outranks the episode that holds it); other
+    episodes keep their score. Nothing enters or leaves the answer, best first again after."""
     fact_scores = [(score, jobs.get(memory_id, set())) for score, memory_id, _ in scored if memory_id not in episodes]
     out = []
     for score, memory_id, parts in scored:
@@ -623,6 +623,7 @@ def demote_episodes(scored: list[tuple[float, str, dict]], episodes: set[str],
                 parts = {**parts, "below_fact": True}
                 score = ceiling * 0.999
         out.append((score, memory_id, parts))
+    out.sort(key=lambda entry: (-entry[0], entry[1]))
     return out
 
 
