@@ -610,15 +610,16 @@ def jobs_of(memory_ids: list[str]) -> dict[str, set[str]]:
 
 def demote_episodes(scored: list[tuple[float, str, dict]], episodes: set[str],
                     jobs: dict[str, set[str]]) -> list[tuple[float, str, dict]]:
-    """Pure rule over the answer's memories: an episode scores just below every fact in the
-    answer that came from one of its turns (a fact outranks the episode that holds it); other
-    episodes keep their score. Nothing enters or leaves the answer, best first again after."""
+    """Pure rule over the answer's memories: an episode that ranks above the best fact in the
+    answer that came from one of its turns moves just below that fact (the fact that holds the
+    answer outranks the episode that holds the fact); other episodes keep their score. Nothing
+    enters or leaves the answer, best first again after."""
     fact_scores = [(score, jobs.get(memory_id, set())) for score, memory_id, _ in scored if memory_id not in episodes]
     out = []
     for score, memory_id, parts in scored:
         if memory_id in episodes:
             mine = jobs.get(memory_id, set())
-            ceiling = min((fact for fact, fact_jobs in fact_scores if fact_jobs & mine), default=None)
+            ceiling = max((fact for fact, fact_jobs in fact_scores if fact_jobs & mine), default=None)
             if ceiling is not None and score >= ceiling:
                 parts = {**parts, "below_fact": True}
                 score = ceiling * 0.999

@@ -83,7 +83,7 @@ def test_episodes_feed_no_traits_and_go_with_their_agent(api, tenant_a):
     ([(0.9, "E"), (0.5, "F1")], {"E": {"j1"}, "F1": {"j1"}}, ["F1", "E"]),  # its own fact: below it
     ([(0.9, "E"), (0.5, "F2")], {"E": {"j1"}, "F2": {"j2"}}, ["E", "F2"]),  # another episode's fact: unchanged
     ([(0.4, "E"), (0.5, "F1")], {"E": {"j1"}, "F1": {"j1"}}, ["F1", "E"]),  # already below
-    ([(0.9, "E"), (0.6, "F1"), (0.3, "F3")], {"E": {"j1", "j3"}, "F1": {"j1"}, "F3": {"j3"}}, ["F1", "F3", "E"]),
+    ([(0.9, "E"), (0.6, "F1"), (0.3, "F3")], {"E": {"j1", "j3"}, "F1": {"j1"}, "F3": {"j3"}}, ["F1", "E", "F3"]),
 ])
 def test_an_episode_ranks_below_the_facts_from_its_turns(scored, jobs, expected_order):
     from memories.search import demote_episodes
