@@ -626,6 +626,28 @@ class LLMExtractor:
                                                  existing_ids={m.id for m in existing})
         return candidates
 
+    def narrate(self, *, messages: list[Message], now: datetime) -> str:
+        """Seed 002's narrative of an episode: two or three sentences of what happened, who, when."""
+        return _narrate(self._client, self.model, messages, now)
+
+
+def _narrate(client, model: str, messages: list[Message], now: datetime) -> str:
+    import openai
+
+    conversation = "\n".join(f"{(m.created_at or now).date().isoformat()} {m.name or m.role}: {m.content}"
+                             for m in messages)
+    try:
+        response = client.chat.completions.create(
+            model=model, temperature=0,
+            messages=[{"role": "system", "content": load_prompt("episode_system.md")},
+                      {"role": "user", "content": conversation}])
+    except openai.OpenAIError as exc:
+        raise ExtractionError(f"LLM failed: {exc}", retryable=True) from exc
+    text = (response.choices[0].message.content or "").strip() if response.choices else ""
+    if not text:
+        raise ExtractionError("the model returned an empty narrative", retryable=True)
+    return text
+
 
 def get_extractor() -> Extractor:
     provider = settings.EXTRACTION_PROVIDER or ("llm" if settings.LLM_BASE_URL else "rules")

@@ -28,6 +28,7 @@ from memories.extraction import (
     CandidateMemory,
     ExistingMemory,
     ExtractionError,
+    LLMExtractor,
     Message,
     RulesExtractor,
     get_extractor,
@@ -180,6 +181,12 @@ def conversation_job_run(job_id: str) -> ConversationJob:
     if job.group_id:  # a group turn also keeps the group's profile (members, roles, shared facts)
         candidates += group_profile_candidates(messages=messages, speakers=speakers, now=now)
     outcome = JobOutcome(warnings=list(getattr(extractor, "notes", [])))
+    narrative = None
+    if settings.CONVERSATION_EPISODES and isinstance(extractor, LLMExtractor):
+        try:  # seed 002: with an LLM, an episode also gets a short narrative; never required
+            narrative = extractor.narrate(messages=messages, now=now)
+        except ExtractionError as exc:
+            outcome.warnings.append(f"episode narrative skipped: {exc}")
     embedder = get_embedder()
 
     with transaction.atomic():
@@ -202,7 +209,7 @@ def conversation_job_run(job_id: str) -> ConversationJob:
                                       retryable=False)
             _apply_candidate(job, candidate, speakers[candidate.subject], embedder, outcome, fresh, now)
         if settings.CONVERSATION_EPISODES:
-            _record_episodes(job, messages, speakers, erased, outcome)
+            _record_episodes(job, messages, speakers, erased, outcome, narrative)
         job.status = JobStatus.DONE
         job.extractor = extractor.name
         job.operations, job.counts, job.warnings = outcome.operations, outcome.counts, outcome.warnings
@@ -224,7 +231,7 @@ def conversation_job_run(job_id: str) -> ConversationJob:
 
 
 def _record_episodes(job: ConversationJob, messages: list[Message], speakers: dict[str, str], erased: set[str],
-                     outcome: JobOutcome) -> None:
+                     outcome: JobOutcome, narrative: str | None = None) -> None:
     """Each speaker's original turns of the session, kept as an episode of that speaker
     (assistant turns go to the job's user): searchable beside the facts, erased with the speaker."""
     by_user: dict[str, list[dict]] = {}
@@ -245,7 +252,8 @@ def _record_episodes(job: ConversationJob, messages: list[Message], speakers: di
     for user_id, turns in sorted(by_user.items()):
         for episode in episode_append(tenant=job.tenant, user_id=user_id, session_id=job.session_id, turns=turns,
                                       actor=ACTOR, job_id=str(job.id), agent_id=job.agent_id,
-                                      group_id=job.group_id, max_chars=settings.EPISODE_MAX_CHARS):
+                                      group_id=job.group_id, max_chars=settings.EPISODE_MAX_CHARS,
+                                      narrative=narrative):
             outcome.episodes.append(str(episode.id))
 
 

@@ -505,12 +505,13 @@ def _episode_groups(turns: Sequence[dict], room: int, max_chars: int) -> list[li
 
 
 def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequence[dict], actor: str,
-                   job_id: str = "", agent_id: str = "", group_id: str = "", max_chars: int = 2000
-                   ) -> list[MemoryItem]:
+                   job_id: str = "", agent_id: str = "", group_id: str = "", max_chars: int = 2000,
+                   narrative: str | None = None) -> list[MemoryItem]:
     """Keep a speaker's original turns of a session as episodic memories (seed 002's MemUnit):
     appended to the session's current episode (text, full text, data.turns; a history UPDATE
     with the added lines; re-embedded) while it stays under max_chars, then in new parts.
-    Call under the user's write lock (ingestion holds it)."""
+    Call under the user's write lock (ingestion holds it). A narrative (with an LLM) is added
+    to the last episode touched, as a "Summary:" line and in data.narratives."""
     from django.conf import settings
 
     longest = settings.MEMORY_MAX_TEXT_CHARS - 200  # a title and one very long turn still fit a memory
@@ -551,6 +552,16 @@ def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequ
                           session_id=session_id, group_id=group_id, source_session_id=session_id,
                           source_message_indices=indices)
         touched.append(_create_batch(tenant, [spec], actor, job_id, True)[0].memory)
+    summary = f"Summary: {' '.join((narrative or '').split())[:500]}"
+    if narrative and touched and len(touched[-1].text) + len(summary) < settings.MEMORY_MAX_TEXT_CHARS:
+        last = touched[-1]
+        last.text = f"{last.text}\n{summary}"
+        last.content_hash = content_hash(last.text)
+        last.data = {**last.data, "narratives": [*last.data.get("narratives", []), summary[9:]]}
+        last.save(update_fields=["text", "content_hash", "data"])
+        MemoryItem.objects.filter(id=last.id).update(search_vector=search_document(last.text))
+        _history(last, HistoryEvent.UPDATE, actor=actor, new_text=summary, job_id=job_id,
+                 reason="episode narrative").save()
     return touched
 
 

@@ -131,3 +131,18 @@ def test_the_model_can_ask_to_forget_and_the_prompt_carries_the_rules(api, llm):
     assert MemoryItem.objects.get(text="Alice smokes.").status == "archived"
     system = llm.requests[-1][1]["messages"][0]["content"]
     assert '"forget": true' in system and "用户" in system and "about-other" in system
+
+
+def test_with_an_llm_an_episode_gets_a_narrative(api, llm, settings):
+    settings.CONVERSATION_EPISODES = True
+    llm.script(CHAT, memories_reply(item("Alice adopted a beagle called Pixel.")))
+    llm.script(CHAT, chat_reply("Alice told the assistant on 8 May 2023 that she adopted a beagle called Pixel."))
+    job = converse(api, ALICE)
+    episode = MemoryItem.objects.get(tags__contains=["episode"])
+    assert episode.text.endswith("Summary: Alice told the assistant on 8 May 2023 that she adopted a beagle "
+                                 "called Pixel.")
+    assert episode.data["narratives"] and not any("narrative" in w for w in job["warnings"])
+    llm.script(CHAT, memories_reply(item("Alice likes walks.")))
+    llm.script(CHAT, Reply(status=500, body={"error": {"message": "down"}}))
+    later = converse(api, ["I like walks."], session_id="s9")
+    assert later["status"] == "done" and any("narrative skipped" in w for w in later["warnings"])
