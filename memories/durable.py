@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import logging
 import re
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -153,9 +154,19 @@ def fit(x: np.ndarray, keep: np.ndarray, types: list[str], *, l2: float = 0.01, 
                         type_bias=np.array(type_b), threshold=threshold, mean=mean, scale=scale)
 
 
-@lru_cache(maxsize=1)
+_load_lock = threading.Lock()
+
+
 def shipped_model() -> tuple[DurableModel, object] | None:
-    """The shipped classifier and the local model it reads, or None when either is missing."""
+    """The shipped classifier and the local model it reads, or None when either is missing.
+    Loaded once per process: parallel first requests wait for one load instead of each
+    loading the model (seconds apiece, holding their database connections meanwhile)."""
+    with _load_lock:
+        return _load_shipped_model()
+
+
+@lru_cache(maxsize=1)
+def _load_shipped_model() -> tuple[DurableModel, object] | None:
     if not DURABLE_MODEL_PATH.exists():
         logger.warning("no durable-statement classifier at %s: the rules alone decide", DURABLE_MODEL_PATH)
         return None

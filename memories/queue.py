@@ -53,6 +53,20 @@ def _run_in_background(task, args: tuple) -> None:
     _background_pool().submit(run)
 
 
+_discovery_lock = threading.Lock()
+
+
+def _registered(app, task_name: str):
+    """The task by name. Task modules are discovered lazily (at worker start, or here on first
+    use); one thread discovers while the others wait, or parallel first requests of a fresh
+    process see a half-filled registry ("never registered")."""
+    if task_name not in app.tasks:
+        with _discovery_lock:
+            if task_name not in app.tasks:
+                app.loader.import_default_modules()
+    return app.tasks[task_name]
+
+
 def enqueue(task_name: str, *args, on_commit: bool = True, swallow_broker_errors: bool = False,
             background: bool = False) -> None:
     """Send `task_name(*args)` (after the surrounding transaction commits, by
@@ -63,12 +77,11 @@ def enqueue(task_name: str, *args, on_commit: bool = True, swallow_broker_errors
         from celery import current_app as app  # the project's app (memory_project/celery.py)
 
         try:
-            if task_name not in app.tasks:  # tasks modules are discovered lazily (worker start, or here)
-                app.loader.import_default_modules()
+            task = _registered(app, task_name)
             if background and app.conf.task_always_eager:
-                _run_in_background(app.tasks[task_name], args)
+                _run_in_background(task, args)
                 return
-            app.tasks[task_name].delay(*args)
+            task.delay(*args)
         except Exception:
             if not swallow_broker_errors:
                 raise
