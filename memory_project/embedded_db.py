@@ -24,6 +24,40 @@ SERVER_SETTINGS = {
 }
 
 
+def _stop_orphaned_initdb(pgdata: Path) -> int:
+    """Kill an initdb (and its postgres steps) still running for this directory: the process that
+    started it was killed, but it carries on, and its next step (`postgres --single -D <pgdata>`)
+    would write into the fresh directory initialised next ("invalid checkpoint record"). Linux /proc."""
+    import signal
+    import time
+
+    target = str(pgdata).encode()
+    killed = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].rsplit(b"/", 1)[-1] in (b"initdb", b"postgres") and any(target in a for a in argv):
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+            except OSError:
+                pass
+    def running(pid: int) -> bool:  # a zombie (state Z) is gone for this purpose
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except (OSError, IndexError):
+            return False
+
+    deadline = time.monotonic() + 10
+    while killed and time.monotonic() < deadline and any(running(pid) for pid in killed):
+        time.sleep(0.05)
+    if killed:
+        logger.warning("embedded postgres: stopped %d process(es) of the interrupted initdb", len(killed))
+    return len(killed)
+
+
 def embedded_database_settings(var_dir: Path, database_name: str) -> dict:
     """Ensure the embedded server runs and the database exists; return Django DB settings."""
     import warnings
@@ -42,6 +76,7 @@ def embedded_database_settings(var_dir: Path, database_name: str) -> dict:
         # directory holds no data yet. Keep it aside (never delete) and initialise afresh.
         aside = var_dir / f"pgdata.interrupted-{int(initialising.stat().st_mtime)}"
         logger.warning("embedded postgres: the first start under %s was interrupted; moved it to %s", pgdata, aside)
+        _stop_orphaned_initdb(pgdata)
         try:
             stop_embedded_server(var_dir)
         except Exception:  # a half-made directory may not even hold a readable postmaster.pid
