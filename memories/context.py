@@ -26,11 +26,11 @@ from memories.embedding import embed_query, get_embedder
 from memories.extraction import load_prompt
 from memories.models import MemoryItem, MemoryType, Tenant
 from memories.search import (
-    CandidateRow,
     ScoredMemory,
     SearchPlan,
     SearchQuery,
     active_traits,
+    candidate_row,
     memories_by_id,
     memory_search,
     newest_in_scope,
@@ -223,11 +223,6 @@ def group_profile_lines(tenant: Tenant, group_id: str) -> list[ContextLine]:
             for m in rows]
 
 
-def _arousal(memory: MemoryItem):
-    emotion = memory.data.get("emotion") if isinstance(memory.data, dict) else None
-    return emotion.get("arousal") if isinstance(emotion, dict) else None
-
-
 def _working_memories(tenant: Tenant, request: ContextRequest, limit: int) -> tuple[list[MemoryItem], str]:
     """The freshest working-memory items still searchable in the request's scope
     (a few more than shown: some may be among the search's results)."""
@@ -255,9 +250,7 @@ def _working_items(fresh: list[MemoryItem], known: set[str], rank: int, limit: i
         memory_id = str(memory.id)
         if memory_id in known:
             continue
-        row = CandidateRow(memory_id, 0.0, memory.memory_type, memory.importance,
-                           (memory.valid_at or memory.created_at).timestamp(), _arousal(memory))
-        score, parts = score_candidate(row, fusion, 0.0, now, None)
+        score, parts = score_candidate(candidate_row(memory), fusion, 0.0, now, None)
         out.append(ScoredMemory(memory=memory, score=score,
                                 scores={"semantic": None, "keyword": None, **parts, "working_memory": True}))
         if len(out) >= limit:

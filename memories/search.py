@@ -407,14 +407,13 @@ def recency_seconds_bonus(age_seconds: float, arousal) -> float:
     return RECENCY_WEIGHT * math.exp(-age / (RECENCY_SCALE_SECONDS * (1 + arousal_value * 0.5)))
 
 
-def recency_bonus(memory: MemoryItem, now: datetime) -> float:
+def candidate_row(memory: MemoryItem, rank_value: float = 0.0) -> CandidateRow:
+    """A loaded memory as the scorer's row: the same columns _SCORE_COLUMNS reads in SQL."""
     emotion = memory.data.get("emotion") if isinstance(memory.data, dict) else None
-    arousal = emotion.get("arousal") if isinstance(emotion, dict) else None
-    return recency_seconds_bonus((now - (memory.valid_at or memory.created_at)).total_seconds(), arousal)
-
-
-def importance_bonus(memory: MemoryItem) -> float:
-    return IMPORTANCE_WEIGHT * (memory.importance if memory.importance is not None else 0.5)
+    return CandidateRow(str(memory.id), rank_value, memory.memory_type, memory.importance,
+                        (memory.valid_at or memory.created_at).timestamp(),
+                        emotion.get("arousal") if isinstance(emotion, dict) else None,
+                        EPISODE_TAG in (memory.tags or []))
 
 
 def _trait_stages(ids: list[str]) -> dict[str, tuple[str, float]]:
