@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
+from typing import NamedTuple
 
-from django.db.models import QuerySet
+from django.db.models import Count, Max, Min, QuerySet
 
 from memories import vocabulary
 from memories.errors import get_or_not_found
 from memories.models import ConversationJob, MemoryHistory, MemoryItem, MemorySource, Tenant
+
+
+class UserMemoriesRow(NamedTuple):
+    user_id: str
+    memories: int
+    first_at: datetime
+    last_at: datetime
+
+
+def users_with_memories(*, tenant: Tenant, limit: int) -> list[UserMemoriesRow]:
+    """The tenant's users that have current memories, most recently active first, with counts."""
+    rows = (MemoryItem.objects.filter(tenant=tenant).filter(vocabulary.is_current()).values("user_id")
+            .annotate(memories=Count("id"), first_at=Min("created_at"), last_at=Max("created_at"))
+            .order_by("-last_at")[:limit])
+    return [UserMemoriesRow(r["user_id"], r["memories"], r["first_at"], r["last_at"]) for r in rows]
 
 
 def memory_list(*, tenant: Tenant) -> QuerySet[MemoryItem]:
@@ -28,6 +45,16 @@ def memory_sources(memory_ids: list) -> dict[str, list[dict]]:
 def memory_get(*, tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
     """A tenant's memory; another tenant's id is indistinguishable from a missing one."""
     return get_or_not_found(MemoryItem.objects.filter(tenant=tenant), "memory", id=memory_id)
+
+
+def memory_newest_version(*, tenant: Tenant, memory_id: uuid.UUID | str, max_hops: int = 1000) -> MemoryItem:
+    """The memory a (possibly superseded) id leads to now: Mem0's clients keep one id across edits."""
+    memory = memory_get(tenant=tenant, memory_id=memory_id)
+    for _ in range(max_hops):
+        if memory.superseded_by_id is None:
+            break
+        memory = memory_get(tenant=tenant, memory_id=memory.superseded_by_id)
+    return memory
 
 
 def memory_lineage_ids(memory: MemoryItem) -> list[uuid.UUID]:
@@ -50,6 +77,12 @@ def memory_history(*, tenant: Tenant, memory_id: uuid.UUID | str) -> QuerySet[Me
     return MemoryHistory.objects.filter(tenant=tenant, memory_id__in=memory_lineage_ids(memory)).order_by(
         "created_at", "id"
     )
+
+
+def memory_versions_of_others(*, tenant: Tenant, memory_ids: list) -> set[uuid.UUID]:
+    """Which of these memories are new versions (or merges) of others: their ADD repeats a SUPERSEDE or MERGE."""
+    return set(MemoryItem.objects.filter(tenant=tenant, superseded_by_id__in=memory_ids)
+               .values_list("superseded_by_id", flat=True).distinct())
 
 
 def job_get(*, tenant: Tenant, job_id: uuid.UUID | str) -> ConversationJob:

@@ -10,6 +10,8 @@ urlpatterns = [
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema", authentication_classes=[],
                                                              permission_classes=[]), name="docs"),
     path("api/v1/", include("memory_project.api_urls")),
+    # Mem0's platform routes (/v1/ping/, /v3/memories/, ...): memories/api/mem0.py.
+    path("", include("memories.api.mem0_urls")),
 ]
 
 handler404 = "memory_project.views.not_found"

@@ -33,21 +33,23 @@ class ApiClient:
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
+    schemes: tuple[str, ...] = ("bearer",)  # lower case; the Mem0 routes also take "Token"
 
     def authenticate(self, request):
         header = authentication.get_authorization_header(request).decode("latin-1")
         if not header:
             return None
         scheme, _, raw = header.partition(" ")
-        key = api_key_authenticate(raw.strip()) if scheme.lower() == "bearer" and raw.strip() else None
+        known_scheme = scheme.lower() in self.schemes
+        key = api_key_authenticate(raw.strip()) if known_scheme and raw.strip() else None
         if key is None:
             # A client address that keeps sending bad keys gets 429s instead of answers.
             refused = ratelimit.hit(f"badkey:{request.META.get('REMOTE_ADDR', '')}", ratelimit.bad_key_limit())
             if not refused.allowed:
                 raise exceptions.Throttled(wait=refused.retry_after, detail="Too many bad API keys from this "
                                                                             "address; wait and retry.")
-            if scheme.lower() != "bearer" or not raw.strip():
-                raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <key>'.")
+            if not known_scheme or not raw.strip():
+                raise exceptions.AuthenticationFailed(f"Authorization header must be '{self.keyword} <key>'.")
             raise exceptions.AuthenticationFailed("Invalid, revoked or expired API key.")
         return ApiClient(key.tenant, key), key
 

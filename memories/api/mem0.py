@@ -1,0 +1,547 @@
+"""Mem0 platform API compatibility: the routes and shapes `mem0ai`'s MemoryClient
+(2.2.1) speaks, answered by this service's own writer, extraction and search.
+
+Identity maps one to one, except: `run_id` is this service's `session_id`,
+`metadata` is `data`, and every memory belongs to a user (a request with no
+`user_id` is a 400 naming it). The same API keys, roles and tenancy apply; the
+key comes as `Authorization: Token KEY` (Mem0's scheme) or `Bearer KEY`.
+What Mem0 has and this service does not is a 501 naming the feature
+(docs/mem0.md), never a 500.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from django.core.paginator import EmptyPage, Paginator
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories import erasure, governance, ingestion, selectors, writing
+from memories.access import record_memory_access
+from memories.api.auth import ApiKeyAuthentication
+from memories.api.serializers import ConversationSerializer, MemoryCreateSerializer, path_identifier
+from memories.errors import InvalidOperation
+from memories.identity import normalize_identifier
+from memories.models import MemoryItem
+from memories.search import SearchQuery, memory_search, scope_filter
+from memories.vocabulary import is_searchable
+
+# Filter keys with a meaning here, and what they are called in this service.
+IDENTITY_KEYS = {"user_id": "user_id", "agent_id": "agent_id", "run_id": "session_id"}
+DATE_KEYS = ("created_at", "updated_at")
+DATE_OPERATORS = ("gte", "gt", "lte", "lt")
+DEFAULT_SESSION = "mem0"  # the session of an add() without run_id
+MAX_PAGE_SIZE = 500
+MAX_HISTORY = 1000
+
+
+class Mem0TokenAuthentication(ApiKeyAuthentication):
+    """`Authorization: Token KEY` as Mem0's clients send it (Bearer works too)."""
+
+    keyword = "Token"
+    schemes = ("token", "bearer")
+
+
+class Mem0TokenScheme(OpenApiAuthenticationExtension):
+    target_class = "memories.api.mem0.Mem0TokenAuthentication"
+    name = "Mem0Token"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "apiKey", "in": "header", "name": "Authorization",
+                "description": "`Token <API key>`, as Mem0's clients send it (the same keys as the bearer scheme)"}
+
+
+def _invalid(field: str, message: str) -> serializers.ValidationError:
+    return serializers.ValidationError({field: [message]})
+
+
+def _identifier(value: Any, field: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > 255:
+        raise _invalid(field, f"{field} must be a non-empty string of at most 255 characters")
+    try:
+        return normalize_identifier(value, field=field)
+    except InvalidOperation as exc:
+        raise _invalid(field, str(exc)) from None
+
+
+def _date(value: Any, field: str) -> datetime:
+    parsed = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            parsed = datetime.fromtimestamp(value, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            parsed = None
+    elif isinstance(value, str):
+        try:
+            parsed = parse_datetime(value) or (parse_datetime(value + "T00:00:00") if len(value) == 10 else None)
+        except ValueError:
+            parsed = None
+    if parsed is None:
+        raise _invalid(field, "an ISO 8601 date or time, or a Unix timestamp")
+    return parsed if timezone.is_aware(parsed) else parsed.replace(tzinfo=UTC)
+
+
+def _flatten(filters: Any, field: str = "filters") -> dict:
+    """Mem0's filter forms — a flat dict, or {"AND": [{...}, ...]} — as one dict; OR and NOT are refused."""
+    if not isinstance(filters, dict):
+        raise _invalid(field, "filters must be an object")
+    flat: dict = {}
+    for key, value in filters.items():
+        if key == "AND":
+            if not isinstance(value, list) or not all(isinstance(part, dict) for part in value):
+                raise _invalid(f"{field}.AND", "AND takes a list of objects")
+            for part in value:
+                for inner_key, inner in _flatten(part, f"{field}.AND").items():
+                    if inner_key in flat and flat[inner_key] != inner:
+                        raise _invalid(f"{field}.{inner_key}", "given twice with different values")
+                    flat[inner_key] = inner
+        elif key in ("OR", "NOT"):
+            raise _invalid(f"{field}.{key}", f"{key} filters are not supported here; give one user's scope")
+        else:
+            flat[key] = value
+    return flat
+
+
+def scope_from(payload: dict, *, require_user: bool = True) -> dict:
+    """The user, agent, session and date range a Mem0 request names, at its top level or in `filters`.
+
+    Returns this service's names: user_id, agent_id, session_id, created_after/before.
+    Wildcards ("*") and null mean "any"; other keys are a 400 naming them."""
+    flat = {k: v for k, v in payload.items() if k in IDENTITY_KEYS and v is not None}
+    if payload.get("filters") is not None:
+        for key, value in _flatten(payload["filters"]).items():
+            if key in IDENTITY_KEYS and key in flat and flat[key] != value:
+                raise _invalid(f"filters.{key}", "differs from the top-level value")
+            flat[key] = value
+    scope: dict = {}
+    for key, value in flat.items():
+        if key in IDENTITY_KEYS:
+            if value in (None, "*"):
+                continue
+            scope[IDENTITY_KEYS[key]] = _identifier(value, key)
+        elif key in DATE_KEYS:
+            if not isinstance(value, dict) or not value or set(value) - set(DATE_OPERATORS):
+                raise _invalid(f"filters.{key}", f"an object with {', '.join(DATE_OPERATORS)}")
+            for operator, bound in value.items():
+                moment = _date(bound, f"filters.{key}.{operator}")
+                scope[f"{key}__{operator}"] = moment
+        elif key == "app_id":
+            raise _invalid("app_id", "app_id is not supported: one tenant (API key) is one app here; "
+                                     "use agent_id or run_id to separate memories within a user")
+        else:
+            raise _invalid(f"filters.{key}", "unsupported filter: use user_id, agent_id, run_id, created_at "
+                                             "or updated_at")
+    if require_user and "user_id" not in scope:
+        raise _invalid("user_id", "this service keeps every memory for a user: give user_id (in filters)")
+    return scope
+
+
+def _scoped(tenant, scope: dict):
+    queryset = selectors.memory_list(tenant=tenant).filter(is_searchable(timezone.now()))
+    identity = {k: scope[k] for k in ("agent_id", "session_id") if k in scope}
+    queryset = queryset.filter(scope_filter(user_id=scope["user_id"], **identity))
+    dates = {k: v for k, v in scope.items() if "__" in k}
+    return queryset.filter(**dates)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z") if value else None
+
+
+def mem0_memory(memory: MemoryItem, score: float | None = None) -> dict:
+    """A memory in Mem0's shape, with this service's own fields kept beside it."""
+    body = {
+        "id": str(memory.id), "memory": memory.text, "user_id": memory.user_id,
+        "agent_id": memory.agent_id or None, "run_id": memory.session_id or None, "app_id": None,
+        "metadata": memory.data or None, "categories": list(memory.tags), "hash": memory.content_hash,
+        "immutable": False, "created_at": _iso(memory.created_at), "updated_at": _iso(memory.updated_at),
+        "expiration_date": memory.expires_at.date().isoformat() if memory.expires_at else None,
+        "memory_type": memory.memory_type, "status": memory.status, "version": memory.version,
+    }
+    if score is not None:
+        body["score"] = score
+    return body
+
+
+def _not_supported(feature: str) -> Response:
+    return Response({"detail": f"{feature} is not supported by this service (see docs/mem0.md)",
+                     "feature": feature}, status=status.HTTP_501_NOT_IMPLEMENTED)
+
+
+class Mem0View(APIView):
+    authentication_classes = [Mem0TokenAuthentication]
+
+    def body(self) -> dict:
+        if not isinstance(self.request.data, dict):
+            raise _invalid("body", "a JSON object")
+        return self.request.data
+
+
+class PingView(Mem0View):
+    @extend_schema(
+        operation_id="mem0_ping", summary="Mem0: check the key", responses={200: dict})
+    def get(self, request):
+        tenant = request.user.tenant
+        return Response({"status": "ok", "org_id": f"tenant-{tenant.id}", "project_id": f"tenant-{tenant.id}",
+                         "user_email": None, "tenant": tenant.name})
+
+
+def _add_options(payload: dict) -> dict:
+    """The add() options this service honours; the rest a 400 naming them (see docs/mem0.md)."""
+    unsupported = {"custom_categories", "custom_instructions", "agent_custom_instructions",
+                   "structured_data_schema", "includes", "excludes", "output_format", "version", "org_id",
+                   "project_id", "immutable"} & {k for k, v in payload.items() if v is not None}
+    known = {"messages", "filters", "metadata", "infer", "timestamp", "expiration_date", "async_mode", "app_id",
+             *IDENTITY_KEYS} | unsupported
+    unknown = set(payload) - known
+    if unsupported or unknown:
+        field = sorted(unsupported or unknown)[0]
+        raise _invalid(field, "not supported by this service's add (docs/mem0.md)" if field in unsupported
+                       else "unknown field")
+    return payload
+
+
+def _verbatim_specs(messages: list[dict], scope: dict, payload: dict) -> list[writing.MemorySpec]:
+    metadata = payload.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise _invalid("metadata", "an object")
+    expires = _date(payload["expiration_date"], "expiration_date") if payload.get("expiration_date") else None
+    valid_at = _date(payload["timestamp"], "timestamp") if payload.get("timestamp") is not None else None
+    rows = []
+    for index, message in enumerate(messages):
+        if message.get("role") == "system":
+            continue
+        fields = {"user_id": scope["user_id"], "text": message["content"], "data": {**metadata},
+                  "agent_id": scope.get("agent_id", ""), "session_id": scope.get("session_id", ""),
+                  "expires_at": expires, "valid_at": valid_at}
+        serializer = MemoryCreateSerializer(data={k: v for k, v in fields.items() if v is not None})
+        if not serializer.is_valid():
+            raise serializers.ValidationError({f"messages[{index}]": serializer.errors})
+        rows.append(serializer.to_spec())
+    return rows
+
+
+class AddView(Mem0View):
+    @extend_schema(
+        operation_id="mem0_add", summary="Mem0: add messages (extracted, or verbatim with infer=false)", request=dict,
+                   responses={200: dict})
+    def post(self, request):
+        payload = _add_options(self.body())
+        scope = scope_from(payload)
+        messages = payload.get("messages")
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": messages}]
+        if not isinstance(messages, list) or not messages:
+            raise _invalid("messages", "a non-empty list of {role, content}")
+        if payload.get("infer", True) is False:
+            specs = _verbatim_specs(messages, scope, payload)
+            results = writing.memory_create_batch(tenant=request.user.tenant, specs=specs, actor=request.user.actor)
+            return Response({"results": [{"id": str(r.memory.id), "memory": r.memory.text, "event": r.operation,
+                                          "data": {"memory": r.memory.text}} for r in results]})
+        conversation = ConversationSerializer(data={
+            "user_id": scope["user_id"], "session_id": scope.get("session_id", DEFAULT_SESSION),
+            "agent_id": scope.get("agent_id", ""), "messages": messages})
+        conversation.is_valid(raise_exception=True)
+        job = ingestion.conversation_job_create(tenant=request.user.tenant, api_key=request.user.key,
+                                                **conversation.validated_data)
+        job.refresh_from_db()
+        return Response({"results": _job_events(job), "job_id": str(job.id), "status": job.status.upper()})
+
+
+def _job_events(job) -> list[dict]:
+    """What an extraction did, as Mem0's add() reports it: one event per memory touched."""
+    events = []
+    for op in job.operations or []:
+        if not op.get("memory_id"):
+            continue
+        event = {"ADD": "ADD", "UPDATE": "UPDATE", "INVALIDATE": "DELETE", "DELETE": "DELETE"}.get(op["operation"])
+        if event:
+            events.append({"id": op["memory_id"], "memory": op["text"], "event": event,
+                           "data": {"memory": op["text"]}})
+    return events
+
+
+class ListView(Mem0View):
+    @extend_schema(
+        operation_id="mem0_list", summary="Mem0: list memories (page, page_size)", request=dict, responses={200: dict})
+    def post(self, request):
+        payload = self.body()
+        scope = scope_from({k: v for k, v in payload.items() if k in ("filters", *IDENTITY_KEYS)})
+        page_number = _positive(request.query_params.get("page", payload.get("page", 1)), "page")
+        size = min(_positive(request.query_params.get("page_size", payload.get("page_size", 100)), "page_size"),
+                   MAX_PAGE_SIZE)
+        paginator = Paginator(_scoped(request.user.tenant, scope).order_by("-created_at", "-id"), size)
+        try:
+            page = paginator.page(page_number)
+        except EmptyPage:
+            rows: list = []
+        else:
+            rows = list(page.object_list)
+
+        def link(number: int) -> str | None:
+            if number < 1 or number > paginator.num_pages:
+                return None
+            return request.build_absolute_uri(f"{request.path}?page={number}&page_size={size}")
+
+        return Response({"count": paginator.count, "next": link(page_number + 1),
+                         "previous": link(page_number - 1) if rows else None,
+                         "results": [mem0_memory(m) for m in rows]})
+
+
+def _positive(value: Any, field: str) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise _invalid(field, "a positive integer") from None
+    if number < 1 or number > 1_000_000:
+        raise _invalid(field, "a positive integer")
+    return number
+
+
+class SearchView(Mem0View):
+    @extend_schema(
+        operation_id="mem0_search",
+        summary="Mem0: search (filters, top_k, threshold)", request=dict, responses={200: dict})
+    def post(self, request):
+        payload = self.body()
+        unsupported = {k for k in ("rerank", "keyword_search", "fields", "categories", "reference_date")
+                       if payload.get(k)}
+        if unsupported:
+            raise _invalid(sorted(unsupported)[0], "not supported by this service's search (docs/mem0.md); "
+                                                   "hybrid search with its own fusion always runs")
+        scope = scope_from({k: v for k, v in payload.items() if k in ("filters", *IDENTITY_KEYS)})
+        fields: dict = {"user_id": scope["user_id"], "query": payload.get("query"),
+                        "limit": payload.get("top_k", payload.get("limit", 10))}
+        fields.update({k: scope[k] for k in ("agent_id", "session_id") if k in scope})
+        if payload.get("threshold") is not None:
+            fields["min_similarity"] = payload["threshold"]
+        from memories.api.serializers import MemorySearchSerializer  # the same bounds as /api/v1/memories/search
+
+        checked = MemorySearchSerializer(data=fields)
+        if not checked.is_valid():
+            errors = dict(checked.errors)
+            for ours, theirs in (("limit", "top_k"), ("min_similarity", "threshold")):
+                if ours in errors:
+                    errors[theirs] = errors.pop(ours)
+            raise serializers.ValidationError(errors)
+        data = checked.validated_data
+        start = scope.get("created_at__gte") or scope.get("created_at__gt")
+        end = scope.get("created_at__lte") or scope.get("created_at__lt")
+        results = memory_search(tenant=request.user.tenant, query=SearchQuery(
+            **data, **({"start_time": start} if start else {}), **({"end_time": end} if end else {})))
+        record_memory_access([r.memory.id for r in results])
+        return Response({"results": [{**mem0_memory(r.memory, r.score), "scores": r.scores} for r in results]})
+
+
+def _memory_id(value: str) -> str:
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise exceptions.NotFound(f"memory {value} not found") from None
+
+
+def _newest(request, value: str) -> MemoryItem:
+    """A Mem0 id names a memory across its versions: an edited memory's old id leads to the newest."""
+    return selectors.memory_newest_version(tenant=request.user.tenant, memory_id=_memory_id(value))
+
+
+# Mem0's three history events for this service's finer ones (the original is kept as `service_event`).
+MEM0_EVENTS = {"ADD": "ADD", "UPDATE": "UPDATE", "SUPERSEDE": "UPDATE", "MERGE": "UPDATE", "APPROVE": "UPDATE",
+               "RESTORE": "UPDATE", "STAGE_CHANGE": "UPDATE", "DELETE": "DELETE", "INVALIDATE": "DELETE",
+               "ERASE": "DELETE", "REJECT": "DELETE"}
+
+
+def _change(request, memory_id: str, **fields) -> governance.ClientChange:
+    return governance.memory_change_by_key(tenant=request.user.tenant, memory_id=memory_id, role=request.user.role,
+                                           api_key_id=request.user.key_id, actor=request.user.actor, **fields)
+
+
+def _update_fields(item: dict, field: str = "body") -> dict:
+    fields: dict = {}
+    if item.get("text") is not None:
+        fields["text"] = item["text"]
+    if item.get("metadata") is not None:
+        fields["data"] = item["metadata"]
+    if "expiration_date" in item:
+        fields["expires_at"] = _date(item["expiration_date"], "expiration_date") if item["expiration_date"] else None
+    unknown = set(item) - {"text", "metadata", "expiration_date", "timestamp", "memory_id"}
+    if unknown:
+        raise _invalid(sorted(unknown)[0], "unknown field")
+    if not fields:
+        raise _invalid(field, "give text, metadata or expiration_date")
+    from memories.api.serializers import MemoryPatchSerializer  # the bounds of PATCH /api/v1/memories/{id}
+
+    checked = MemoryPatchSerializer(data=fields)
+    if not checked.is_valid():
+        raise serializers.ValidationError({("metadata" if k == "data" else k): v for k, v in checked.errors.items()})
+    return dict(checked.validated_data)
+
+
+def _change_body(change: governance.ClientChange, message: str) -> Response:
+    if change.candidate is not None:
+        return Response({"message": "held for review: an operator approved this memory",
+                         "candidate_id": str(change.candidate.id)}, status=status.HTTP_202_ACCEPTED)
+    assert change.result is not None
+    return Response({"message": message, **mem0_memory(change.result.memory)})
+
+
+class DetailView(Mem0View):
+    @extend_schema(
+        operation_id="mem0_get", summary="Mem0: one memory", responses={200: dict})
+    def get(self, request, memory_id):
+        return Response(mem0_memory(_newest(request, memory_id)))
+
+    @extend_schema(
+        operation_id="mem0_update", summary="Mem0: update a memory (text, metadata, expiration_date)", request=dict,
+                   responses={200: dict})
+    def put(self, request, memory_id):
+        fields = _update_fields(self.body())
+        return _change_body(_change(request, _newest(request, memory_id).id, **fields),
+                            "Memory updated successfully!")
+
+    @extend_schema(
+        operation_id="mem0_delete", summary="Mem0: delete a memory (archived, with history)", responses={200: dict})
+    def delete(self, request, memory_id):
+        if request.query_params.get("delete_linked") in ("true", "True", "1"):
+            raise _invalid("delete_linked", "not supported: superseded versions stay in the audit trail; "
+                                            "erase the user to remove every version")
+        return _change_body(_change(request, _newest(request, memory_id).id, archive=True),
+                            "Memory deleted successfully!")
+
+
+def _query_filters(request) -> dict:
+    """delete_all's filters: plain query parameters, or `filters` as mem0ai 2.2.1 sends a dict
+    (JSON, or the Python literal httpx makes of it)."""
+    params: dict = {k: request.query_params.get(k) for k in (*IDENTITY_KEYS, "app_id") if k in request.query_params}
+    raw = request.query_params.get("filters")
+    if raw is not None:
+        if len(raw) > 4000:
+            raise _invalid("filters", "too long")
+        try:
+            params["filters"] = json.loads(raw)
+        except ValueError:
+            try:
+                params["filters"] = ast.literal_eval(raw)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                raise _invalid("filters", "a JSON object") from None
+    return params
+
+
+class CollectionView(Mem0View):
+    @extend_schema(
+        operation_id="mem0_delete_all",
+        summary="Mem0: delete all of a user's memories (an erasure: nothing of their words remains)",
+                   responses={200: dict})
+    def delete(self, request):
+        scope = scope_from(_query_filters(request))
+        if "session_id" in scope or any("__" in k for k in scope):
+            raise _invalid("run_id", "delete_all erases a user (or one agent's part of a user); delete a run's "
+                                     "memories one by one")
+        result = erasure.user_erase(tenant=request.user.tenant, user_id=scope["user_id"], actor=request.user.actor,
+                                    agent_id=scope.get("agent_id"))
+        return Response({"message": "Memories deleted successfully!", "erased": result.counts})
+
+
+class HistoryView(Mem0View):
+    @extend_schema(
+        operation_id="mem0_history", summary="Mem0: a memory's history (oldest first)", responses={200: dict})
+    def get(self, request, memory_id):
+        newest = _newest(request, memory_id)
+        rows = list(selectors.memory_history(tenant=request.user.tenant, memory_id=newest.id)[:MAX_HISTORY])
+        versions = selectors.memory_versions_of_others(tenant=request.user.tenant,
+                                                       memory_ids=list({row.memory_id for row in rows}))
+        rows = [row for row in rows if not (row.event == "ADD" and row.memory_id in versions)]
+        from memories.api.serializers import PublicActorField
+
+        actor = PublicActorField()
+        return Response([{
+            "id": str(row.id), "memory_id": str(row.memory_id), "user_id": row.user_id,
+            "event": MEM0_EVENTS.get(row.event, "UPDATE"), "service_event": row.event,
+            "old_memory": row.old_text, "new_memory": row.new_text, "input": [], "metadata": row.new_data,
+            "actor": actor.to_representation(row.actor), "reason": row.reason,
+            "created_at": _iso(row.created_at), "updated_at": _iso(row.created_at)} for row in rows])
+
+
+def _batch_items(payload: dict) -> list[dict]:
+    from django.conf import settings
+
+    items = payload.get("memories")
+    if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
+        raise _invalid("memories", "a non-empty list of objects with memory_id")
+    if len(items) > settings.MEMORY_BATCH_MAX:
+        raise _invalid("memories", f"at most {settings.MEMORY_BATCH_MAX} (MEMORY_BATCH_MAX)")
+    for index, item in enumerate(items):
+        if not isinstance(item.get("memory_id"), str):
+            raise _invalid(f"memories[{index}].memory_id", "required")
+    return items
+
+
+class BatchView(Mem0View):
+    @extend_schema(
+        operation_id="mem0_batch_update",
+        summary="Mem0: update many memories (all or none)", request=dict, responses={200: dict})
+    def put(self, request):
+        items = _batch_items(self.body())
+        changes = [(_newest(request, i["memory_id"]).id, _update_fields(i, f"memories[{n}]"))
+                   for n, i in enumerate(items)]
+        with transaction.atomic():
+            held = sum(_change(request, memory_id, **fields).candidate is not None for memory_id, fields in changes)
+        return Response({"message": f"Successfully updated {len(changes) - held} memories",
+                         "updated": len(changes) - held, "held_for_review": held})
+
+    @extend_schema(
+        operation_id="mem0_batch_delete",
+        summary="Mem0: delete many memories (all or none)", request=dict, responses={200: dict})
+    def delete(self, request):
+        ids = [_newest(request, i["memory_id"]).id for i in _batch_items(self.body())]
+        with transaction.atomic():
+            held = sum(_change(request, memory_id, archive=True).candidate is not None for memory_id in ids)
+        return Response({"message": f"Successfully deleted {len(ids) - held} memories",
+                         "deleted": len(ids) - held, "held_for_review": held})
+
+
+class EntitiesView(Mem0View):
+    @extend_schema(
+        operation_id="mem0_users", summary="Mem0: the users with memories, and how many", responses={200: dict})
+    def get(self, request):
+        rows = selectors.users_with_memories(tenant=request.user.tenant, limit=MAX_PAGE_SIZE)
+        results = [{"id": row.user_id, "name": row.user_id, "type": "user", "total_memories": row.memories,
+                    "created_at": _iso(row.first_at), "updated_at": _iso(row.last_at), "owner": None,
+                    "organization": None, "metadata": None} for row in rows]
+        return Response({"count": len(results), "next": None, "previous": None, "results": results})
+
+
+class EntityView(Mem0View):
+    @extend_schema(
+        operation_id="mem0_delete_user", summary="Mem0: delete a user (an erasure)", responses={200: dict})
+    def delete(self, request, entity_type, name):
+        if entity_type != "user":
+            raise _invalid("type", f"deleting a whole {entity_type} is not supported: agents and runs are scopes "
+                                   "inside a user here; delete_all(user_id=..., agent_id=...) erases an agent's part")
+        result = erasure.user_erase(tenant=request.user.tenant, user_id=path_identifier(name),
+                                    actor=request.user.actor)
+        return Response({"message": "Entity deleted successfully.", "erased": result.counts})
+
+
+class UnsupportedView(APIView):
+    """Mem0 features this service does not have: a 501 naming it (after the key is checked)."""
+
+    authentication_classes = [Mem0TokenAuthentication]
+    feature = "this Mem0 endpoint"
+
+    @extend_schema(exclude=True)  # not part of this API: they answer only so that Mem0's clients get a clear error
+    def _answer(self, request, *args, **kwargs):
+        return _not_supported(self.feature)
+
+    get = post = put = patch = delete = _answer

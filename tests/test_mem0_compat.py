@@ -1,0 +1,146 @@
+"""Mem0's own client (mem0ai 2.2.1), unchanged, against the live service."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+os.environ.setdefault("MEM0_TELEMETRY", "False")
+
+import httpx  # noqa: E402
+import pytest  # noqa: E402
+from mem0 import AsyncMemoryClient, MemoryClient  # noqa: E402
+from mem0.exceptions import MemoryError as Mem0Error  # noqa: E402
+
+from memories.keys import api_key_create  # noqa: E402
+from memories.models import MemoryHistory, MemoryItem  # noqa: E402
+
+
+@pytest.fixture
+def keys(transactional_db):
+    return api_key_create(tenant_name="acme").raw_key, api_key_create(tenant_name="globex").raw_key
+
+
+@pytest.fixture
+def client(live_server, keys) -> MemoryClient:
+    return MemoryClient(api_key=keys[0], host=live_server.url)
+
+
+def test_construction_pings_and_a_bad_key_is_refused(live_server, keys):
+    assert MemoryClient(api_key=keys[0], host=live_server.url).org_id
+    with pytest.raises(ValueError, match="Invalid, revoked or expired API key"):
+        MemoryClient(api_key="mk_not-a-key", host=live_server.url)
+
+
+def test_add_extracts_search_finds_and_every_call_leaves_history(client):
+    added = client.add([{"role": "user", "content": "I'm allergic to peanuts."},
+                        {"role": "assistant", "content": "Noted, no peanuts."},
+                        {"role": "user", "content": "I live in Lisbon with my partner Ana."}],
+                       user_id="alice", run_id="trip")
+    events = {e["event"] for e in added["results"]}
+    assert events == {"ADD"} and len(added["results"]) >= 2, added
+    stored = MemoryItem.objects.filter(user_id="alice")
+    assert all("Noted" not in m.text for m in stored), "assistant small talk is not a memory"
+
+    found = client.search("Is she allergic to peanuts?", filters={"user_id": "alice"}, top_k=3)
+    assert "peanut" in found["results"][0]["memory"].lower()
+    assert 1 <= len(found["results"]) <= 3 and {"score", "scores", "id", "user_id"} <= set(found["results"][0])
+    assert found["results"][0]["run_id"] == "trip"
+
+    verbatim = client.add("Remember: the wifi password hint is 'blue door'.", user_id="alice", infer=False,
+                          metadata={"source": "note"})
+    memory_id = verbatim["results"][0]["id"]
+    got = client.get(memory_id)
+    assert got["memory"] == "Remember: the wifi password hint is 'blue door'." and got["metadata"] == {"source": "note"}
+
+    updated = client.update(memory_id, text="The wifi password hint is 'red door'.")
+    assert updated["memory"] == "The wifi password hint is 'red door'." and updated["version"] == 2
+    assert client.get(memory_id)["memory"] == updated["memory"], "the old id leads to the newest version"
+    history = client.history(memory_id)
+    assert [h["event"] for h in history] == ["ADD", "UPDATE"]
+    assert history[1]["old_memory"].endswith("'blue door'.") and history[1]["new_memory"].endswith("'red door'.")
+
+    assert client.delete(memory_id)["message"] == "Memory deleted successfully!"
+    assert MemoryHistory.objects.filter(memory_id=updated["id"], event="DELETE").count() == 1
+    assert [h["event"] for h in client.history(memory_id)] == ["ADD", "UPDATE", "DELETE"]
+    assert all(r["id"] != memory_id for r in client.get_all(filters={"user_id": "alice"})["results"])
+
+
+def test_filters_scope_by_agent_and_run_and_pages_walk_everything(client):
+    client.add([{"role": "user", "content": f"Note number {i} for the planner."} for i in range(7)],
+               user_id="bob", agent_id="planner", run_id="r1", infer=False)
+    client.add([{"role": "user", "content": "A note only the coach saved."}], user_id="bob", agent_id="coach",
+               run_id="r2", infer=False)
+
+    by_agent = client.search("note", filters={"AND": [{"user_id": "bob"}, {"agent_id": "coach"}]}, top_k=20)
+    assert {r["agent_id"] for r in by_agent["results"]} == {"coach"}
+    by_run = client.get_all(filters={"user_id": "bob", "run_id": "r1"}, page_size=100)
+    assert by_run["count"] == 7 and {r["run_id"] for r in by_run["results"]} == {"r1"}
+
+    seen, page = [], 1
+    while True:
+        answer = client.get_all(filters={"user_id": "bob"}, page=page, page_size=3)
+        seen += [r["id"] for r in answer["results"]]
+        if not answer["next"]:
+            break
+        page += 1
+    assert len(seen) == len(set(seen)) == 8 and answer["count"] == 8
+
+
+def test_batches_users_and_delete_all(client, keys, live_server):
+    added = client.add([{"role": "user", "content": f"Fact {i} about carol."} for i in range(3)],
+                       user_id="carol", infer=False)
+    ids = [r["id"] for r in added["results"]]
+    client.batch_update([{"memory_id": ids[0], "text": "Fact zero, corrected."},
+                         {"memory_id": ids[1], "text": "Fact one, corrected."}])
+    assert client.get(ids[0])["memory"] == "Fact zero, corrected."
+    with pytest.raises(Mem0Error):  # one unknown id: nothing of the batch is applied
+        client.batch_update([{"memory_id": ids[2], "text": "changed?"},
+                             {"memory_id": "00000000-0000-0000-0000-000000000000", "text": "x"}])
+    assert client.get(ids[2])["memory"] == "Fact 2 about carol." and client.get(ids[2])["version"] == 1
+    client.batch_delete([{"memory_id": ids[2]}])
+    assert MemoryItem.objects.get(id=ids[2]).status == "archived"
+
+    users = client.users()
+    assert {u["name"] for u in users["results"]} == {"carol"} and users["results"][0]["total_memories"] == 2
+
+    other_tenant = MemoryClient(api_key=keys[1], host=live_server.url)
+    assert other_tenant.users()["results"] == [] and other_tenant.get_all(filters={"user_id": "carol"})["count"] == 0
+    with pytest.raises(Mem0Error):
+        other_tenant.get(ids[0])
+
+    client.delete_all(user_id="carol")
+    assert not MemoryItem.objects.filter(user_id="carol").exists()
+    assert not MemoryHistory.objects.filter(user_id="carol", new_text__contains="corrected").exists()
+
+
+def test_what_mem0_has_and_this_service_does_not_is_a_clear_error(client, keys, live_server):
+    for call in (lambda: client.get_summary(filters={"user_id": "x"}),
+                 lambda: client.create_memory_export(schema="{}", filters={"user_id": "x"}),
+                 lambda: client.get_webhooks(project_id="p"),
+                 lambda: client.feedback(memory_id="00000000-0000-0000-0000-000000000000", feedback="POSITIVE"),
+                 lambda: client.search("q", filters={"user_id": "x"}, rerank=True),
+                 lambda: client.add("hi", user_id="x", custom_instructions="only food"),
+                 lambda: client.add("hi", agent_id="lonely-agent"),
+                 lambda: client.search("q", filters={"OR": [{"user_id": "x"}, {"user_id": "y"}]})):
+        with pytest.raises(Mem0Error) as caught:
+            call()
+        assert caught.value.details.get("status_code", 0) < 500 or caught.value.details["status_code"] == 501
+    answer = httpx.post(f"{live_server.url}/v1/summary/", headers={"Authorization": f"Token {keys[0]}"}, json={})
+    assert answer.status_code == 501 and "summaries" in answer.json()["detail"]
+    bad = httpx.post(f"{live_server.url}/v3/memories/search/", headers={"Authorization": f"Token {keys[0]}"},
+                     json={"query": "q", "filters": {"user_id": "x", "colour": "red"}})
+    assert bad.status_code == 400 and "filters.colour" in bad.json()
+    assert httpx.get(f"{live_server.url}/v1/ping/").status_code == 401
+
+
+def test_the_async_client_works_the_same(live_server, keys):
+    async def scenario():
+        client = AsyncMemoryClient(api_key=keys[0], host=live_server.url)
+        await client.add([{"role": "user", "content": "I play the cello on Sundays."}], user_id="dora")
+        found = await client.search("What instrument does dora play?", filters={"user_id": "dora"}, top_k=2)
+        listed = await client.get_all(filters={"user_id": "dora"})
+        return found, listed
+
+    found, listed = asyncio.run(scenario())
+    assert "cello" in found["results"][0]["memory"] and listed["count"] >= 1
