@@ -1,0 +1,261 @@
+"""The Model Context Protocol server: the memory service as tools an agent calls.
+
+Tools: add_memory, search_memories, get_context, list_memories, delete_memory; one
+resource template, memory://{memory_id}. Every call is one tenant's, through one
+of its API keys: stdio takes the key when it starts (`manage.py mcp_server --key`);
+streamable HTTP takes it from each request's `Authorization: Bearer KEY` and
+answers 401 without one. Tools call the same service functions and serializers as
+the REST API: the same rules, roles, rate limits and audit trail. Bad arguments
+come back as MCP tool errors naming the field; the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+from django.db import close_old_connections
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
+from rest_framework import serializers as drf_serializers
+
+from memories import governance, ingestion, ratelimit, selectors, writing
+from memories.access import record_memory_access
+from memories.api.serializers import (
+    ContextRequestSerializer,
+    ConversationSerializer,
+    MemoryCreateSerializer,
+    MemorySearchSerializer,
+    MemorySerializer,
+)
+from memories.context import ContextRequest, build_context
+from memories.errors import MemoryError_
+from memories.keys import api_key_authenticate
+from memories.models import ApiKey
+from memories.search import SearchPlan, SearchQuery, memory_search, scope_filter
+from memories.vocabulary import is_searchable
+
+INSTRUCTIONS = (
+    "Long-term memory for this user. Call get_context at the start of a turn to learn what you should know; "
+    "add_memory to keep a durable fact (or pass the turns as messages to let the service extract them); "
+    "search_memories to look something up; delete_memory when the user asks you to forget."
+)
+LIST_MAX = 200
+
+
+@dataclass
+class Caller:
+    key: ApiKey
+
+    @property
+    def actor(self) -> str:
+        return f"api:key-{self.key.id}"
+
+
+class KeyRequired(Exception):
+    pass
+
+
+def _caller_now(raw_key: str | None, known: ApiKey | None) -> Caller:
+    """The calling key, checked now (a key revoked while a stdio server runs stops working), and rate-limited."""
+    key = known if known is not None else api_key_authenticate(raw_key or "")
+    if key is None:
+        raise ToolError("Invalid, revoked or expired API key.")
+    decision = ratelimit.api_request_allowed(key_id=key.id, tenant_id=key.tenant_id)
+    if not decision.allowed:
+        raise ToolError(f"rate limited: retry after {decision.retry_after} seconds")
+    return Caller(key)
+
+
+def _field_errors(errors: Any) -> str:
+    return "invalid arguments: " + json.dumps(errors, default=str)
+
+
+def _valid(serializer_class: type[drf_serializers.Serializer], data: dict) -> dict:
+    serializer = serializer_class(data={k: v for k, v in data.items() if v is not None})
+    if not serializer.is_valid():
+        raise ToolError(_field_errors(serializer.errors))
+    return dict(serializer.validated_data)
+
+
+def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: int = 8001) -> FastMCP:
+    """The server. raw_key: stdio's one key; None: each HTTP request brings its own (see KeyCheck)."""
+    server = FastMCP("memory-service", instructions=INSTRUCTIONS, host=host, port=port, stateless_http=True,
+                     json_response=True)
+
+    async def call(ctx: Context, work: Callable[[Caller], Any]) -> Any:
+        """Run Django work on a worker thread (the ORM is synchronous), mapping domain errors to tool errors."""
+        request = ctx.request_context.request
+        known = getattr(getattr(request, "state", None), "api_key", None) if request is not None else None
+
+        def run() -> Any:
+            close_old_connections()
+            try:
+                return work(_caller_now(raw_key, known))
+            except drf_serializers.ValidationError as exc:
+                raise ToolError(_field_errors(exc.detail)) from None
+            except MemoryError_ as exc:
+                raise ToolError(f"{type(exc).__name__}: {exc}") from None
+            finally:
+                close_old_connections()
+
+        return await anyio.to_thread.run_sync(run)
+
+    @server.tool()
+    async def add_memory(ctx: Context, user_id: str, text: str | None = None, messages: list[dict] | None = None,
+                         memory_type: Literal["fact", "episodic", "preference"] = "fact",
+                         importance: float = 0.5, tags: list[str] | None = None, agent_id: str | None = None,
+                         session_id: str | None = None, infer: bool = False) -> dict:
+        """Remember something about a user. Either `text` (one memory, stored as given; infer=true decides
+        against the user's near-duplicates first), or `messages` ([{role, content}], a conversation the
+        service extracts durable facts from; session_id names the conversation)."""
+        def work(caller: Caller) -> dict:
+            if (text is None) == (messages is None):
+                raise ToolError(_field_errors({"text": ["give text or messages, not both"]}))
+            if messages is not None:
+                data = _valid(ConversationSerializer, {"user_id": user_id, "session_id": session_id or "mcp",
+                                                       "agent_id": agent_id, "messages": messages})
+                job = ingestion.conversation_job_create(tenant=caller.key.tenant, api_key=caller.key, **data)
+                job.refresh_from_db()
+                return {"job_id": str(job.id), "status": job.status, "operations": job.operations}
+            serializer = MemoryCreateSerializer(data={k: v for k, v in {
+                "user_id": user_id, "text": text, "memory_type": memory_type, "importance": importance,
+                "tags": tags, "agent_id": agent_id, "session_id": session_id, "infer": infer}.items()
+                if v is not None})
+            if not serializer.is_valid():
+                raise ToolError(_field_errors(serializer.errors))
+            save = ingestion.memory_save_inferred if infer else writing.memory_create
+            result = save(tenant=caller.key.tenant, spec=serializer.to_spec(), actor=caller.actor)
+            return {"operation": result.operation, "reason": result.reason,
+                    "memory": MemorySerializer(result.memory, context={"include_data": False}).data}
+        return await call(ctx, work)
+
+    @server.tool()
+    async def search_memories(ctx: Context, user_id: str, query: str, limit: int = 10, agent_id: str | None = None,
+                              session_id: str | None = None, group_id: str | None = None,
+                              mode: Literal["hybrid", "semantic", "keyword"] = "hybrid") -> dict:
+        """Find a user's memories relevant to `query`, best first, with every part of each score."""
+        def work(caller: Caller) -> dict:
+            data = _valid(MemorySearchSerializer, {"user_id": user_id, "query": query, "limit": limit,
+                                                   "agent_id": agent_id, "session_id": session_id,
+                                                   "group_id": group_id, "mode": mode})
+            plan = SearchPlan()
+            results = memory_search(tenant=caller.key.tenant, query=SearchQuery(**data), plan=plan)
+            record_memory_access([str(r.memory.id) for r in results])
+            return {"results": [{"id": str(r.memory.id), "text": r.memory.text, "memory_type": r.memory.memory_type,
+                                 "created_at": r.memory.created_at.isoformat(), "score": r.score,
+                                 "scores": r.scores} for r in results],
+                    "degraded": plan.degraded, "degraded_reason": plan.degraded_reason}
+        return await call(ctx, work)
+
+    @server.tool()
+    async def get_context(ctx: Context, user_id: str, query: str, agent_id: str | None = None,
+                          session_id: str | None = None, group_id: str | None = None,
+                          format: Literal["markdown", "plain", "json"] = "markdown") -> dict:
+        """What the agent should know right now about the user, for this query: traits, the group,
+        relevant memories and working memory, as one block to put in the prompt."""
+        def work(caller: Caller) -> dict:
+            data = _valid(ContextRequestSerializer, {"user_id": user_id, "query": query, "agent_id": agent_id,
+                                                     "session_id": session_id, "group_id": group_id,
+                                                     "format": format})
+            built = build_context(tenant=caller.key.tenant, request=ContextRequest(**data))
+            record_memory_access([str(r.memory.id) for r in built.memories])
+            return {"context": built.text, "status": built.status}
+        return await call(ctx, work)
+
+    @server.tool()
+    async def list_memories(ctx: Context, user_id: str, limit: int = 50, before: str | None = None,
+                            agent_id: str | None = None, session_id: str | None = None) -> dict:
+        """A user's current memories, newest first. For the next page pass the last one's created_at as
+        `before`."""
+        def work(caller: Caller) -> dict:
+            data = _valid(_ListArguments, {"user_id": user_id, "limit": limit, "before": before,
+                                           "agent_id": agent_id, "session_id": session_id})
+            from django.utils import timezone
+
+            rows = (selectors.memory_list(tenant=caller.key.tenant).filter(is_searchable(timezone.now()))
+                    .filter(scope_filter(user_id=data["user_id"], agent_id=data.get("agent_id"),
+                                         session_id=data.get("session_id"))))
+            if data.get("before"):
+                rows = rows.filter(created_at__lt=data["before"])
+            page = list(rows.order_by("-created_at", "-id")[:data["limit"]])
+            return {"results": MemorySerializer(page, many=True, context={"include_data": False}).data,
+                    "next_before": page[-1].created_at.isoformat() if len(page) == data["limit"] else None}
+        return await call(ctx, work)
+
+    @server.tool()
+    async def delete_memory(ctx: Context, memory_id: str) -> dict:
+        """Forget one memory (archived: it is no longer recalled; its history keeps who and why).
+        A memory an operator approved may be held for review instead."""
+        def work(caller: Caller) -> dict:
+            change = governance.memory_change_by_key(tenant=caller.key.tenant, memory_id=memory_id,
+                                                     role=caller.key.role, api_key_id=caller.key.id,
+                                                     actor=caller.actor, archive=True)
+            if change.candidate is not None:
+                return {"operation": "REVIEW", "candidate_id": str(change.candidate.id),
+                        "reason": change.candidate.reason_detail}
+            assert change.result is not None
+            return {"operation": change.result.operation, "memory_id": str(change.result.memory.id)}
+        return await call(ctx, work)
+
+    @server.resource("memory://{memory_id}", mime_type="application/json")
+    async def memory_resource(memory_id: str) -> str:
+        """One memory of the caller's tenant, as JSON."""
+        ctx = server.get_context()
+
+        def work(caller: Caller) -> str:
+            memory = selectors.memory_get(tenant=caller.key.tenant, memory_id=memory_id)
+            return json.dumps(MemorySerializer(memory).data)
+        return await call(ctx, work)
+
+    return server
+
+
+class _ListArguments(drf_serializers.Serializer):
+    from memories.api.serializers import IdentifierField
+
+    user_id = IdentifierField()
+    agent_id = IdentifierField(required=False)
+    session_id = IdentifierField(required=False)
+    limit = drf_serializers.IntegerField(min_value=1, max_value=LIST_MAX, default=50)
+    before = drf_serializers.DateTimeField(required=False)
+
+
+class KeyCheck:
+    """ASGI wrapper for streamable HTTP: no valid `Authorization: Bearer KEY`, no MCP (401);
+    the key found travels to the tools in the request's state."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+        scheme, _, raw = header.partition(" ")
+        key = None
+        if scheme.lower() in ("bearer", "token") and raw.strip():
+            def authenticate() -> ApiKey | None:
+                close_old_connections()
+                try:
+                    return api_key_authenticate(raw.strip())
+                finally:
+                    close_old_connections()
+            key = await anyio.to_thread.run_sync(authenticate)
+        if key is None:
+            body = json.dumps({"detail": "Authorization header must be 'Bearer <key>' with a valid API key."})
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+            await send({"type": "http.response.body", "body": body.encode()})
+            return None
+        scope.setdefault("state", {})["api_key"] = key
+        return await self.app(scope, receive, send)
+
+
+def http_app(*, host: str = "127.0.0.1", port: int = 8001):
+    """The streamable HTTP app (at /mcp), behind the key check; serve it with uvicorn."""
+    server = build_server(host=host, port=port)
+    return KeyCheck(server.streamable_http_app())

@@ -1,0 +1,158 @@
+"""The MCP server, driven by the official `mcp` client over both transports."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+import uvicorn
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
+
+from memories.api.mcp_server import http_app
+from memories.keys import api_key_create
+from memories.models import MemoryHistory, MemoryItem
+
+TOOLS = {"add_memory", "search_memories", "get_context", "list_memories", "delete_memory"}
+
+
+def _payload(result) -> dict:
+    assert not result.isError, result.content
+    return json.loads(result.content[0].text)
+
+
+async def _scenario(session: ClientSession, user: str) -> None:
+    """Every tool once, then bad arguments: each an MCP error, and the server keeps answering."""
+    await session.initialize()
+    assert {tool.name for tool in (await session.list_tools()).tools} == TOOLS
+
+    saved = _payload(await session.call_tool("add_memory", {"user_id": user, "text": "Alex keeps bees in Porto."}))
+    assert saved["operation"] == "ADD"
+    memory_id = saved["memory"]["id"]
+    extracted = _payload(await session.call_tool("add_memory", {"user_id": user, "session_id": "chat-1", "messages": [
+        {"role": "user", "content": "I'm a vegetarian since 2019."},
+        {"role": "assistant", "content": "Got it."}]}))
+    assert extracted["status"] == "done" and any(op["operation"] == "ADD" for op in extracted["operations"])
+
+    found = _payload(await session.call_tool("search_memories", {"user_id": user, "query": "bees Porto", "limit": 3}))
+    assert found["results"][0]["id"] == memory_id and "semantic" in found["results"][0]["scores"]
+    context = _payload(await session.call_tool("get_context", {"user_id": user, "query": "Where are the bees?"}))
+    assert "bees" in context["context"]
+    listed = _payload(await session.call_tool("list_memories", {"user_id": user, "limit": 1}))
+    assert len(listed["results"]) == 1 and listed["next_before"]
+    rest = _payload(await session.call_tool("list_memories", {"user_id": user, "before": listed["next_before"]}))
+    assert {m["id"] for m in listed["results"] + rest["results"]} >= {memory_id}
+
+    resource = await session.read_resource(f"memory://{memory_id}")
+    assert json.loads(resource.contents[0].text)["text"] == "Alex keeps bees in Porto."
+
+    deleted = _payload(await session.call_tool("delete_memory", {"memory_id": memory_id}))
+    assert deleted["operation"] == "DELETE"
+
+    for name, arguments, named in [
+        ("search_memories", {"user_id": user, "query": "x", "limit": 0}, "limit"),
+        ("search_memories", {"query": "x"}, "user_id"),
+        ("add_memory", {"user_id": user, "text": "x" * 100_000}, "text"),
+        ("add_memory", {"user_id": "bad\u200bid", "text": "hello"}, "user_id"),
+        ("delete_memory", {"memory_id": "not-a-uuid"}, "not found"),
+        ("list_memories", {"user_id": user, "before": "yesterday-ish"}, "before"),
+        ("no_such_tool", {}, "no_such_tool"),
+    ]:
+        result = await session.call_tool(name, arguments)
+        assert result.isError, (name, arguments)
+        assert named in result.content[0].text, result.content[0].text
+    still = _payload(await session.call_tool("search_memories", {"user_id": user, "query": "vegetarian"}))
+    assert still["results"], "the server still answers after the errors"
+
+
+@pytest.fixture
+def key(transactional_db):
+    return api_key_create(tenant_name="acme").raw_key
+
+
+def test_stdio_as_a_desktop_agent_spawns_it(key):
+    from django.db import connection
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memory_project.test_settings",
+           "EMBEDDED_DB_NAME": connection.settings_dict["NAME"]}
+    params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_server", "--key", key],
+                                   env=env, cwd=str(root))
+
+    async def run() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await _scenario(session, "stdio-user")
+
+    anyio.run(run)
+    assert MemoryHistory.objects.filter(user_id="stdio-user", event="DELETE", actor__startswith="api:key-").exists()
+
+
+def test_stdio_refuses_to_start_without_a_valid_key(transactional_db):
+    import subprocess
+
+    from django.db import connection
+
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memory_project.test_settings",
+           "EMBEDDED_DB_NAME": connection.settings_dict["NAME"]}
+    done = subprocess.run([sys.executable, "manage.py", "mcp_server", "--key", "mk_wrong"], env=env,
+                          cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "valid, unrevoked API key" in done.stderr and done.stdout == ""
+
+
+@pytest.fixture
+def http_server(transactional_db):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(http_app(port=port), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/mcp"
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_streamable_http_with_the_key_in_each_request(http_server, key):
+    async def run() -> None:
+        async with streamablehttp_client(http_server, headers={"Authorization": f"Bearer {key}"}) as (read, write, _), \
+                ClientSession(read, write) as session:
+            await _scenario(session, "http-user")
+
+    anyio.run(run)
+    assert MemoryItem.objects.filter(user_id="http-user").exists()
+
+
+def test_streamable_http_without_a_valid_key_is_a_401_and_tenants_stay_apart(http_server, key):
+    for headers in ({}, {"Authorization": "Bearer mk_wrong"}, {"Authorization": key}):
+        answer = httpx.post(http_server, headers={**headers, "Accept": "application/json, text/event-stream"},
+                            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert answer.status_code == 401 and "Bearer" in answer.json()["detail"]
+
+    other = api_key_create(tenant_name="globex").raw_key
+
+    async def run() -> tuple[dict, bool]:
+        async with streamablehttp_client(http_server, headers={"Authorization": f"Bearer {key}"}) as (r, w, _), \
+                ClientSession(r, w) as mine:
+            await mine.initialize()
+            saved = _payload(await mine.call_tool("add_memory", {"user_id": "u", "text": "Acme's secret plan."}))
+        async with streamablehttp_client(http_server, headers={"Authorization": f"Bearer {other}"}) as (r, w, _), \
+                ClientSession(r, w) as theirs:
+            await theirs.initialize()
+            found = _payload(await theirs.call_tool("search_memories", {"user_id": "u", "query": "secret plan"}))
+            deleted = await theirs.call_tool("delete_memory", {"memory_id": saved["memory"]["id"]})
+        return found, deleted.isError
+
+    found, refused = anyio.run(run)
+    assert found["results"] == [] and refused
