@@ -1,0 +1,41 @@
+"""Python client for the memory governance service: `MemoryClient` (sync) and `AsyncMemoryClient`."""
+
+from memory_client._core import RetryPolicy
+from memory_client.client import AsyncMemoryClient, MemoryClient
+from memory_client.errors import (
+    AuthenticationError,
+    Conflict,
+    MemoryServiceError,
+    NotFound,
+    NotSupported,
+    PermissionDenied,
+    QuotaExceeded,
+    RateLimited,
+    ServerError,
+    ServiceUnavailable,
+    TransportError,
+    ValidationError,
+)
+from memory_client.models import (
+    Candidate,
+    ContextBlock,
+    Erasure,
+    HistoryEvent,
+    Job,
+    Memory,
+    Page,
+    ReflectionCycle,
+    ScoreParts,
+    SearchResponse,
+    SearchResult,
+    Trait,
+    WriteResult,
+)
+
+__all__ = [
+    "AsyncMemoryClient", "AuthenticationError", "Candidate", "Conflict", "ContextBlock", "Erasure", "HistoryEvent",
+    "Job", "Memory", "MemoryClient", "MemoryServiceError", "NotFound", "NotSupported", "Page", "PermissionDenied",
+    "QuotaExceeded", "RateLimited", "ReflectionCycle", "RetryPolicy", "ScoreParts", "SearchResponse",
+    "SearchResult", "ServerError", "ServiceUnavailable", "Trait", "TransportError", "ValidationError",
+    "WriteResult",
+]

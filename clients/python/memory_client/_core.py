@@ -1,0 +1,255 @@
+"""What the sync and async clients share: the endpoints (as request descriptions), the
+retry rule and the error mapping. The clients only send."""
+
+from __future__ import annotations
+
+import builtins
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from memory_client.errors import MemoryServiceError, error_for
+from memory_client.models import (
+    Candidate,
+    ContextBlock,
+    Erasure,
+    HistoryEvent,
+    Job,
+    Memory,
+    Page,
+    ReflectionCycle,
+    SearchResponse,
+    Trait,
+    WriteResult,
+)
+
+RETRY_STATUSES = frozenset({429, 503})
+DEFAULT_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request and how to read its answer."""
+
+    method: str
+    path: str
+    parse: Callable[[Any], Any]
+    json: Any = None
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries on 429 and 503 (the service wrote nothing) and on failed connections, with
+    exponential backoff and jitter; a Retry-After from the service wins, up to max_delay."""
+
+    max_retries: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+
+    def delay(self, attempt: int, *, status_code: int | None, retry_after: float | None) -> float | None:
+        """Seconds to wait before attempt `attempt + 1`, or None to give up (a pure function)."""
+        if attempt >= self.max_retries:
+            return None
+        if status_code is not None and status_code not in RETRY_STATUSES:
+            return None
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_delay)
+        return min(self.base_delay * (2 ** attempt) * (0.5 + random.random() / 2), self.max_delay)
+
+
+def retry_after_seconds(response: httpx.Response) -> float | None:
+    value = response.headers.get("Retry-After")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def read(response: httpx.Response, call: Call) -> Any:
+    """The parsed answer, or the exception for an error answer."""
+    try:
+        body = response.json() if response.content else None
+    except ValueError:
+        body = response.text
+    if response.status_code >= 400:
+        raise error_for(response.status_code, body, retry_after=retry_after_seconds(response),
+                        request_id=response.headers.get("X-Request-ID"))
+    return call.parse(body)
+
+
+def _segment(value: str) -> str:
+    return quote(str(value), safe="")
+
+
+def _clean(values: dict) -> dict:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _page(model: Callable[[dict], Any]) -> Callable[[dict], Page]:
+    return lambda body: Page([model(r) for r in body["results"]], body.get("next"), body.get("previous"))
+
+
+def _write_or_review(body: dict) -> WriteResult:
+    return WriteResult.from_json(body)
+
+
+def _traits(body: dict) -> dict[str, list[Trait]]:
+    return {subtype: [Trait.from_json(t) for t in rows] for subtype, rows in body.items()}
+
+
+class Endpoints:
+    """Every endpoint of /api/v1, as a Call. Subclasses define `_send(call)`: the sync client returns the
+    answer, the async client an awaitable of it."""
+
+    def _send(self, call: Call) -> Any:  # pragma: no cover - defined by the clients
+        raise NotImplementedError
+
+    # -- memories
+    def add(self, user_id: str, text: str, *, memory_type: str | None = None, importance: float | None = None,
+            tags: list[str] | None = None, data: dict | None = None, agent_id: str | None = None,
+            session_id: str | None = None, group_id: str | None = None, valid_at: str | None = None,
+            expires_at: str | None = None, ttl_seconds: int | None = None, infer: bool | None = None) -> WriteResult:
+        """Save one memory (verbatim; infer=True decides against the user's near-duplicates first)."""
+        return self._send(Call("POST", "memories", WriteResult.from_json, json=_clean({
+            "user_id": user_id, "text": text, "memory_type": memory_type, "importance": importance, "tags": tags,
+            "data": data, "agent_id": agent_id, "session_id": session_id, "group_id": group_id,
+            "valid_at": valid_at, "expires_at": expires_at, "ttl_seconds": ttl_seconds, "infer": infer})))
+
+    def add_batch(self, memories: list[dict]) -> list[WriteResult]:
+        """Save many memories in one transaction (each dict as for add)."""
+        return self._send(Call("POST", "memories/batch",
+                               lambda body: [WriteResult.from_json(r) for r in body["results"]],
+                               json={"memories": memories}))
+
+    def get(self, memory_id: str) -> Memory:
+        return self._send(Call("GET", f"memories/{_segment(memory_id)}", Memory.from_json))
+
+    def list(self, *, user_id: str | None = None, memory_type: str | None = None, status: str | None = None,
+             tag: str | None = None, current: bool | None = None, agent_id: str | None = None,
+             session_id: str | None = None, group_id: str | None = None, created_after: str | None = None,
+             created_before: str | None = None, page_size: int | None = None, include_data: bool = False,
+             cursor_url: str | None = None) -> Page[Memory]:
+        """One page of memories, newest first; pass the page's `next` as cursor_url (or use iter_memories)."""
+        params = _clean({"user_id": user_id, "memory_type": memory_type, "status": status, "tag": tag,
+                         "current": None if current is None else str(current).lower(), "agent_id": agent_id,
+                         "session_id": session_id, "group_id": group_id, "created_after": created_after,
+                         "created_before": created_before, "page_size": page_size,
+                         "include": "data" if include_data else None})
+        return self._send(Call("GET", cursor_url or "memories", _page(Memory.from_json),
+                               params={} if cursor_url else params))
+
+    def update(self, memory_id: str, *, text: str | None = None, importance: float | None = None,
+               tags: builtins.list[str] | None = None, data: dict | None = None, expires_at: str | None = None,
+               expected_version: int | None = None) -> WriteResult:
+        """Change a memory. A new text makes a new version (its id is in the result). Raises Conflict when
+        expected_version is stale; an operator-approved memory may be held for review (held_for_review)."""
+        return self._send(Call("PATCH", f"memories/{_segment(memory_id)}", _write_or_review, json=_clean({
+            "text": text, "importance": importance, "tags": tags, "data": data, "expires_at": expires_at,
+            "expected_version": expected_version})))
+
+    def delete(self, memory_id: str) -> WriteResult:
+        """Archive a memory (its history keeps who and why)."""
+        return self._send(Call("DELETE", f"memories/{_segment(memory_id)}", _write_or_review))
+
+    def merge(self, memory_ids: builtins.list[str], *, text: str | None = None,
+              expected_versions: dict[str, int] | None = None) -> Memory:
+        return self._send(Call("POST", "memories/merge", Memory.from_json, json=_clean({
+            "ids": memory_ids, "text": text, "expected_versions": expected_versions})))
+
+    def history(self, memory_id: str, *, cursor_url: str | None = None) -> Page[HistoryEvent]:
+        return self._send(Call("GET", cursor_url or f"memories/{_segment(memory_id)}/history",
+                               _page(HistoryEvent.from_json)))
+
+    def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
+               session_id: str | None = None, group_id: str | None = None, mode: str | None = None,
+               limit: int | None = None, memory_types: builtins.list[str] | None = None,
+               tags: builtins.list[str] | None = None,
+               start_time: str | None = None, end_time: str | None = None, as_of: str | None = None,
+               min_score: float | None = None, min_similarity: float | None = None) -> SearchResponse:
+        """Hybrid (or semantic / keyword) search; each result carries its score parts."""
+        return self._send(Call("POST", "memories/search", SearchResponse.from_json, json=_clean({
+            "query": query, "user_id": user_id, "agent_id": agent_id, "session_id": session_id,
+            "group_id": group_id, "mode": mode, "limit": limit, "memory_types": memory_types, "tags": tags,
+            "start_time": start_time, "end_time": end_time, "as_of": as_of, "min_score": min_score,
+            "min_similarity": min_similarity})))
+
+    def erase_user(self, user_id: str, *, agent_id: str | None = None) -> Erasure:
+        """Erase everything of a user (or one agent's part): nothing of their words remains."""
+        return self._send(Call("DELETE", f"users/{_segment(user_id)}/memories", Erasure.from_json,
+                               params=_clean({"agent_id": agent_id})))
+
+    # -- conversations and jobs
+    def add_conversation(self, user_id: str, session_id: str, messages: builtins.list[dict], *,
+                         agent_id: str | None = None, group_id: str | None = None,
+                         participants: dict[str, str] | None = None) -> Job:
+        """Send turns ({role, content[, name, created_at]}); the service extracts what is worth keeping."""
+        return self._send(Call("POST", "conversations", Job.from_json, json=_clean({
+            "user_id": user_id, "session_id": session_id, "messages": messages, "agent_id": agent_id,
+            "group_id": group_id, "participants": participants})))
+
+    def job(self, job_id: str) -> Job:
+        return self._send(Call("GET", f"jobs/{_segment(job_id)}", Job.from_json))
+
+    def retry_job(self, job_id: str) -> Job:
+        return self._send(Call("POST", f"jobs/{_segment(job_id)}/retry", Job.from_json))
+
+    # -- context
+    def context(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
+                session_id: str | None = None, group_id: str | None = None, limit: int | None = None,
+                trait_limit: int | None = None, max_chars: int | None = None, format: str | None = None,
+                include_working_memory: bool | None = None, condense: bool | None = None) -> ContextBlock:
+        """The block to put in the prompt: traits, the group, relevant memories, working memory."""
+        return self._send(Call("POST", "context", ContextBlock.from_json, json=_clean({
+            "query": query, "user_id": user_id, "agent_id": agent_id, "session_id": session_id,
+            "group_id": group_id, "limit": limit, "trait_limit": trait_limit, "max_chars": max_chars,
+            "format": format, "include_working_memory": include_working_memory, "condense": condense})))
+
+    # -- review (reviewer keys)
+    def review_queue(self) -> builtins.list[Candidate]:
+        return self._send(Call("GET", "review", lambda body: [Candidate.from_json(c) for c in body["results"]]))
+
+    def approve(self, candidate_id: str, *, text: str | None = None) -> Candidate:
+        """Approve a candidate (with text: approve the edited text instead)."""
+        return self._send(Call("POST", f"review/{_segment(candidate_id)}/approve", Candidate.from_json,
+                               json=_clean({"text": text})))
+
+    def reject(self, candidate_id: str, *, reason: str = "") -> Candidate:
+        return self._send(Call("POST", f"review/{_segment(candidate_id)}/reject", Candidate.from_json,
+                               json={"reason": reason}))
+
+    # -- traits and reflection
+    def traits(self, user_id: str, *, stage: str | None = None) -> dict[str, builtins.list[Trait]]:
+        """The user's traits by subtype (behavior, preference, core)."""
+        return self._send(Call("GET", f"users/{_segment(user_id)}/traits", _traits, params=_clean({"stage": stage})))
+
+    def trait(self, trait_id: str) -> Trait:
+        """One trait with its evidence, children and confidence history."""
+        return self._send(Call("GET", f"traits/{_segment(trait_id)}", Trait.from_json))
+
+    def reflect(self, user_id: str) -> ReflectionCycle:
+        """Queue a reflection cycle; poll reflection_cycle(id) or use wait_for_reflection."""
+        return self._send(Call("POST", f"users/{_segment(user_id)}/reflect", ReflectionCycle.from_json, json={}))
+
+    def reflection_cycle(self, cycle_id: int) -> ReflectionCycle:
+        return self._send(Call("GET", f"reflection-cycles/{int(cycle_id)}", ReflectionCycle.from_json))
+
+    # -- service
+    def health(self) -> dict:
+        return self._send(Call("GET", "health", lambda body: body))
+
+
+def base_url(url: str) -> str:
+    """The API root for a service URL: "http://host:8000" and ".../api/v1" both work."""
+    url = url.rstrip("/")
+    return url + "/" if url.endswith("/api/v1") else url + "/api/v1/"
+
+
+def headers(api_key: str) -> dict[str, str]:
+    if not api_key:
+        raise MemoryServiceError("an API key is required (manage.py create_api_key)")
+    return {"Authorization": f"Bearer {api_key}", "User-Agent": "memory-client-python/0.1.0"}

@@ -1,0 +1,173 @@
+"""The sync and async clients: the same endpoints (memory_client._core.Endpoints), two ways to send."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+
+from memory_client._core import (
+    DEFAULT_TIMEOUT,
+    Call,
+    Endpoints,
+    RetryPolicy,
+    base_url,
+    headers,
+    read,
+    retry_after_seconds,
+)
+from memory_client.errors import MemoryServiceError, TransportError
+from memory_client.models import HistoryEvent, Job, Memory, ReflectionCycle
+
+
+class MemoryClient(Endpoints):
+    """Sync client. `MemoryClient("http://localhost:8000", api_key=KEY)`; use as a context manager or close()."""
+
+    def __init__(self, url: str, *, api_key: str, timeout: float = DEFAULT_TIMEOUT,
+                 retry: RetryPolicy | None = None, http_client: httpx.Client | None = None):
+        self.retry = retry or RetryPolicy()
+        self._http = http_client or httpx.Client(timeout=timeout)
+        self._base = base_url(url)
+        self._headers = headers(api_key)
+
+    def _send(self, call: Call) -> Any:
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(call.method, httpx.URL(self._base).join(call.path),
+                                              json=call.json, params=call.params or None, headers=self._headers)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                wait = self.retry.delay(attempt, status_code=None, retry_after=None)
+                if wait is None:
+                    raise TransportError(f"no answer from {self._base}: {exc}") from exc
+            except httpx.TimeoutException as exc:
+                raise TransportError(f"timed out waiting for {call.method} {call.path}: {exc}") from exc
+            else:
+                wait = None
+                if response.status_code in (429, 503):
+                    wait = self.retry.delay(attempt, status_code=response.status_code,
+                                            retry_after=retry_after_seconds(response))
+                if wait is None:
+                    return read(response, call)
+            time.sleep(wait)
+            attempt += 1
+
+    def iter_memories(self, **filters: Any) -> Iterator[Memory]:
+        """Every memory the filters match (as for list), page after page."""
+        page = self.list(**filters)
+        while True:
+            yield from page.results
+            if not page.next:
+                return
+            page = self.list(cursor_url=page.next)
+
+    def iter_history(self, memory_id: str) -> Iterator[HistoryEvent]:
+        page = self.history(memory_id)
+        while True:
+            yield from page.results
+            if not page.next:
+                return
+            page = self.history(memory_id, cursor_url=page.next)
+
+    def wait_for_job(self, job_id: str, *, timeout: float = 60.0, interval: float = 0.25) -> Job:
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.job(job_id)
+            if job.finished:
+                return job
+            if time.monotonic() > deadline:
+                raise MemoryServiceError(f"job {job_id} still {job.status} after {timeout} s")
+            time.sleep(interval)
+
+    def wait_for_reflection(self, cycle_id: int, *, timeout: float = 60.0, interval: float = 0.25) -> ReflectionCycle:
+        deadline = time.monotonic() + timeout
+        while True:
+            cycle = self.reflection_cycle(cycle_id)
+            if cycle.finished:
+                return cycle
+            if time.monotonic() > deadline:
+                raise MemoryServiceError(f"reflection cycle {cycle_id} still {cycle.status} after {timeout} s")
+            time.sleep(interval)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> MemoryClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncMemoryClient(Endpoints):
+    """Async client: every method of MemoryClient, awaited (iterators: `async for`)."""
+
+    def __init__(self, url: str, *, api_key: str, timeout: float = DEFAULT_TIMEOUT,
+                 retry: RetryPolicy | None = None, http_client: httpx.AsyncClient | None = None):
+        self.retry = retry or RetryPolicy()
+        self._http = http_client or httpx.AsyncClient(timeout=timeout)
+        self._base = base_url(url)
+        self._headers = headers(api_key)
+
+    async def _send(self, call: Call) -> Any:
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.request(call.method, httpx.URL(self._base).join(call.path),
+                                                    json=call.json, params=call.params or None,
+                                                    headers=self._headers)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                wait = self.retry.delay(attempt, status_code=None, retry_after=None)
+                if wait is None:
+                    raise TransportError(f"no answer from {self._base}: {exc}") from exc
+            except httpx.TimeoutException as exc:
+                raise TransportError(f"timed out waiting for {call.method} {call.path}: {exc}") from exc
+            else:
+                wait = None
+                if response.status_code in (429, 503):
+                    wait = self.retry.delay(attempt, status_code=response.status_code,
+                                            retry_after=retry_after_seconds(response))
+                if wait is None:
+                    return read(response, call)
+            await asyncio.sleep(wait)
+            attempt += 1
+
+    async def iter_memories(self, **filters: Any) -> AsyncIterator[Memory]:
+        page = await self.list(**filters)  # type: ignore[misc]
+        while True:
+            for memory in page.results:
+                yield memory
+            if not page.next:
+                return
+            page = await self.list(cursor_url=page.next)  # type: ignore[misc]
+
+    async def iter_history(self, memory_id: str) -> AsyncIterator[HistoryEvent]:
+        page = await self.history(memory_id)  # type: ignore[misc]
+        while True:
+            for event in page.results:
+                yield event
+            if not page.next:
+                return
+            page = await self.history(memory_id, cursor_url=page.next)  # type: ignore[misc]
+
+    async def wait_for_job(self, job_id: str, *, timeout: float = 60.0, interval: float = 0.25) -> Job:
+        deadline = time.monotonic() + timeout
+        while True:
+            job = await self.job(job_id)  # type: ignore[misc]
+            if job.finished:
+                return job
+            if time.monotonic() > deadline:
+                raise MemoryServiceError(f"job {job_id} still {job.status} after {timeout} s")
+            await asyncio.sleep(interval)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncMemoryClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

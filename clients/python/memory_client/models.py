@@ -1,0 +1,264 @@
+"""Typed answers. Each model keeps the service's whole JSON in `raw`, so a field added
+to the API is reachable before this package names it."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+def _when(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) and value else None
+
+
+def _pick(cls: type, body: dict, **converted: Any) -> dict:
+    names = {f.name for f in dataclasses.fields(cls)}
+    values = {k: v for k, v in body.items() if k in names}
+    values.update(converted)
+    values["raw"] = body
+    return values
+
+
+@dataclass(frozen=True)
+class Memory:
+    id: str
+    user_id: str
+    text: str
+    memory_type: str = "fact"
+    status: str = "active"
+    version: int = 1
+    agent_id: str = ""
+    session_id: str = ""
+    group_id: str = ""
+    tags: list[str] = field(default_factory=list)
+    importance: float | None = None
+    confidence: float | None = None
+    data: dict | None = None
+    superseded_by: str | None = None
+    embedding_state: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    valid_at: datetime | None = None
+    expires_at: datetime | None = None
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, body: dict) -> Memory:
+        return cls(**_pick(cls, body, **{k: _when(body.get(k)) for k in ("created_at", "updated_at", "valid_at",
+                                                                           "expires_at")}))
+
+
+@dataclass(frozen=True)
+class ScoreParts:
+    """Why a memory ranked where it did: every part of its score."""
+
+    relevance: float
+    fusion: float
+    recency: float
+    importance: float
+    stage: float
+    semantic: float | None = None
+    keyword: float | None = None
+    trait_stage: str | None = None
+    trait_confidence: float | None = None
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, body: dict) -> ScoreParts:
+        return cls(**_pick(cls, body))
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    memory: Memory
+    score: float
+    scores: ScoreParts
+    sources: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, body: dict) -> SearchResult:
+        return cls(Memory.from_json(body["memory"]), body["score"], ScoreParts.from_json(body.get("scores") or {}),
+                   body.get("sources") or [])
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    results: list[SearchResult]
+    degraded: list[str] = field(default_factory=list)
+    degraded_reason: str = ""
+
+    @classmethod
+    def from_json(cls, body: dict) -> SearchResponse:
+        return cls([SearchResult.from_json(r) for r in body["results"]], body.get("degraded") or [],
+                   body.get("degraded_reason") or "")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A change waiting for a reviewer."""
+
+    id: str
+    user_id: str
+    operation: str
+    text: str
+    status: str
+    memory_type: str = "fact"
+    confidence: float | None = None
+    reasons: list[str] = field(default_factory=list)
+    reason_detail: str = ""
+    changes: Any = None
+    result_memory: str | None = None
+    created_at: datetime | None = None
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, body: dict) -> Candidate:
+        return cls(**_pick(cls, body, created_at=_when(body.get("created_at"))))
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a save, update or delete did: ADD, NOOP, UPDATE, DELETE — or REVIEW (held: see `candidate`)."""
+
+    operation: str
+    reason: str = ""
+    memory: Memory | None = None
+    candidate: Candidate | None = None
+
+    @property
+    def held_for_review(self) -> bool:
+        return self.candidate is not None
+
+    @classmethod
+    def from_json(cls, body: dict) -> WriteResult:
+        return cls(body["operation"], body.get("reason") or "",
+                   Memory.from_json(body["memory"]) if body.get("memory") else None,
+                   Candidate.from_json(body["candidate"]) if body.get("candidate") else None)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A conversation's extraction."""
+
+    job_id: str
+    status: str
+    user_id: str = ""
+    session_id: str = ""
+    attempts: int = 0
+    error: str = ""
+    operations: list[dict] = field(default_factory=list)
+    counts: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    created_at: datetime | None = None
+    finished_at: datetime | None = None
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "failed")
+
+    @classmethod
+    def from_json(cls, body: dict) -> Job:
+        return cls(**_pick(cls, body, created_at=_when(body.get("created_at")),
+                           finished_at=_when(body.get("finished_at"))))
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    id: int
+    memory_id: str
+    event: str
+    actor: str
+    old_text: str | None = None
+    new_text: str | None = None
+    reason: str = ""
+    created_at: datetime | None = None
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, body: dict) -> HistoryEvent:
+        return cls(**_pick(cls, body, created_at=_when(body.get("created_at"))))
+
+
+@dataclass(frozen=True)
+class Trait:
+    id: str
+    text: str
+    subtype: str
+    stage: str
+    confidence: float
+    decayed_confidence: float | None = None
+    supporting: int = 0
+    contradicting: int = 0
+    pinned: bool = False
+    parent: str | None = None
+    children: list[str] = field(default_factory=list)
+    evidence: list[dict] = field(default_factory=list)
+    confidence_history: list[dict] = field(default_factory=list)
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, body: dict) -> Trait:
+        return cls(**_pick(cls, body))
+
+
+@dataclass(frozen=True)
+class ContextBlock:
+    """What the agent should know now: `text` goes in the prompt; `sections` for tool-calling agents."""
+
+    text: str
+    format: str
+    sections: dict
+    status: dict
+    memories: list[SearchResult]
+    working_memory: str = ""
+
+    @classmethod
+    def from_json(cls, body: dict) -> ContextBlock:
+        return cls(body["context"], body["format"], body.get("sections") or {}, body.get("status") or {},
+                   [SearchResult.from_json(r) for r in body.get("memories") or []], body.get("working_memory") or "")
+
+
+@dataclass(frozen=True)
+class Erasure:
+    user_id: str
+    receipt_id: int | None
+    counts: dict
+
+    @classmethod
+    def from_json(cls, body: dict) -> Erasure:
+        return cls(body["user_id"], body.get("receipt_id"), body.get("counts") or {})
+
+
+@dataclass(frozen=True)
+class ReflectionCycle:
+    id: int
+    user_id: str
+    status: str
+    trigger: str = ""
+    traits_created: int = 0
+    traits_updated: int = 0
+    traits_dissolved: int = 0
+    error: str = ""
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def finished(self) -> bool:
+        return self.status not in ("queued", "running")
+
+    @classmethod
+    def from_json(cls, body: dict) -> ReflectionCycle:
+        return cls(**_pick(cls, body))
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a cursor-paginated list; `next` is the link to the following page (or None)."""
+
+    results: list[T]
+    next: str | None = None
+    previous: str | None = None

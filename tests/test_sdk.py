@@ -1,0 +1,183 @@
+"""The Python SDK (clients/python, `memory_client`) against the live service."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from memory_client import (
+    AsyncMemoryClient,
+    AuthenticationError,
+    Conflict,
+    ContextBlock,
+    MemoryClient,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    RetryPolicy,
+    ServiceUnavailable,
+    TransportError,
+    ValidationError,
+)
+from memory_client.errors import QuotaExceeded, ServerError, error_for
+
+from memories.keys import api_key_create
+from memories.models import KeyRole
+
+
+@pytest.mark.parametrize("status, body, expected", [
+    (400, {"text": ["too long"]}, ValidationError),
+    (413, {"body": ["too large"]}, ValidationError),
+    (401, {"detail": "bad key"}, AuthenticationError),
+    (403, {"detail": "no"}, PermissionDenied),
+    (403, {"detail": "full", "quota": "memories", "limit": 1, "used": 1}, QuotaExceeded),
+    (404, {"detail": "memory x not found"}, NotFound),
+    (409, {"detail": "stale", "current_version": 3}, Conflict),
+    (429, {"detail": "slow down"}, RateLimited),
+    (503, {"detail": "database unavailable"}, ServiceUnavailable),
+    (500, "<html>", ServerError),
+])
+def test_each_error_answer_has_its_exception(status, body, expected):
+    error = error_for(status, body, retry_after=2.0, request_id="r1")
+    assert type(error) is expected and error.status_code == status and error.request_id == "r1"
+
+
+@pytest.mark.parametrize("attempt, status, retry_after, expected", [
+    (0, 429, 2.0, 2.0),  # the service's Retry-After wins
+    (0, 503, 120.0, 30.0),  # ... up to max_delay
+    (2, 503, None, "backoff"),  # else exponential backoff with jitter: 0.5 * 2**2 * [0.5, 1)
+    (3, 429, 1.0, None),  # retries exhausted
+    (0, 400, None, None),  # a client error is never retried
+    (0, 500, None, None),  # nor a server error: it may have written something
+    (0, None, None, "backoff"),  # a failed connection is
+])
+def test_retry_delays(attempt, status, retry_after, expected):
+    delay = RetryPolicy(max_retries=3).delay(attempt, status_code=status, retry_after=retry_after)
+    if expected == "backoff":
+        assert delay is not None and 0.25 * 2 ** attempt <= delay < 0.5 * 2 ** attempt
+    else:
+        assert delay == expected
+
+
+@pytest.fixture
+def keys(transactional_db):
+    agent = api_key_create(tenant_name="acme").raw_key
+    reviewer = api_key_create(tenant_name="acme", role=KeyRole.REVIEWER).raw_key
+    other = api_key_create(tenant_name="globex").raw_key
+    return agent, reviewer, other
+
+
+def test_the_sync_client_covers_the_api(live_server, keys):
+    agent_key, reviewer_key, other_key = keys
+    with MemoryClient(live_server.url, api_key=agent_key) as client:
+        saved = client.add("alice", "Alice's favourite tea is genmaicha.", tags=["tea"], importance=0.8)
+        assert saved.operation == "ADD" and saved.memory.version == 1 and saved.memory.created_at.tzinfo
+        memory = client.get(saved.memory.id)
+        assert memory.text == "Alice's favourite tea is genmaicha." and memory.tags == ["tea"]
+
+        for n in range(4):
+            client.add("alice", f"Alice visited museum number {n}.")
+        assert len(client.list(user_id="alice", page_size=2).results) == 2
+        assert len(list(client.iter_memories(user_id="alice", page_size=2))) == 5
+
+        found = client.search("genmaicha tea", user_id="alice", limit=3)
+        top = found.results[0]
+        assert top.memory.id == memory.id and top.scores.relevance == 1.0 and top.scores.keyword is not None
+        assert found.degraded == []
+
+        updated = client.update(memory.id, importance=0.3, expected_version=1)
+        assert updated.operation == "UPDATE" and updated.memory.version == 2
+        with pytest.raises(Conflict) as stale:
+            client.update(memory.id, importance=0.9, expected_version=1)
+        assert stale.value.current_version == 2
+        retexted = client.update(memory.id, text="Alice's favourite tea is sencha.")
+        events = [e.event for e in client.iter_history(retexted.memory.id)]
+        assert events[:2] == ["ADD", "UPDATE"] and "SUPERSEDE" in events
+
+        job = client.add_conversation("bob", "s1", [{"role": "user", "content": "I work as a nurse in Leeds."},
+                                                    {"role": "assistant", "content": "Thanks for sharing."}])
+        job = client.wait_for_job(job.job_id)
+        assert job.status == "done" and job.counts.get("ADD", 0) >= 1
+
+        context = client.context("What does bob do for a living?", user_id="bob")
+        assert isinstance(context, ContextBlock) and "nurse" in context.text and context.memories
+
+        a, b = client.add("carol", "Carol has a dog."), client.add("carol", "Carol's dog is called Rex.")
+        merged = client.merge([a.memory.id, b.memory.id], text="Carol has a dog called Rex.")
+        assert merged.text == "Carol has a dog called Rex."
+        assert client.delete(merged.id).operation == "DELETE"
+
+        with pytest.raises(ValidationError) as invalid:
+            client.add("alice", "")
+        assert "text" in invalid.value.fields
+        with pytest.raises(NotFound):
+            client.get("00000000-0000-0000-0000-000000000000")
+        with pytest.raises(PermissionDenied):
+            client.review_queue()  # agent keys don't see the queue
+
+        assert client.traits("alice") == {"behavior": [], "preference": [], "core": []}
+        cycle = client.reflect("alice")
+        assert client.wait_for_reflection(cycle.id).status == "completed"
+        assert client.health()["status"] in ("ok", "degraded")
+
+        erased = client.erase_user("carol")
+        assert erased.counts["memories"] == 3 and client.list(user_id="carol").results == []
+
+    with MemoryClient(live_server.url + "/api/v1", api_key=other_key) as other:
+        with pytest.raises(NotFound):
+            other.get(memory.id)
+        assert other.search("tea", user_id="alice").results == []
+    with pytest.raises(AuthenticationError):
+        MemoryClient(live_server.url, api_key="mk_wrong").get(memory.id)
+
+
+def test_reviewers_work_the_queue(live_server, keys, settings):
+    agent_key, reviewer_key, _ = keys
+    agent = MemoryClient(live_server.url, api_key=agent_key)
+    job = agent.add_conversation("dan", "s1", [{"role": "user", "content": "My email is dan@example.com."},
+                                               {"role": "user", "content": "I might take up pottery."}])
+    agent.wait_for_job(job.job_id)
+    reviewer = MemoryClient(live_server.url, api_key=reviewer_key)
+    waiting = reviewer.review_queue()
+    assert waiting, "sensitive and unsure statements wait for review"
+    approved = reviewer.approve(waiting[0].id, text="Dan might take up pottery.")
+    assert approved.status == "approved" and approved.result_memory
+    if len(waiting) > 1:
+        assert reviewer.reject(waiting[1].id, reason="not needed").status == "rejected"
+
+
+def test_429_is_retried_after_the_wait_the_service_names(live_server, keys, settings, redis_url):
+    settings.RATE_LIMIT_WINDOW_SECONDS, settings.RATE_LIMIT_KEY_REQUESTS = 1, 2
+    patient = MemoryClient(live_server.url, api_key=keys[0], retry=RetryPolicy(max_retries=5, max_delay=2))
+    started = time.monotonic()
+    for n in range(5):
+        patient.add("erin", f"Erin note {n}.")
+    assert time.monotonic() - started >= 1.0, "some calls waited for the next window"
+
+    impatient = MemoryClient(live_server.url, api_key=keys[0], retry=RetryPolicy(max_retries=0))
+    with pytest.raises(RateLimited) as refused:
+        for n in range(5):
+            impatient.add("erin", f"Erin other note {n}.")
+    assert refused.value.retry_after and refused.value.retry_after <= 1
+
+
+def test_no_server_is_a_transport_error_after_retries():
+    client = MemoryClient("http://127.0.0.1:9", api_key="mk_x", retry=RetryPolicy(max_retries=1, base_delay=0.01),
+                          timeout=2)
+    with pytest.raises(TransportError):
+        client.health()
+
+
+def test_the_async_client_and_the_agent_loop(live_server, keys):
+    async def agent_loop() -> str:
+        async with AsyncMemoryClient(live_server.url, api_key=keys[0]) as memory:
+            job = await memory.add_conversation("fay", "chat-1", [
+                {"role": "user", "content": "I'm training for the Berlin marathon in September."}])
+            await memory.wait_for_job(job.job_id)
+            context = await memory.context("How is the training going?", user_id="fay")
+            listed = [m async for m in memory.iter_memories(user_id="fay", page_size=1)]
+            assert listed and all(m.user_id == "fay" for m in listed)
+            return context.text
+
+    assert "marathon" in asyncio.run(agent_loop())
