@@ -7,6 +7,8 @@ PORT ?= 8000
 STAMP := $(VENV)/.installed
 
 
+
+.PHONY: mcp
 .PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
@@ -24,6 +26,11 @@ browser:
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py runserver 127.0.0.1:$(PORT) --insecure
+
+# The MCP tools over streamable HTTP at http://127.0.0.1:$(MCP_PORT)/mcp (docs/mcp.md); stdio: manage.py mcp_server --key.
+MCP_PORT ?= 8001
+mcp: install
+	$(PY) manage.py mcp_server --http --port $(MCP_PORT)
 
 worker: install
 	$(VENV)/bin/celery -A memory_project worker -l info

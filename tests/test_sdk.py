@@ -181,3 +181,22 @@ def test_the_async_client_and_the_agent_loop(live_server, keys):
             return context.text
 
     assert "marathon" in asyncio.run(agent_loop())
+
+
+def test_the_readme_agent_loop_runs_as_written(live_server, keys):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    code = re.search(r"An agent turn:\n\n```python\n(.*?)```", readme, re.S).group(1)
+    namespace: dict = {"KEY": keys[0]}
+    exec(code.replace("http://127.0.0.1:8000", live_server.url), namespace)  # noqa: S102 - our own README
+    prompts: list[str] = []
+
+    def llm(prompt: str) -> str:
+        prompts.append(prompt)
+        return "Noted."
+
+    namespace["agent_turn"]("gus", "chat-1", "I moved to Oslo last spring.", llm)
+    namespace["agent_turn"]("gus", "chat-1", "Where do I live now?", llm)
+    assert "Oslo" in prompts[1], prompts[1]
