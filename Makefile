@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 
 
-.PHONY: mcp
+.PHONY: mcp dev up
 .PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
@@ -23,9 +23,29 @@ install: $(STAMP)
 browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
 
+# Production-grade by default: gunicorn (gunicorn.conf.py: two workers per CPU, WEB_CONCURRENCY overrides).
+# Prometheus samples of every worker go to var/prometheus, emptied at each start.
+METRICS_DIR := $(CURDIR)/var/prometheus
 run: install
 	$(PY) manage.py migrate --noinput
+	rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
+	PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) PORT=$(PORT) $(PY) -m gunicorn memory_project.wsgi:application -c gunicorn.conf.py
+
+# Development: Django's server with autoreload (and static files), Celery eager.
+dev: install
+	$(PY) manage.py migrate --noinput
 	$(PY) manage.py runserver 127.0.0.1:$(PORT) --insecure
+
+# web + worker + beat as separate processes (Procfile, honcho) on a real broker: RabbitMQ by default,
+# BROKER=redis for Redis. Working memory and rate limits use Redis either way.
+BROKER ?= rabbitmq
+BROKER_URL_rabbitmq := amqp://guest:guest@127.0.0.1:5672//
+BROKER_URL_redis := redis://127.0.0.1:6379/1
+up: install
+	$(PY) manage.py migrate --noinput
+	rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
+	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-$(BROKER_URL_$(BROKER))} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/0} \
+	PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
 
 # The MCP tools over streamable HTTP at http://127.0.0.1:$(MCP_PORT)/mcp (docs/mcp.md); stdio: manage.py mcp_server --key.
 MCP_PORT ?= 8001

@@ -53,6 +53,7 @@ def load(tenant, n: int, users: int, embedder, batch: int = 1000, workers: int =
 
     from django.db import connection
 
+    from memories.management.progress import Progress
     from memories.models import MemoryItem
     from memories.vectors import embed_items, refresh_planner_statistics
     from memories.writing import MemorySpec, memory_create_batch
@@ -82,6 +83,8 @@ def load(tenant, n: int, users: int, embedder, batch: int = 1000, workers: int =
         thread.start()
     write_s = 0.0
     wall_started = time.perf_counter()
+    bar = Progress("load", total=n, unit="memories")  # a bar in a terminal, counter lines in a log
+    bar.update(have)
     for start in range(have, n, batch):
         end = min(start + batch, n)
         specs = [spec_for(i) if spec_for else MemorySpec(user_id=f"user-{i % users}", text=memory_text(i))
@@ -91,10 +94,8 @@ def load(tenant, n: int, users: int, embedder, batch: int = 1000, workers: int =
                                        count_for_reflection=False)
         write_s += time.perf_counter() - t0
         pending.put([str(r.memory.id) for r in results if r.operation == "ADD"])
-        if (end // batch) % 10 == 0 or end == n:
-            done = end - have
-            print(f"  {end}/{n}  write {done / write_s:.0f}/s  end to end so far "
-                  f"{done / (time.perf_counter() - wall_started):.0f}/s", flush=True)
+        bar.update(end, note=f"write {(end - have) / write_s:.0f}/s")
+    bar.close()
     for _ in threads:
         pending.put(None)
     for thread in threads:

@@ -27,6 +27,7 @@ def main() -> None:
     from django.conf import settings
 
     from memories.embedding import HashEmbedder, LocalEmbedder
+    from memories.management.progress import Progress
     from memories.models import MemoryItem, Tenant
     from memories.porting import import_records, map_memory_items
     from memories.vectors import embed_items
@@ -52,10 +53,11 @@ def main() -> None:
             data = json.loads(row)
             yield map_memory_items(data, {"embedding": data["embedding"], "metadata": {"model": "hash-384"}}, number)
 
+    bar = Progress("import", total=args.n, unit="memories")
     report = import_records(tenant=tenant, records=records(), actor="bench", batch_size=1000, embedder=embedder,
-                            progress=lambda r: print(f"\r  {r.read}/{args.n}", end="", flush=True))
+                            progress=lambda r: bar.update(r.read))
+    bar.close()
     import_seconds = time.perf_counter() - started
-    print()
     ids = list(MemoryItem.objects.filter(tenant=tenant).values_list("id", flat=True)[: args.reembed])
     local = LocalEmbedder("onnx", cache_dir=settings.VAR_DIR / "models",
                           batch_backend=settings.EMBEDDING_LOCAL_BATCH_BACKEND)

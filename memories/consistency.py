@@ -47,14 +47,22 @@ class ConsistencyReport:
         return not any(self.problems.values())
 
 
-def consistency_check(*, fix: bool = False, sample: int = 20) -> ConsistencyReport:
+def consistency_check(*, fix: bool = False, sample: int = 20, progress=None) -> ConsistencyReport:
+    """progress(done, total): called as the hash scan (the long part) goes through the memories."""
     report = ConsistencyReport()
     with connection.cursor() as cursor:
         for name, sql in CHECKS.items():
             cursor.execute(sql)
             report.problems[name] = [str(row[0]) for row in cursor.fetchall()]
-    mismatched = [str(m.id) for m in MemoryItem.objects.only("id", "text", "content_hash").iterator(chunk_size=2000)
-                  if m.content_hash != content_hash(m.text)]
+    total = MemoryItem.objects.count() if progress else 0
+    mismatched = []
+    for done, m in enumerate(MemoryItem.objects.only("id", "text", "content_hash").iterator(chunk_size=2000), 1):
+        if m.content_hash != content_hash(m.text):
+            mismatched.append(str(m.id))
+        if progress and done % 2000 == 0:
+            progress(done, total)
+    if progress:
+        progress(total, total)
     report.problems["hash_mismatch"] = mismatched
     if fix:
         _repair(report)

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from memories import vocabulary
 from memories.dedupe import DELETE, INVALIDATE, NOOP, UPDATE, Neighbour, Proposal, decide
 from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.erasure import erased_since
@@ -63,7 +64,7 @@ from memories.writing import (
 
 logger = logging.getLogger(__name__)
 ACTOR = "extraction"
-PENDING_JOB_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.RETRYING)
+PENDING_JOB_STATUSES = vocabulary.PENDING_JOB_STATUSES
 
 
 def conversation_job_create(*, tenant: Tenant, user_id: str, session_id: str, messages: list[dict],

@@ -91,3 +91,20 @@ def enqueue(task_name: str, *args, on_commit: bool = True, swallow_broker_errors
         transaction.on_commit(send)
     else:
         send()
+
+
+def queue_depth(queue: str = "celery") -> int | None:
+    """Messages waiting on the broker's queue: 0 in eager mode, None when the broker can't be asked."""
+    if not settings.CELERY_BROKER_URL:
+        return 0
+    try:
+        from celery import current_app as app
+
+        with app.connection_for_read() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+            return int(conn.default_channel.queue_declare(queue=queue, passive=True).message_count)
+    except Exception as exc:  # noqa: BLE001 - a scrape reports what it can
+        if getattr(exc, "code", None) == 404 or "NOT_FOUND" in str(exc):
+            return 0  # no queue yet: nothing was ever sent (Redis keeps no empty lists)
+        logger.warning("queue depth unavailable", exc_info=True)
+        return None

@@ -26,7 +26,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memories import vocabulary
+from memories import metrics, vocabulary
 from memories.embedding import Embedder, EmbeddingError, embed_query, get_embedder
 from memories.models import MemoryItem, MemoryStatus, Tenant
 from memories.text import query_tokens, tsquery_from_tokens
@@ -481,8 +481,17 @@ def memory_search(
     query_vector: how to get the query's vector when a caller started it early (context.py)."""
     if query.mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
-    now = timezone.now()
     plan = plan or SearchPlan()
+    started = time.perf_counter()
+    try:
+        return _memory_search(tenant, query, embedder, plan, query_vector)
+    finally:
+        metrics.observe_search(mode=query.mode, vector_plan=plan.vector_plan, seconds=time.perf_counter() - started)
+
+
+def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, plan: SearchPlan,
+                   query_vector: Callable[[], np.ndarray] | None) -> list[ScoredMemory]:
+    now = timezone.now()
     pool = max(query.limit * 3, 50)
     semantic: list[CandidateRow] = []
     keyword: list[CandidateRow] = []

@@ -10,7 +10,15 @@ from django.db.models import Count, Max, Min, QuerySet
 
 from memories import vocabulary
 from memories.errors import get_or_not_found
-from memories.models import ConversationJob, MemoryHistory, MemoryItem, MemorySource, Tenant
+from memories.models import (
+    Candidate,
+    CandidateStatus,
+    ConversationJob,
+    MemoryHistory,
+    MemoryItem,
+    MemorySource,
+    Tenant,
+)
 
 
 class UserMemoriesRow(NamedTuple):
@@ -26,6 +34,30 @@ def users_with_memories(*, tenant: Tenant, limit: int) -> list[UserMemoriesRow]:
             .annotate(memories=Count("id"), first_at=Min("created_at"), last_at=Max("created_at"))
             .order_by("-last_at")[:limit])
     return [UserMemoriesRow(r["user_id"], r["memories"], r["first_at"], r["last_at"]) for r in rows]
+
+
+class OperationalCounts(NamedTuple):
+    """What /metrics reads from the database at each scrape (all tenants)."""
+
+    embedding_pending: int
+    embedding_failed: int
+    review_pending: int
+    review_oldest_age_seconds: float
+    jobs_failed: int
+    jobs_waiting: int
+
+
+def operational_counts(now: datetime) -> OperationalCounts:
+    embeddings = dict(MemoryItem.objects.filter(vocabulary.is_embeddable(), embedding_state__in=["pending", "failed"])
+                      .values_list("embedding_state").annotate(n=Count("id")).values_list("embedding_state", "n"))
+    review = Candidate.objects.filter(status=CandidateStatus.PENDING).aggregate(n=Count("id"), oldest=Min("created_at"))
+    jobs = dict(ConversationJob.objects.filter(status__in=["failed", *vocabulary.PENDING_JOB_STATUSES])
+                .values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    return OperationalCounts(
+        embedding_pending=embeddings.get("pending", 0), embedding_failed=embeddings.get("failed", 0),
+        review_pending=review["n"], review_oldest_age_seconds=(now - review["oldest"]).total_seconds()
+        if review["oldest"] else 0.0,
+        jobs_failed=jobs.get("failed", 0), jobs_waiting=sum(n for status, n in jobs.items() if status != "failed"))
 
 
 def memory_list(*, tenant: Tenant) -> QuerySet[MemoryItem]:

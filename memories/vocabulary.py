@@ -7,6 +7,7 @@ searchable  not replaced, active, not invalidated by now and not expired by
             now (expires_at): what search, context and reflection read
 expired     active and past its expires_at: what the expiry job archives
 embeddable  not replaced and not rejected: what the embedding backfill fills
+waiting     (a conversation job) queued, running or retrying: counted against TENANT_MAX_PENDING_JOBS
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from datetime import datetime
 
 from django.db.models import Q
 
-from memories.models import CURRENT_STATUSES, MemoryStatus
+from memories.models import CURRENT_STATUSES, JobStatus, MemoryStatus
 
 ACTIVE = MemoryStatus.ACTIVE.value
+PENDING_JOB_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.RETRYING)
 
 
 def is_latest_version() -> Q:

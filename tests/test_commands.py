@@ -282,3 +282,24 @@ def test_seed_demo_loads_a_demo_tenant_once(db, django_capture_on_commit_callbac
         second = run("seed_demo")
     assert "0 conversations ingested, 0 explicit memories added" in second
     assert MemoryItem.objects.filter(tenant__name="demo").count() == count
+
+
+def test_progress_is_a_bar_in_a_terminal_and_counter_lines_in_a_log():
+    import io
+
+    from memories.management.progress import Progress
+
+    log = io.StringIO()
+    progress = Progress("backfill", total=1000, unit="memories", stream=log, every=0.0, bar=False)
+    for done in (250, 500, 1000):
+        progress.update(done)
+    progress.close()
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 4 and lines[0].startswith("backfill: 250/1000 memories (") and "s left" in lines[0]
+    assert lines[-1].startswith("backfill: 1000/1000 memories")
+
+    terminal = io.StringIO()
+    bar = Progress("import", total=10, unit="records", stream=terminal, bar=True)
+    bar.update(10, note="10 added")
+    bar.close()
+    assert "import" in terminal.getvalue() and "10/10" in terminal.getvalue() and "records/s" in terminal.getvalue()

@@ -1,3 +1,6 @@
+import pytest
+
+
 def test_list_filters_by_user_type_tag_status_and_time(api):
     api.remember("alice", "A profile fact.", memory_type="profile", tags=["x"])
     api.remember("alice", "An episode.", memory_type="episodic")
@@ -62,3 +65,28 @@ def test_the_openapi_schema_and_docs_are_served(anonymous, db):
     docs = anonymous.get("/api/v1/docs/")
     assert docs.status_code == 200 and b"swagger" in docs.content.lower()
     assert b"cdn" not in docs.content.lower()
+
+
+@pytest.mark.parametrize("path, method, has_body, expected", [
+    ("/api/v1/health", "GET", False, ["503"]),
+    ("/api/v1/memories", "GET", False, ["400", "401", "403", "429", "503"]),
+    ("/api/v1/memories", "POST", True, ["400", "401", "403", "413", "429", "503"]),
+    ("/api/v1/memories/{memory_id}", "PATCH", True, ["400", "401", "403", "404", "409", "413", "429", "503"]),
+    ("/api/v1/memories/merge", "POST", True, ["400", "401", "403", "409", "413", "429", "503"]),
+    ("/api/v1/jobs/{job_id}", "GET", False, ["400", "401", "403", "404", "429", "503"]),
+])
+def test_error_answers_by_operation(path, method, has_body, expected):
+    from memories.api.schema import error_answers
+
+    assert error_answers(path=path, method=method, has_body=has_body) == expected
+
+
+def test_every_operation_has_a_summary_and_its_error_answers(anonymous, db):
+    schema = anonymous.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            assert operation.get("summary"), (method, path)
+            errors = {code for code in operation["responses"] if code.startswith(("4", "5"))}
+            assert "503" in errors, (method, path)
+            if path not in ("/api/v1/health",):
+                assert {"400", "401", "429"} <= errors, (method, path, errors)

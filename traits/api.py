@@ -97,6 +97,7 @@ class UserTraitsView(APIView):
 class TraitDetailView(APIView):
     @extend_schema(responses={200: TraitDetailSerializer})
     def get(self, request, trait_id):
+        """One trait with its evidence, parents, children and confidence history."""
         trait = selectors.trait_get(tenant=request.user.tenant, trait_id=trait_id)
         evidence = trait.evidence.select_related("memory").order_by("created_at")
         return Response({**TraitSerializer(trait).data,

@@ -89,8 +89,13 @@ class MemoryListCreateView(generics.ListAPIView):
             return MemoryItem.objects.none()
         return selectors.memory_list(tenant=self.request.user.tenant)
 
+    def get(self, request, *args, **kwargs):
+        """List memories, newest first, cursor-paginated (filters by user, scope, type, tag, status, dates)."""
+        return super().get(request, *args, **kwargs)
+
     @extend_schema(request=MemoryCreateSerializer, responses={201: WriteResultSerializer})
     def post(self, request):
+        """Save one memory: ADD, NOOP or UPDATE (infer: decided against near-duplicates)."""
         serializer = MemoryCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         if serializer.validated_data.get("infer"):
@@ -105,6 +110,7 @@ class MemoryListCreateView(generics.ListAPIView):
 class MemoryBatchView(APIView):
     @extend_schema(request=MemoryBatchSerializer, responses={201: BatchResultSerializer})
     def post(self, request):
+        """Save up to MEMORY_BATCH_MAX memories in one transaction."""
         serializer = MemoryBatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         results = writing.memory_create_batch(tenant=request.user.tenant, specs=serializer.to_specs(),
@@ -129,11 +135,13 @@ class MemoryMergeView(APIView):
 class MemoryDetailView(APIView):
     @extend_schema(responses={200: MemorySerializer, 404: OpenApiResponse(description="not found")})
     def get(self, request, memory_id):
+        """Read one memory."""
         return Response(MemorySerializer(selectors.memory_get(tenant=request.user.tenant, memory_id=memory_id)).data)
 
     @extend_schema(request=MemoryPatchSerializer, responses={200: WriteResultSerializer,
                                                              409: OpenApiResponse(description="version conflict")})
     def patch(self, request, memory_id):
+        """Change a memory (a new text supersedes it); held for review when an operator approved it."""
         serializer = MemoryPatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         change = governance.memory_change_by_key(tenant=request.user.tenant, memory_id=memory_id,
@@ -143,6 +151,7 @@ class MemoryDetailView(APIView):
 
     @extend_schema(responses={200: WriteResultSerializer, 202: CandidateSerializer})
     def delete(self, request, memory_id):
+        """Archive a memory (history kept); held for review when an operator approved it."""
         change = governance.memory_change_by_key(tenant=request.user.tenant, memory_id=memory_id,
                                                  role=request.user.role, api_key_id=request.user.key_id,
                                                  actor=request.user.actor, archive=True)
@@ -172,6 +181,7 @@ class MemoryHistoryView(APIView):
 class MemorySearchView(APIView):
     @extend_schema(request=MemorySearchSerializer, responses={200: SearchResponseSerializer})
     def post(self, request):
+        """Search a user's (or a group's) memories: hybrid, semantic or keyword, with every score part."""
         serializer = MemorySearchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         plan = SearchPlan()
@@ -225,6 +235,7 @@ def _readable_job(request, job_id):
 class ConversationView(APIView):
     @extend_schema(request=ConversationSerializer, responses={202: JobSerializer})
     def post(self, request):
+        """Send a conversation's turns; the service extracts what is worth keeping (a job)."""
         serializer = ConversationSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         job = ingestion.conversation_job_create(tenant=request.user.tenant, api_key=request.user.key,
@@ -236,12 +247,14 @@ class ConversationView(APIView):
 class JobDetailView(APIView):
     @extend_schema(responses={200: JobSerializer})
     def get(self, request, job_id):
+        """Read a conversation job: its status and the operations it made."""
         return Response(_job_body(_readable_job(request, job_id)))
 
 
 class JobRetryView(APIView):
     @extend_schema(request=None, responses={202: JobSerializer})
     def post(self, request, job_id):
+        """Re-run a failed conversation job from its kept turns."""
         job = ingestion.conversation_job_retry(tenant=request.user.tenant, job_id=_readable_job(request, job_id).id)
         return Response(_job_body(job), status=status.HTTP_202_ACCEPTED)
 
@@ -250,6 +263,7 @@ class ReviewListView(APIView):
     permission_classes = [IsReviewerKey]
     @extend_schema(responses={200: CandidateListSerializer})
     def get(self, request):
+        """The review queue: candidates waiting for a reviewer (reviewer keys)."""
         rows = governance.candidate_pending(tenant=request.user.tenant)
         return Response({"results": CandidateSerializer(rows, many=True).data})
 
@@ -258,6 +272,7 @@ class ReviewApproveView(APIView):
     permission_classes = [IsReviewerKey]
     @extend_schema(request=ApproveSerializer, responses={200: CandidateSerializer})
     def post(self, request, candidate_id):
+        """Approve a candidate, optionally with an edited text (reviewer keys; never one's own)."""
         serializer = ApproveSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         candidate = governance.candidate_approve(tenant=request.user.tenant, candidate_id=candidate_id,
@@ -270,6 +285,7 @@ class ReviewRejectView(APIView):
     permission_classes = [IsReviewerKey]
     @extend_schema(request=RejectSerializer, responses={200: CandidateSerializer})
     def post(self, request, candidate_id):
+        """Reject a candidate with a reason (reviewer keys; never one's own)."""
         serializer = RejectSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         candidate = governance.candidate_reject(tenant=request.user.tenant, candidate_id=candidate_id,

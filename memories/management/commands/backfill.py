@@ -3,6 +3,7 @@ import time
 from django.core.management.base import BaseCommand
 
 from memories import maintenance
+from memories.management.progress import Progress
 
 
 class Command(BaseCommand):
@@ -20,12 +21,10 @@ class Command(BaseCommand):
     def handle(self, *args, what, batch_size, rate, dry_run, **options):
         started = time.monotonic()
 
-        def progress(done, total):
-            self.stderr.write(f"\r{what}: {done}/{total}", ending="")
-
+        bar = Progress(what, unit="memories", stream=self.stderr._out)
         report = maintenance.backfill(what=what, batch_size=batch_size, rate=rate, dry_run=dry_run,
-                                      progress=progress)
-        self.stderr.write("")
+                                      progress=bar.update)
+        bar.close()
         if dry_run:
             self.stdout.write(f"{what}: missing {report.total}")
             return

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from memories.consistency import consistency_check
+from memories.management.progress import Progress
 
 
 class Command(BaseCommand):
@@ -11,7 +12,9 @@ class Command(BaseCommand):
         parser.add_argument("--fix", action="store_true")
 
     def handle(self, *args, fix, **options):
-        report = consistency_check(fix=fix)
+        bar = Progress("hash scan", unit="memories", stream=self.stderr._out)
+        report = consistency_check(fix=fix, progress=bar.update)
+        bar.close()
         for name, ids in report.problems.items():
             line = f"{name}: {len(ids)}"
             if ids and not fix:

@@ -3,6 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memories.management.progress import Progress
 from memories.models import Tenant
 from memories.porting import export_rows
 
@@ -27,12 +28,15 @@ class Command(BaseCommand):
             raise CommandError(f"no tenant named {tenant!r}") from None
         temporary = output.with_suffix(output.suffix + ".part")
         count = 0
+        bar = Progress("export", unit="memories", stream=self.stderr._out)
         with temporary.open("w", encoding="utf-8") as handle:
             for row in export_rows(tenant=tenant_row, user_id=user, include_history=include_history,
                                    agent_id=agent, session_id=session, group_id=group):
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
                 count += 1
-                if count % 1000 == 0:
-                    self.stderr.write(f"\r{count} exported", ending="")
+                if count % 100 == 0:
+                    bar.update(count)
+        bar.update(count)
+        bar.close()
         temporary.replace(output)  # a reader never sees half a file
         self.stdout.write(f"exported {count} memories to {output}")

@@ -3,6 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memories.management.progress import Progress
 from memories.models import Tenant
 from memories.porting import SOURCES, ImportError_, checkpoint_path, import_records, read_records
 
@@ -28,10 +29,10 @@ class Command(BaseCommand):
             checkpoint.unlink(missing_ok=True)
         started = time.monotonic()
 
+        bar = Progress("import", unit="records", stream=self.stderr._out)
+
         def progress(report):
-            rate = report.read / max(time.monotonic() - started, 1e-6)
-            self.stderr.write(f"\r{report.read} read, {report.added} added, {report.noop} unchanged "
-                              f"({rate:.0f}/s)", ending="")
+            bar.update(report.read, note=f"{report.added} added, {report.noop} unchanged")
 
         try:
             report = import_records(tenant=tenant_row, records=read_records(source, path=file, dsn=dsn),
@@ -40,7 +41,7 @@ class Command(BaseCommand):
         except ImportError_ as exc:
             raise CommandError(f"{exc} (nothing from that batch was written; rerun continues after the last "
                                "committed batch)") from exc
-        self.stderr.write("")
+        bar.close()
         self.stdout.write(
             f"{'dry run: ' if dry_run else ''}read {report.read}, added {report.added}, unchanged {report.noop}, "
             f"updated {report.updated}, vectors kept {report.vectors_kept}, re-embedded {report.reembedded}, "

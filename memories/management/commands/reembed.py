@@ -3,6 +3,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from memories import maintenance
+from memories.management.progress import Progress
 
 
 class Command(BaseCommand):
@@ -24,12 +25,10 @@ class Command(BaseCommand):
         spec = maintenance.spec_for_model(model, provider=provider, dimensions=dimensions, base_url=base_url)
         started = time.monotonic()
 
-        def progress(done, total):
-            self.stderr.write(f"\rre-embedding under {model}: {done}/{total}", ending="")
-
+        bar = Progress(f"re-embedding under {model}", unit="memories", stream=self.stderr._out)
         try:
-            report = maintenance.reembed(spec=spec, batch_size=batch_size, dry_run=dry_run, progress=progress)
-            self.stderr.write("")
+            report = maintenance.reembed(spec=spec, batch_size=batch_size, dry_run=dry_run, progress=bar.update)
+            bar.close()
             self.stdout.write(f"{model}: {report.embedded} memories embedded this run, coverage "
                               f"{report.covered}/{report.total} in {time.monotonic() - started:.1f} s")
             if activate and not dry_run:

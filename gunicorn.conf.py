@@ -1,0 +1,31 @@
+"""gunicorn for `make run` and the Procfile's web process (docs/deploy.md).
+
+Workers: WEB_CONCURRENCY, else two per CPU (bench/load.py measured the choice; see
+docs/deploy.md). Each worker is a process with its own database pool
+(DB_POOL_MAX_SIZE) and its own copy of the embedding model.
+"""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("BIND") or f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
+workers = int(os.environ.get("WEB_CONCURRENCY") or multiprocessing.cpu_count() * 2)
+threads = int(os.environ.get("WEB_THREADS", "1"))
+worker_class = "gthread" if threads > 1 else "sync"
+timeout = int(os.environ.get("WEB_TIMEOUT", "60"))
+graceful_timeout = 30
+keepalive = 5
+# A worker is replaced after this many requests (jitter spreads the restarts): bounds slow leaks.
+max_requests = int(os.environ.get("WEB_MAX_REQUESTS", "5000"))
+max_requests_jitter = max_requests // 10
+accesslog = None  # memory_project.observability logs one JSON line per request, with its id
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "warning")
+
+
+def child_exit(server, worker):
+    """A dead worker's Prometheus samples stop counting as live gauges."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)

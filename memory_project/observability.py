@@ -1,0 +1,201 @@
+"""Request ids, JSON log lines, per-route latency, /metrics and /api/v1/ready.
+
+Every request gets an id (the caller's X-Request-ID when it is a sane token, else
+a new one); the response echoes it and every log line written while serving it
+carries it. /metrics speaks Prometheus text to a bearer token (METRICS_TOKEN) or
+an allowed network (METRICS_ALLOWED_NETWORKS), nobody else.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import os
+import re
+import time
+import uuid
+from contextvars import ContextVar
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+
+from memories import metrics
+
+_request_id: ContextVar[str] = ContextVar("request_id", default="")
+_SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+REQUEST_ID_HEADER = "X-Request-ID"
+logger = logging.getLogger("memory.requests")
+
+
+def current_request_id() -> str:
+    return _request_id.get()
+
+
+def request_id_for(incoming: str | None) -> str:
+    """The caller's id when it is a short token of safe characters (it is logged and echoed), else a new one."""
+    return incoming if incoming and _SANE_ID.match(incoming) else uuid.uuid4().hex
+
+
+class RequestIdMiddleware:
+    """First in the chain: the id, the request's log line and its latency by route."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        rid = request_id_for(request.headers.get(REQUEST_ID_HEADER))
+        token = _request_id.set(rid)
+        started = time.perf_counter()
+        try:
+            response = self.get_response(request)
+            seconds = time.perf_counter() - started
+            response[REQUEST_ID_HEADER] = rid
+            match = getattr(request, "resolver_match", None)
+            route = match.route if match is not None and match.route else "unmatched"
+            metrics.observe_request(route=route, method=request.method or "", status=response.status_code,
+                                    seconds=seconds)
+            if not request.path.startswith("/static/"):
+                logger.info("%s %s %s", request.method, request.path, response.status_code, extra={
+                    "method": request.method, "path": request.path, "route": route,
+                    "status": response.status_code, "duration_ms": round(seconds * 1000, 2),
+                    "key_id": getattr(getattr(request, "user", None), "key_id", None)})
+            return response
+        finally:
+            _request_id.reset(token)
+
+
+class RequestIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = _request_id.get()
+        return True
+
+
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "request_id"}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time, level, logger, message, request_id, the record's extras, the exception."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        body = {"time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+                "level": record.levelname, "logger": record.name, "message": record.getMessage(),
+                "request_id": getattr(record, "request_id", "") or None, "process": record.process}
+        for name, value in vars(record).items():
+            if name not in _STANDARD and not name.startswith("_"):
+                body[name] = value
+        if record.exc_info:
+            body["exception"] = self.formatException(record.exc_info)
+        return json.dumps(body, default=str)
+
+
+JsonFormatter.converter = time.gmtime  # type: ignore[assignment]
+
+
+# --------------------------------------------------------------------------- /metrics
+
+
+def _client_allowed(request: HttpRequest) -> bool:
+    token = settings.METRICS_TOKEN
+    if token:
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and given and _constant_time_equal(given.strip(), token):
+            return True
+    try:
+        address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
+    except ValueError:
+        return False
+    return any(address in ipaddress.ip_network(network, strict=False) for network in settings.METRICS_ALLOWED_NETWORKS)
+
+
+def _constant_time_equal(a: str, b: str) -> bool:
+    import hmac
+
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
+def _registry():
+    """Every process's samples when PROMETHEUS_MULTIPROC_DIR is set (gunicorn, make up), else this process's."""
+    from prometheus_client import REGISTRY, CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return REGISTRY, False
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)
+    return registry, True
+
+
+class StateCollector:
+    """Gauges read from the database and the broker at scrape time (not per process)."""
+
+    def collect(self):
+        from prometheus_client.core import GaugeMetricFamily
+
+        from memories.queue import queue_depth
+        from memories.selectors import operational_counts
+
+        counts = operational_counts(timezone.now())
+        backlog = GaugeMetricFamily("memory_embedding_backlog", "Memories waiting for a vector", labels=["state"])
+        backlog.add_metric(["pending"], counts.embedding_pending)
+        backlog.add_metric(["failed"], counts.embedding_failed)
+        yield backlog
+        yield GaugeMetricFamily("memory_review_queue_size", "Candidates waiting for a reviewer",
+                                value=counts.review_pending)
+        yield GaugeMetricFamily("memory_review_queue_oldest_age_seconds", "Age of the oldest waiting candidate",
+                                value=counts.review_oldest_age_seconds)
+        jobs = GaugeMetricFamily("memory_conversation_jobs", "Conversation jobs by state", labels=["state"])
+        jobs.add_metric(["waiting"], counts.jobs_waiting)
+        jobs.add_metric(["failed"], counts.jobs_failed)
+        yield jobs
+        depth = queue_depth()
+        yield GaugeMetricFamily("memory_queue_depth", "Messages waiting on the Celery queue (-1: broker unreachable)",
+                                value=-1 if depth is None else depth)
+
+
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    if not _client_allowed(request):
+        return JsonResponse({"detail": "metrics are open to METRICS_TOKEN or METRICS_ALLOWED_NETWORKS only"},
+                            status=403)
+    from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+    registry, _ = _registry()
+    state = CollectorRegistry()
+    state.register(StateCollector())  # type: ignore[arg-type]
+    return HttpResponse(generate_latest(registry) + generate_latest(state), content_type=CONTENT_TYPE_LATEST)
+
+
+# --------------------------------------------------------------------------- readiness
+
+
+def _migrations_pending() -> int:
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    return len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+
+
+def ready_view(request: HttpRequest) -> JsonResponse:
+    """Ready to take traffic: the database answers, every migration is applied, the embedding model is loaded."""
+    checks: dict[str, dict] = {}
+    try:
+        pending = _migrations_pending()
+        checks["database"] = {"ok": True}
+        checks["migrations"] = {"ok": pending == 0, "pending": pending}
+    except Exception as exc:  # noqa: BLE001 - readiness reports, never raises
+        logger.warning("readiness: database check failed", exc_info=True)
+        checks["database"] = {"ok": False, "error": type(exc).__name__}
+        checks["migrations"] = {"ok": False}
+    try:
+        from memories.embedding import get_embedder
+
+        embedder = get_embedder()
+        embedder.embed_query("ready")
+        checks["model"] = {"ok": True, "name": embedder.name}
+    except Exception as exc:  # noqa: BLE001
+        logger.warning("readiness: model check failed", exc_info=True)
+        checks["model"] = {"ok": False, "error": type(exc).__name__}
+    ready = all(check["ok"] for check in checks.values())
+    return JsonResponse({"ready": ready, "checks": checks}, status=200 if ready else 503)
