@@ -22,13 +22,14 @@ from typing import NamedTuple
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from memories import metrics, vocabulary
 from memories.embedding import Embedder, EmbeddingError, embed_query, get_embedder
 from memories.models import MemoryItem, MemoryStatus, Tenant
+from memories.replicas import read_alias
 from memories.text import query_tokens, tsquery_from_tokens
 from memories.writing import EPISODE_TAG
 
@@ -184,6 +185,11 @@ def _plan_key(tenant: Tenant, user_id: str, model: str) -> tuple:
     return tenant.id, user_id, model, settings.SEARCH_EXACT_MAX_ROWS
 
 
+def _db():
+    """The connection this block reads from: the replica inside memories.replicas.on_replica, else the primary."""
+    return connections[read_alias()]
+
+
 def cached_vector_plan(tenant: Tenant, user_id: str | None, model: str) -> str:
     """hnsw for tenant-wide search and for users known to hold more than
     SEARCH_EXACT_MAX_ROWS vectors; exact otherwise. A user's size is learnt
@@ -264,7 +270,7 @@ def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: st
         GROUP BY m.id ORDER BY distance LIMIT %s"""
     args = [literal, model, tenant.id, *([q.user_id] if q.user_id is not None else []), literal, overfetch,
             *params, pool]
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(using=read_alias()), _db().cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(f"SET LOCAL hnsw.ef_search = {max(int(settings.SEARCH_HNSW_EF), overfetch)}")
         cursor.execute(sql, args)
@@ -291,7 +297,7 @@ def semantic_search(
     found to be larger than the exact plan may scan."""
     if plan == "exact" and q.user_id is not None:
         sql, args = _exact_semantic_sql(tenant, q, vector, model, pool, now)
-        with connection.cursor() as cursor:
+        with _db().cursor() as cursor:
             cursor.execute(sql, args)
             rows = _exact_result(tenant, q, model, cursor.fetchall())
         if rows is not None:
@@ -308,7 +314,7 @@ def keyword_candidates(tenant: Tenant, q: SearchQuery, pool: int, now: datetime)
     statement = keyword_sql(tenant, q, pool, now)
     if statement is None:
         return []
-    with connection.cursor() as cursor:
+    with _db().cursor() as cursor:
         cursor.execute(*statement)
         return _candidate_rows(cursor.fetchall())
 
@@ -379,12 +385,12 @@ def _exact_and_keyword(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model
     semantic_sql, semantic_args = _exact_semantic_sql(tenant, q, vector, model, pool, now)
     statement = keyword_sql(tenant, q, pool, now)
     if statement is None:
-        with connection.cursor() as cursor:
+        with _db().cursor() as cursor:
             cursor.execute(semantic_sql, semantic_args)
             return _exact_result(tenant, q, model, cursor.fetchall()), []
     sql = (f"SELECT true, s.* FROM ({semantic_sql}) AS s"
            f" UNION ALL SELECT false, k.*, NULL::bigint FROM ({statement[0]}) AS k")
-    with connection.cursor() as cursor:
+    with _db().cursor() as cursor:
         cursor.execute(sql, [*semantic_args, *statement[1]])
         rows = cursor.fetchall()
     # Each branch is ordered inside; sort again rather than trust the Append's order.
@@ -561,7 +567,7 @@ def searchable_in_scope(tenant: Tenant, q: SearchQuery, ids: list[str]) -> list[
     if not ids:
         return []
     where, params = _item_filters(tenant, q, timezone.now())
-    with connection.cursor() as cursor:
+    with _db().cursor() as cursor:
         cursor.execute(f"SELECT m.id FROM memory_items m WHERE {where} AND m.id = ANY(%s::uuid[])", [*params, ids])
         allowed = {str(r[0]) for r in cursor.fetchall()}
     return [i for i in ids if i in allowed]
@@ -570,7 +576,7 @@ def searchable_in_scope(tenant: Tenant, q: SearchQuery, ids: list[str]) -> list[
 def newest_in_scope(tenant: Tenant, q: SearchQuery, limit: int) -> list[MemoryItem]:
     """The newest searchable memories in q's scope and filters (the query text is unused)."""
     where, params = _item_filters(tenant, q, timezone.now())
-    with connection.cursor() as cursor:
+    with _db().cursor() as cursor:
         cursor.execute(f"SELECT m.id FROM memory_items m WHERE {where} ORDER BY m.created_at DESC, m.id LIMIT %s",
                        [*params, limit])
         ids = [str(r[0]) for r in cursor.fetchall()]
@@ -592,7 +598,7 @@ def active_traits(tenant: Tenant, user_id: str, stages: tuple[str, ...], order: 
     trait is at one of `stages` with decayed confidence above the floor, by
     subtype in `order`, then most confident. The traits table is read by name:
     memories does not import the traits app."""
-    with connection.cursor() as cursor:
+    with _db().cursor() as cursor:
         cursor.execute(f"""
             SELECT m.id, m.text, t.subtype, t.stage, t.decayed_confidence
             FROM memory_items m JOIN traits t ON t.memory_id = m.id
@@ -608,7 +614,7 @@ def jobs_of(memory_ids: list[str]) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     if not memory_ids:
         return out
-    with connection.cursor() as cursor:
+    with _db().cursor() as cursor:
         cursor.execute("SELECT item_id, job_id FROM memory_sources WHERE item_id = ANY(%s::uuid[]) AND job_id <> ''",
                        [memory_ids])
         for item_id, job_id in cursor.fetchall():
@@ -650,7 +656,7 @@ def memories_by_id(ids: list[str]) -> list[MemoryItem]:
     if not ids:
         return []
     fields = [f for f in MemoryItem._meta.concrete_fields if f.attname != "search_vector"]
-    with connection.cursor() as cursor:
+    with _db().cursor() as cursor:
         columns = ", ".join(str(f.column) for f in fields)
         cursor.execute(f"SELECT {columns} FROM memory_items WHERE id = ANY(%s::uuid[])",
                        [ids])
@@ -661,14 +667,14 @@ def memories_by_id(ids: list[str]) -> list[MemoryItem]:
     for row in rows:
         values = list(row)
         for index, convert in converters:
-            values[index] = convert(values[index], None, connection)
-        items.append(MemoryItem.from_db(connection.alias, names, values))
+            values[index] = convert(values[index], None, _db())
+        items.append(MemoryItem.from_db(read_alias(), names, values))
     return items
 
 
 def exact_tenant_neighbours(tenant: Tenant, vector: np.ndarray, model: str, limit: int) -> list[str]:
     """Brute-force nearest vectors tenant-wide: the ground truth for HNSW recall."""
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(using=read_alias()), _db().cursor() as cursor:
         cursor.execute("SET LOCAL enable_indexscan = off")
         cursor.execute(
             "SELECT item_id FROM memory_vectors WHERE tenant_id = %s AND model = %s AND status = %s"

@@ -84,7 +84,7 @@ def _database_from_url(url: str) -> dict:
         "USER": unquote(parsed.username or ""),
         "PASSWORD": unquote(parsed.password or ""),
         "HOST": query.get("host", [parsed.hostname or ""])[0],
-        "PORT": str(parsed.port or ""),
+        "PORT": str(parsed.port or query.get("port", [""])[0]),
     }
 
 
@@ -161,7 +161,7 @@ _database["OPTIONS"] = {"prepare_threshold": None}
 # Connections are bounded per process whatever serves the app: a pool of at most DB_POOL_MAX_SIZE,
 # shared by the process's threads; a burst waits up to DB_POOL_TIMEOUT seconds for a connection
 # (then 503 with Retry-After), never "too many clients". Size: processes x DB_POOL_MAX_SIZE below
-# the server's max_connections (docs/deployment.md). DB_POOL_MAX_SIZE=0 turns the pool off.
+# the server's max_connections (docs/deploy.md). DB_POOL_MAX_SIZE=0 turns the pool off.
 DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", 8)
 if DB_POOL_MAX_SIZE > 0:
     _database["OPTIONS"]["pool"] = {"min_size": 0, "max_size": DB_POOL_MAX_SIZE,
@@ -171,6 +171,13 @@ else:
     _database["CONN_MAX_AGE"] = env_int("CONN_MAX_AGE", 60)
     _database["CONN_HEALTH_CHECKS"] = True
 DATABASES = {"default": _database}
+# A read replica (PostgreSQL streaming replication of the default database): searches and context read
+# there (memories/replicas.py, memory_project/routers.py); writes and everything else use the primary.
+if env_str("DATABASE_REPLICA_URL"):
+    DATABASES["replica"] = {**_database_from_url(env_str("DATABASE_REPLICA_URL")),
+                            "OPTIONS": dict(_database["OPTIONS"]), "CONN_MAX_AGE": _database["CONN_MAX_AGE"],
+                            "TEST": {"MIRROR": "default"}}
+DATABASE_ROUTERS = ["memory_project.routers.ReadReplicaRouter"]
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

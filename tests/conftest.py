@@ -229,3 +229,14 @@ def stop_process(process: subprocess.Popen | None) -> None:
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def run_async(main, *args):
+    """Run an async scenario on a fresh event loop in its own thread: the browser tests' sync
+    Playwright leaves a loop running in the main thread, where asyncio.run would refuse."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import anyio
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, main, *args).result()

@@ -94,11 +94,65 @@ def test_tenant_b_cannot_reach_tenant_a_through_any_endpoint(api_b, tenant_a, te
         if SECRET in response.content.decode() or response.status_code >= 500:
             leaks.append(f"{method.upper()} {path} -> {response.status_code}")
     assert snapshot_a(tenant_a) == before, "tenant B changed tenant A's data"
-    api_routes = {str(p.pattern) for p in get_resolver().url_patterns[-1].url_patterns}
+    api_routes = {str(p.pattern) for p in _included("api/v1/")}
     assert api_routes <= covered, f"routes without an isolation attack: {api_routes - covered}"
     record("isolation: API endpoints covered", len(api_routes))
     record("isolation: API requests tried by tenant B", tried)
     record("isolation: API leaks found", len(leaks))
+    assert leaks == []
+
+
+def _included(prefix: str):
+    return next(p for p in get_resolver().url_patterns if hasattr(p, "url_patterns") and str(p.pattern) == prefix
+                ).url_patterns
+
+
+def mem0_attacks(ids: dict) -> list[tuple[str, str, dict | None, str]]:
+    """The same, through the Mem0-compatible routes (memories/api/mem0.py)."""
+    user, random_id = ids["user"], str(uuid.uuid4())
+    out = [("get", "/v1/ping/", None, "v1/ping/"),
+           ("post", "/v3/memories/", {"filters": {"user_id": user}}, "v3/memories/"),
+           ("post", "/v3/memories/search/", {"query": f"{SECRET} bank PIN", "filters": {"user_id": user}},
+            "v3/memories/search/"),
+           ("post", "/v3/memories/add/", {"messages": [{"role": "user", "content": "probe"}], "user_id": user,
+                                          "infer": False}, "v3/memories/add/"),
+           ("get", "/v1/entities/", None, "v1/entities/"),
+           ("put", "/v1/batch/", {"memories": [{"memory_id": ids["memory"], "text": "overwritten"}]}, "v1/batch/"),
+           ("delete", "/v1/batch/", {"memories": [{"memory_id": ids["memory"]}]}, "v1/batch/"),
+           ("delete", f"/v1/memories/?user_id={user}", None, "v1/memories/"),
+           ("delete", f"/v2/entities/user/{user}/", None, "v2/entities/<str:entity_type>/<str:name>/"),
+           ("get", f"/v2/entities/user/{user}/profile/", None, "v2/entities/user/<str:name>/profile/"),
+           ("post", "/v1/exports/", {"filters": {"user_id": user}}, "v1/exports/"),
+           ("post", "/v1/exports/get/", {"filters": {"user_id": user}}, "v1/exports/get/"),
+           ("post", "/v1/summary/", {"filters": {"user_id": user}}, "v1/summary/"),
+           ("post", "/v1/feedback/", {"memory_id": ids["memory"]}, "v1/feedback/"),
+           ("get", "/v2/profiles/settings/", None, "^v2/profiles/"),
+           ("get", "/api/v1/webhooks/projects/p/", None, "^api/v1/webhooks/"),
+           ("get", "/api/v1/orgs/organizations/o/projects/p/", None, "^api/v1/orgs/"),
+           ("get", "/v9/anything/", None, "^v[0-9]+/")]
+    for memory_id in (ids["memory"], random_id):
+        out += [("get", f"/v1/memories/{memory_id}/", None, "v1/memories/<str:memory_id>/"),
+                ("put", f"/v1/memories/{memory_id}/", {"text": "overwritten"}, "v1/memories/<str:memory_id>/"),
+                ("delete", f"/v1/memories/{memory_id}/", None, "v1/memories/<str:memory_id>/"),
+                ("get", f"/v1/memories/{memory_id}/history/", None, "v1/memories/<str:memory_id>/history/")]
+    return out
+
+
+def test_tenant_b_cannot_reach_tenant_a_through_the_mem0_routes(api_b, tenant_a, tenant_a_data):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_b.raw_key}")
+    before = snapshot_a(tenant_a)
+    leaks, covered = [], set()
+    for method, path, body, route in mem0_attacks(tenant_a_data):
+        response = getattr(client, method)(path, body, format="json")
+        covered.add(route)
+        if SECRET in response.content.decode() or (response.status_code >= 500 and response.status_code != 501):
+            leaks.append(f"{method.upper()} {path} -> {response.status_code}")
+    assert snapshot_a(tenant_a) == before, "tenant B changed tenant A's data"
+    routes = {str(p.pattern) for p in _included("")}
+    assert routes <= covered, f"routes without an isolation attack: {routes - covered}"
     assert leaks == []
 
 

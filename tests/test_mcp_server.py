@@ -10,7 +10,6 @@ import threading
 import time
 from pathlib import Path
 
-import anyio
 import httpx
 import pytest
 import uvicorn
@@ -21,6 +20,7 @@ from mcp.client.streamable_http import streamablehttp_client
 from memories.api.mcp_server import http_app
 from memories.keys import api_key_create
 from memories.models import MemoryHistory, MemoryItem
+from tests.conftest import run_async
 
 TOOLS = {"add_memory", "search_memories", "get_context", "list_memories", "delete_memory"}
 
@@ -92,7 +92,7 @@ def test_stdio_as_a_desktop_agent_spawns_it(key):
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await _scenario(session, "stdio-user")
 
-    anyio.run(run)
+    run_async(run)
     assert MemoryHistory.objects.filter(user_id="stdio-user", event="DELETE", actor__startswith="api:key-").exists()
 
 
@@ -130,7 +130,7 @@ def test_streamable_http_with_the_key_in_each_request(http_server, key):
                 ClientSession(read, write) as session:
             await _scenario(session, "http-user")
 
-    anyio.run(run)
+    run_async(run)
     assert MemoryItem.objects.filter(user_id="http-user").exists()
 
 
@@ -154,5 +154,5 @@ def test_streamable_http_without_a_valid_key_is_a_401_and_tenants_stay_apart(htt
             deleted = await theirs.call_tool("delete_memory", {"memory_id": saved["memory"]["id"]})
         return found, deleted.isError
 
-    found, refused = anyio.run(run)
+    found, refused = run_async(run)
     assert found["results"] == [] and refused

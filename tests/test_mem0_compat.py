@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 os.environ.setdefault("MEM0_TELEMETRY", "False")
@@ -14,6 +13,7 @@ from mem0.exceptions import MemoryError as Mem0Error  # noqa: E402
 
 from memories.keys import api_key_create  # noqa: E402
 from memories.models import MemoryHistory, MemoryItem  # noqa: E402
+from tests.conftest import run_async  # noqa: E402
 
 
 @pytest.fixture
@@ -142,5 +142,5 @@ def test_the_async_client_works_the_same(live_server, keys):
         listed = await client.get_all(filters={"user_id": "dora"})
         return found, listed
 
-    found, listed = asyncio.run(scenario())
+    found, listed = run_async(scenario)
     assert "cello" in found["results"][0]["memory"] and listed["count"] >= 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
@@ -24,6 +23,7 @@ from memory_client.errors import QuotaExceeded, ServerError, error_for
 
 from memories.keys import api_key_create
 from memories.models import KeyRole
+from tests.conftest import run_async
 
 
 @pytest.mark.parametrize("status, body, expected", [
@@ -180,7 +180,7 @@ def test_the_async_client_and_the_agent_loop(live_server, keys):
             assert listed and all(m.user_id == "fay" for m in listed)
             return context.text
 
-    assert "marathon" in asyncio.run(agent_loop())
+    assert "marathon" in run_async(agent_loop)
 
 
 def test_the_readme_agent_loop_runs_as_written(live_server, keys):

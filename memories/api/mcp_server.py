@@ -35,6 +35,7 @@ from memories.context import ContextRequest, build_context
 from memories.errors import MemoryError_
 from memories.keys import api_key_authenticate
 from memories.models import ApiKey
+from memories.replicas import on_replica
 from memories.search import SearchPlan, SearchQuery, memory_search, scope_filter
 from memories.vocabulary import is_searchable
 
@@ -143,7 +144,7 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
                                                    "agent_id": agent_id, "session_id": session_id,
                                                    "group_id": group_id, "mode": mode})
             plan = SearchPlan()
-            results = memory_search(tenant=caller.key.tenant, query=SearchQuery(**data), plan=plan)
+            results = on_replica(lambda: memory_search(tenant=caller.key.tenant, query=SearchQuery(**data), plan=plan))
             record_memory_access([str(r.memory.id) for r in results])
             return {"results": [{"id": str(r.memory.id), "text": r.memory.text, "memory_type": r.memory.memory_type,
                                  "created_at": r.memory.created_at.isoformat(), "score": r.score,
@@ -161,7 +162,7 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
             data = _valid(ContextRequestSerializer, {"user_id": user_id, "query": query, "agent_id": agent_id,
                                                      "session_id": session_id, "group_id": group_id,
                                                      "format": format})
-            built = build_context(tenant=caller.key.tenant, request=ContextRequest(**data))
+            built = on_replica(lambda: build_context(tenant=caller.key.tenant, request=ContextRequest(**data)))
             record_memory_access([str(r.memory.id) for r in built.memories])
             return {"context": built.text, "status": built.status}
         return await call(ctx, work)

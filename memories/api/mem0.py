@@ -34,6 +34,7 @@ from memories.api.serializers import ConversationSerializer, MemoryCreateSeriali
 from memories.errors import InvalidOperation
 from memories.identity import normalize_identifier
 from memories.models import MemoryItem
+from memories.replicas import on_replica
 from memories.search import SearchQuery, memory_search, scope_filter
 from memories.vocabulary import is_searchable
 
@@ -338,8 +339,8 @@ class SearchView(Mem0View):
         data = checked.validated_data
         start = scope.get("created_at__gte") or scope.get("created_at__gt")
         end = scope.get("created_at__lte") or scope.get("created_at__lt")
-        results = memory_search(tenant=request.user.tenant, query=SearchQuery(
-            **data, **({"start_time": start} if start else {}), **({"end_time": end} if end else {})))
+        results = on_replica(lambda: memory_search(tenant=request.user.tenant, query=SearchQuery(
+            **data, **({"start_time": start} if start else {}), **({"end_time": end} if end else {}))))
         record_memory_access([r.memory.id for r in results])
         return Response({"results": [{**mem0_memory(r.memory, r.score), "scores": r.scores} for r in results]})
 

@@ -42,6 +42,7 @@ from memories.errors import MemoryNotFound
 from memories.health import service_health
 from memories.models import MemoryItem
 from memories.permissions import key_may_read_job
+from memories.replicas import on_replica
 from memories.search import SearchPlan, SearchQuery, memory_search
 
 
@@ -185,7 +186,8 @@ class MemorySearchView(APIView):
         serializer = MemorySearchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         plan = SearchPlan()
-        results = memory_search(tenant=request.user.tenant, query=SearchQuery(**serializer.validated_data), plan=plan)
+        results = on_replica(lambda: memory_search(tenant=request.user.tenant,
+                                                   query=SearchQuery(**serializer.validated_data), plan=plan))
         record_memory_access([r.memory.id for r in results])
         return Response({"results": _scored(results, request), "degraded": plan.degraded,
                          "degraded_reason": plan.degraded_reason})
@@ -300,7 +302,8 @@ class ContextView(APIView):
         """What the agent should know right now: traits, the group, memories, working memory."""
         serializer = ContextRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        built = build_context(tenant=request.user.tenant, request=ContextRequest(**serializer.validated_data))
+        built = on_replica(lambda: build_context(tenant=request.user.tenant,
+                                                 request=ContextRequest(**serializer.validated_data)))
         record_memory_access([r.memory.id for r in built.memories])
         return Response({"context": built.text, "format": built.format, "sections": built.sections(),
                          "status": built.status, "working_memory": built.status.get("working_memory", ""),
