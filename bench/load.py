@@ -1,22 +1,33 @@
-"""Load test: the service under gunicorn (2 workers) on loopback, mixed
-traffic — 20% saves, 60% searches, 20% context — from a bounded pool of
-client threads for a fixed time, at 10,000 memories.
+"""Load test through the real topology: `make up`'s processes (gunicorn web,
+a Celery worker and beat from the Procfile, on RabbitMQ, Redis for working
+memory and rate-limit counters, the local model), mixed traffic — 20% saves,
+60% searches, 20% context — from a bounded pool of client threads, at 10,000
+memories. Each web configuration (gunicorn workers x threads) is run for
+`--seconds` per round, the configurations interleaved over `--rounds`
+rounds; medians across rounds are reported.
 
-    make bench-load                               # 60 s, 8 clients, 10,000 memories
-    make bench-load BENCH_ARGS="--seconds 10 --memories 1000"
+    make bench-load                                        # 2x1,4x1,3x2 x 3 rounds of 20 s, 16 clients
+    make bench-load BENCH_ARGS="--configs 4x1 --rounds 1 --seconds 10 --memories 1000"
+    make bench-load BENCH_ARGS="--topology gunicorn"       # web only, Celery eager (the older runs)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
+import os
 import random
+import signal
+import statistics
+import subprocess
+import tempfile
 import threading
 import time
 import uuid
 
-from common import gunicorn_server, percentiles, print_table, setup_django
+from common import ROOT, free_port, gunicorn_server, percentiles, print_table, setup_django
 
 WORDS = ["tea", "hiking", "Lisbon", "guitar", "marathon", "sushi", "piano", "garden", "chess", "kayak", "yoga",
          "Berlin", "novels", "coffee", "cycling", "painting"]
@@ -62,59 +73,130 @@ def client_loop(port: int, key: str, users: int, deadline: float, max_requests: 
                 results["errors"] = results.get("errors", 0) + 1
 
 
+@contextlib.contextmanager
+def topology_up(env: dict[str, str], workers: int, threads: int):
+    """`make up`'s three processes (honcho, the Procfile) on RabbitMQ; yields the web port once ready."""
+    port = free_port()
+    metrics_dir = tempfile.mkdtemp(prefix="memory-load-metrics-")
+    full_env = {**os.environ, "RATE_LIMIT_KEY_REQUESTS": "0", "RATE_LIMIT_TENANT_REQUESTS": "0", **env,
+                "PORT": str(port), "WEB_CONCURRENCY": str(workers), "WEB_THREADS": str(threads),
+                "CELERY_BROKER_URL": env.get("CELERY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"),
+                "REDIS_URL": env.get("REDIS_URL", "redis://127.0.0.1:6379/11"), "PROMETHEUS_MULTIPROC_DIR": metrics_dir,
+                "LOG_LEVEL": "WARNING", "REQUEST_LOG_LEVEL": "WARNING"}
+    process = subprocess.Popen([str(ROOT / ".venv/bin/honcho"), "start", "-f", "Procfile"], cwd=ROOT, env=full_env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 180
+        while True:
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                conn.request("GET", "/api/v1/ready")
+                if conn.getresponse().status == 200:
+                    break
+            if process.poll() is not None or time.time() > deadline:
+                raise RuntimeError("make up's processes did not come up")
+            time.sleep(0.5)
+        yield port
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def run_load(port: int, key: str, args, seconds: float, seed: int) -> tuple[dict, float]:
+    results: dict = {}
+    lock = threading.Lock()
+    started = time.monotonic()
+    deadline = started + seconds
+    threads = [threading.Thread(target=client_loop, args=(port, key, args.users, deadline,
+                                                          args.max_requests // args.clients, results, lock,
+                                                          seed * 1000 + i))
+               for i in range(args.clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(seconds + 60)
+    return results, time.monotonic() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--users", type=int, default=200)
-    parser.add_argument("--max-requests", type=int, default=200_000, help="upper bound on requests, all clients")
-    parser.add_argument("--provider", default="hash")
+    parser.add_argument("--max-requests", type=int, default=1_000_000, help="upper bound on requests, all clients")
+    parser.add_argument("--provider", default="local")
+    parser.add_argument("--topology", choices=["up", "gunicorn"], default="up")
+    parser.add_argument("--configs", default="2x1,4x1,3x2", help="gunicorn workers x threads to try")
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds of untimed load after each start")
     args = parser.parse_args()
     setup_django(database="memory_load", provider=args.provider)
     from memories.keys import api_key_create
     from memories.models import MemoryItem, Tenant
-    from memories.vectors import refresh_planner_statistics
+    from memories.vectors import embed_items, refresh_planner_statistics
     from memories.writing import MemorySpec, memory_create_batch
 
     tenant, _ = Tenant.objects.get_or_create(name="load")
     have = MemoryItem.objects.filter(tenant=tenant).count()
     rng = random.Random(1)
     for start in range(have, args.memories, 1000):
-        memory_create_batch(tenant=tenant, actor="load", count_for_reflection=False, specs=[
-            MemorySpec(user_id=f"user-{i % args.users}", text=text(rng))
-            for i in range(start, min(start + 1000, args.memories))])
+        results = memory_create_batch(tenant=tenant, actor="load", count_for_reflection=False,
+                                      enqueue_embedding=False, specs=[
+                                          MemorySpec(user_id=f"user-{i % args.users}", text=text(rng))
+                                          for i in range(start, min(start + 1000, args.memories))])
+        embed_items([str(r.memory.id) for r in results])
     refresh_planner_statistics()
     key = api_key_create(tenant_name="load").raw_key
-    results: dict = {}
-    lock = threading.Lock()
     from django.conf import settings
 
-    database = settings.DATABASES["default"]["NAME"]
-    with gunicorn_server({"EMBEDDED_DB_NAME": database, "EMBEDDING_PROVIDER": args.provider}) as port:
-        started = time.monotonic()
-        deadline = started + args.seconds
-        threads = [threading.Thread(target=client_loop, args=(port, key, args.users, deadline,
-                                                              args.max_requests // args.clients, results, lock, i))
-                   for i in range(args.clients)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(args.seconds + 60)
-        elapsed = time.monotonic() - started
-    first_error = results.pop("first_error", None)
-    if first_error:
-        print(f"first error: {first_error}")
-    total = sum(len(v) for k, v in results.items() if k != "errors")
-    errors = results.get("errors", 0)
-    rows = [{"operation": op, "requests": len(samples), **{k: v for k, v in percentiles(samples).items() if k != "n"}}
-            for op, samples in sorted(results.items()) if op != "errors"]
-    print_table(f"Mixed load, {args.clients} clients, {elapsed:.0f} s, {args.memories:,} memories, gunicorn 2 workers "
-                f"({args.provider} embedder)", rows, ["operation", "requests", "p50", "p95", "p99"])
-    all_ms = [x for k, v in results.items() if k != "errors" for x in v]
-    overall = percentiles(all_ms)
-    print(f"\nsummary: requests={total} throughput_rps={total / elapsed:.1f} p50_ms={overall['p50']:.1f} "
-          f"p95_ms={overall['p95']:.1f} p99_ms={overall['p99']:.1f} errors={errors}")
+    env = {"EMBEDDED_DB_NAME": settings.DATABASES["default"]["NAME"], "EMBEDDING_PROVIDER": args.provider}
+    configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
+    per_config: dict[tuple, list[tuple[dict, float]]] = {c: [] for c in configs}
+    for round_number in range(args.rounds):
+        for workers, threads in configs:  # interleaved: each round runs every configuration once
+            if args.topology == "up":
+                serving = topology_up(env, workers, threads)
+            else:
+                serving = gunicorn_server({**env, "WEB_THREADS": str(threads)}, workers=workers)
+            with serving as port:
+                run_load(port, key, args, args.warmup, seed=99)
+                per_config[(workers, threads)].append(run_load(port, key, args, args.seconds, seed=round_number))
+            print(f"round {round_number + 1}: {workers}x{threads} done", flush=True)
+
+    rows, best = [], None
+    for (workers, threads), runs in per_config.items():
+        throughput = statistics.median(sum(len(v) for k, v in r.items() if isinstance(v, list)) / elapsed
+                                       for r, elapsed in runs)
+        merged: dict[str, list[float]] = {}
+        errors = 0
+        for r, _ in runs:
+            errors += r.get("errors", 0)
+            for op, samples in r.items():
+                if isinstance(samples, list):
+                    merged.setdefault(op, []).extend(samples)
+                    merged.setdefault("all", []).extend(samples)
+        first_error = next((r["first_error"] for r, _ in runs if r.get("first_error")), None)
+        row = {"web": f"{workers} workers x {threads} threads", "rps (median)": throughput, "errors": errors,
+               **{f"{op} p95": percentiles(merged[op])["p95"] for op in ("save", "search", "context") if op in merged},
+               "all p50": percentiles(merged["all"])["p50"], "all p95": percentiles(merged["all"])["p95"]}
+        rows.append(row)
+        if first_error:
+            print(f"{workers}x{threads} first error: {first_error}")
+        if best is None or row["rps (median)"] > best["rps (median)"]:
+            best = row
+    print_table(f"Mixed load through `{args.topology}` ({args.provider} embedder), {args.clients} clients, "
+                f"{args.rounds} rounds x {args.seconds:.0f} s per configuration, {args.memories:,} memories",
+                rows, ["web", "rps (median)", "save p95", "search p95", "context p95", "all p50", "all p95", "errors"])
+    assert best is not None
+    total = sum(len(v) for runs in per_config.values() for r, _ in runs for v in r.values() if isinstance(v, list))
+    print(f"\nsummary: requests={total} best={best['web'].replace(' ', '')} throughput_rps={best['rps (median)']:.1f} "
+          f"p95_ms={best['all p95']:.1f} errors={sum(r['errors'] for r in rows)} configs={args.configs} "
+          f"topology={args.topology} provider={args.provider}")
 
 
 if __name__ == "__main__":
