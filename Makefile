@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 
 
-.PHONY: mcp dev up
+.PHONY: mcp dev up bench-embedder
 .PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
@@ -81,6 +81,9 @@ bench-admin: install
 
 bench-ops: install
 	cd bench && ../$(PY) ops.py $(BENCH_ARGS)
+
+bench-embedder: install
+	cd bench && ../$(PY) embedder_backends.py $(BENCH_ARGS)
 
 bench-load: install
 	cd bench && ../$(PY) load.py $(BENCH_ARGS)

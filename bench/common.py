@@ -63,7 +63,9 @@ def gunicorn_server(env: dict[str, str], workers: int = 2):
     """Serve the project with gunicorn on a free loopback port; yields the port.
     Benchmarks measure throughput, not rate limits: one key may send as fast as it can."""
     port = free_port()
-    full_env = {**os.environ, "RATE_LIMIT_KEY_REQUESTS": "0", "RATE_LIMIT_TENANT_REQUESTS": "0", **env}
+    # Request logs off: nobody reads the pipe, and a full pipe would block the workers.
+    full_env = {**os.environ, "RATE_LIMIT_KEY_REQUESTS": "0", "RATE_LIMIT_TENANT_REQUESTS": "0",
+                "REQUEST_LOG_LEVEL": "WARNING", **env}
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "memory_project.wsgi:application", "-b", f"127.0.0.1:{port}",
          "-w", str(workers), "--log-level", "warning", "--timeout", "120"],

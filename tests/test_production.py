@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -57,8 +58,10 @@ def test_make_up_runs_web_worker_and_beat_on_a_real_broker(transactional_db, bro
         import redis
 
         redis.Redis.from_url(BROKERS["redis"]).flushdb()
+    # Output to a file, not a pipe: nobody reads a pipe while the test runs, and a full one blocks the processes.
+    log = tempfile.TemporaryFile()
     up = subprocess.Popen(["make", "up", f"PORT={port}", f"BROKER={broker}"], cwd=ROOT, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+                          stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {key}"}
     try:
@@ -90,10 +93,12 @@ def test_make_up_runs_web_worker_and_beat_on_a_real_broker(transactional_db, bro
     finally:
         os.killpg(up.pid, signal.SIGTERM)
         try:
-            output = up.communicate(timeout=30)[0].decode(errors="replace")
+            up.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(up.pid, signal.SIGKILL)
-            output = up.communicate()[0].decode(errors="replace")
+            up.wait()
+        log.seek(0)
+        output = log.read().decode(errors="replace")
     for process in ("web.1", "worker.1", "beat.1"):
         assert f"{process} " in output, f"{process} never started:\n{output[-3000:]}"
     assert "Traceback" not in output, output[-5000:]

@@ -83,7 +83,7 @@ def test_searches_read_the_replica_and_writes_the_primary(transactional_db):
                "DATABASE_REPLICA_URL": f"postgres://postgres@/{primary['NAME']}?host={sockets}&port={replica_port}"}
         web = subprocess.Popen([sys.executable, "-m", "gunicorn", "memory_project.wsgi:application", "-c",
                                 "gunicorn.conf.py", "-b", f"127.0.0.1:{port}", "-w", "1"], cwd=ROOT, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         base, headers = f"http://127.0.0.1:{port}/api/v1", {"Authorization": f"Bearer {key}"}
         _until(lambda: httpx.get(f"{base}/ready", timeout=30).status_code == 200, 120, "the web process")
 
