@@ -259,6 +259,8 @@ class MemoryHistory(models.Model):
 
     class Meta:
         db_table = "memory_history"
+        verbose_name = "memory history event"
+        verbose_name_plural = "memory history"
         ordering = ["created_at", "id"]
         indexes = [models.Index(fields=["tenant", "user_id", "-created_at"], name="history_user_created")]
         constraints = [

@@ -11,7 +11,7 @@ from django.conf import settings
 from memories.embedding import EmbeddingError
 from memories.extraction import ExtractionError
 from memories.ingestion import conversation_job_mark, conversation_job_run, job_failure_reason
-from memories.models import JobStatus
+from memories.models import ConversationJob, JobStatus
 from memories.vectors import embed_items, mark_embedding_failed
 
 logger = logging.getLogger(__name__)
@@ -48,6 +48,10 @@ def run_conversation_job(self, job_id: str) -> dict:
         try:
             job = conversation_job_run(job_id)
             return {"status": job.status, "counts": job.counts}
+        except ConversationJob.DoesNotExist:
+            # Erased with its user while it waited, or a message left on a shared broker: nothing to do.
+            logger.warning("conversation job %s no longer exists; skipped", job_id)
+            return {"status": "missing"}
         except ExtractionError as exc:
             if not exc.retryable or attempt >= settings.EXTRACTION_MAX_RETRIES:
                 conversation_job_mark(job_id, JobStatus.FAILED, job_failure_reason(exc))

@@ -226,3 +226,17 @@ def test_trait_pages_show_evidence_chain_and_operators_dissolve_and_pin(tenant_a
     assert MemoryHistory.objects.filter(memory_id=trait.pk, event="STAGE_CHANGE", actor="rita").exists()
     assert MemoryHistory.objects.filter(memory_id=parent.pk, event="UPDATE", actor="rita").exists()
     assert reviewer.get(reverse("admin:reflection_reflectioncycle_changelist")).status_code == 200
+
+
+def test_the_trait_list_links_each_trait_to_its_page_with_rounded_confidences(tenant_a, reviewer):
+    from traits import services
+
+    trait = services.trait_create(tenant=tenant_a, user_id="alice", text="Likes tea", subtype="preference",
+                                  actor="t", stage="established", confidence=0.31200000000000006)
+    page = reviewer.get(reverse("admin:traits_trait_changelist")).content.decode()
+    assert f'href="{reverse("admin:traits_trait_change", args=[trait.pk])}"' in page
+    assert reverse("admin:memories_memoryitem_change", args=[trait.pk]) not in page
+    assert "0.31" in page and "0.312000" not in page
+    index = reviewer.get(reverse("admin:index")).content.decode()
+    assert "Memory history" in index and "Memory historys" not in index
+    assert "Trait evidence" in index and "Trait evidences" not in index

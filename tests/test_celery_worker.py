@@ -40,3 +40,9 @@ def test_a_worker_runs_the_job_and_embeds_the_memories(worker):
     assert body["counts"] == {"ADD": 2}
     assert set(MemoryItem.objects.values_list("text", flat=True)) == {"User prefers window seats",
                                                                         "User has a dog named Rex"}
+
+
+def test_a_message_for_a_job_that_no_longer_exists_is_skipped(db):
+    from memories.tasks import run_conversation_job
+
+    assert run_conversation_job.apply(args=["00000000-0000-0000-0000-000000000001"]).get() == {"status": "missing"}

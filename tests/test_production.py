@@ -43,6 +43,16 @@ def _until(check, timeout: float, what: str):
         time.sleep(0.5)
 
 
+def _purge(url: str) -> None:
+    from kombu import Connection
+
+    with Connection(url) as conn:
+        try:
+            conn.default_channel.queue_purge("celery")
+        except conn.channel_errors:  # no queue yet: nothing to purge
+            pass
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("broker", ["rabbitmq", "redis"])
 def test_make_up_runs_web_worker_and_beat_on_a_real_broker(transactional_db, broker):
@@ -54,10 +64,7 @@ def test_make_up_runs_web_worker_and_beat_on_a_real_broker(transactional_db, bro
            "EMBEDDED_DB_NAME": connection.settings_dict["NAME"], "CELERY_BROKER_URL": BROKERS[broker],
            "REDIS_URL": "redis://127.0.0.1:6379/13", "WEB_CONCURRENCY": "2", "WORKER_CONCURRENCY": "1",
            "EXPIRY_INTERVAL": "1", "LOG_FORMAT": "json"}
-    if broker == "redis":
-        import redis
-
-        redis.Redis.from_url(BROKERS["redis"]).flushdb()
+    _purge(BROKERS[broker])  # the machine's broker is shared: start from an empty queue
     # Output to a file, not a pipe: nobody reads a pipe while the test runs, and a full one blocks the processes.
     log = tempfile.TemporaryFile()
     up = subprocess.Popen(["make", "up", f"PORT={port}", f"BROKER={broker}"], cwd=ROOT, env=env,

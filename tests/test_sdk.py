@@ -119,7 +119,7 @@ def test_the_sync_client_covers_the_api(live_server, keys):
         assert client.traits("alice") == {"behavior": [], "preference": [], "core": []}
         cycle = client.reflect("alice")
         assert client.wait_for_reflection(cycle.id).status == "completed"
-        assert client.health()["status"] in ("ok", "degraded")
+        assert client.health()["status"] in ("ok", "degraded") and client.ready()["ready"] is True
 
         erased = client.erase_user("carol")
         assert erased.counts["memories"] == 3 and client.list(user_id="carol").results == []

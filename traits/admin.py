@@ -18,14 +18,15 @@ def memory_link(memory_id, text: str):
 @admin.register(Trait)
 class TraitAdmin(TenantScopedAdmin):
     tenant_field = "memory__tenant"
-    list_display = ("trait_text", "user", "subtype", "stage", "confidence", "decayed_confidence", "context",
+    # The first column links to the trait's own page (evidence, timeline); its memory is a link there.
+    list_display = ("trait_title", "user", "subtype", "stage", "confidence_shown", "decayed_shown", "context",
                     "reinforcement_count", "contradiction_count", "pinned", "last_reinforced_at")
     list_filter = ("stage", "subtype", "context", "pinned", "derived_from")
     search_fields = ("memory__text", "=memory__user_id")
     list_select_related = ("memory",)
     ordering = ("-decayed_confidence",)
     actions = ("dissolve_selected", "pin_selected", "unpin_selected")
-    readonly_fields = ("trait_text", "user", "subtype", "stage", "confidence", "decayed_confidence", "context",
+    readonly_fields = ("trait_text", "user", "subtype", "stage", "confidence_shown", "decayed_shown", "context",
                        "parent_chain", "reinforcement_count", "contradiction_count", "first_observed_at",
                        "last_reinforced_at", "window_start", "window_end", "derived_from", "pinned",
                        "evidence_table", "confidence_over_time")
@@ -34,6 +35,18 @@ class TraitAdmin(TenantScopedAdmin):
     @admin.display(description="trait")
     def trait_text(self, obj: Trait):
         return memory_link(obj.memory_id, obj.memory.text)
+
+    @admin.display(description="trait", ordering="memory__text")
+    def trait_title(self, obj: Trait) -> str:
+        return obj.memory.text
+
+    @admin.display(description="confidence", ordering="confidence")
+    def confidence_shown(self, obj: Trait) -> str:
+        return f"{obj.confidence:.2f}"
+
+    @admin.display(description="decayed confidence", ordering="decayed_confidence")
+    def decayed_shown(self, obj: Trait) -> str:
+        return f"{obj.decayed_confidence:.2f}"
 
     @admin.display(description="user")
     def user(self, obj: Trait) -> str:

@@ -106,6 +106,8 @@ class TraitEvidence(models.Model):
 
     class Meta:
         db_table = "trait_evidence"
+        verbose_name = "trait evidence"
+        verbose_name_plural = "trait evidence"
         indexes = [models.Index(fields=["trait", "kind"], name="evidence_trait_kind")]
         constraints = [
             models.CheckConstraint(condition=Q(kind__in=EvidenceKind.values), name="evidence_kind_known"),

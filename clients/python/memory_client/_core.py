@@ -242,7 +242,12 @@ class Endpoints:
 
     # -- service
     def health(self) -> dict:
+        """Liveness and, for a valid key, the checks (database, model, broker, Redis)."""
         return self._send(Call("GET", "health", lambda body: body))
+
+    def ready(self) -> dict:
+        """Readiness: the database answers, migrations are applied, the model is loaded (else ServiceUnavailable)."""
+        return self._send(Call("GET", "ready", lambda body: body))
 
 
 def base_url(url: str) -> str:
