@@ -46,6 +46,7 @@ from memories.models import (
 )
 from memories.permissions import AdminScope, admin_may_manage_accounts, admin_scope
 from memories.selectors import memory_lineage_ids
+from memories.text import counted
 
 COUNT_CAP = 10_000
 
@@ -415,7 +416,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
             if request.method == "POST" and request.POST.get("confirm") == "yes":
                 result = erasure.user_erase(tenant=tenant, user_id=user_id, actor=actor_of(request),
                                             reason="erasure from the admin")
-                erased = ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in result.counts.items() if n)
+                erased = ", ".join(counted(n, name) for name, n in result.counts.items() if n)
                 receipt = result.receipt.id if result.receipt else "-"
                 self.message_user(request, f"Forgot {user_id} (receipt {receipt}): {erased or 'nothing held'}.")
                 return HttpResponseRedirect(reverse("admin:memories_memoryitem_changelist"))
@@ -432,13 +433,35 @@ class CandidateForm(forms.ModelForm):
         widgets = {"text": forms.Textarea(attrs={"rows": 3, "cols": 90})}
 
 
+class CandidateStatusFilter(admin.SimpleListFilter):
+    """The queue is a work list: pending unless the reviewer asks for decided ones (or all)."""
+
+    title = "status"
+    parameter_name = "status"
+    DEFAULT = CandidateStatus.PENDING.value
+
+    def lookups(self, request, model_admin):
+        return [*CandidateStatus.choices, ("all", "all")]
+
+    def value(self):
+        return super().value() or self.DEFAULT
+
+    def choices(self, changelist):
+        for lookup, title in self.lookup_choices:
+            yield {"selected": self.value() == str(lookup), "display": title,
+                   "query_string": changelist.get_query_string({self.parameter_name: lookup})}
+
+    def queryset(self, request, queryset):
+        return queryset if self.value() == "all" else queryset.filter(status=self.value())
+
+
 @admin.register(Candidate)
 class CandidateAdmin(TenantScopedAdmin):
     form = CandidateForm
     change_form_template = "admin/memories/candidate_change_form.html"
-    list_display = ("status", "operation", "short_text", "user_id", "confidence", "reason_list", "target_text",
-                    "created_at")
-    list_filter = (TenantFilter, "status", "operation")
+    list_display = ("status", "operation", "short_text", "user_id", "tenant", "confidence", "reason_list",
+                    "target_text", "created_at")
+    list_filter = (TenantFilter, CandidateStatusFilter, "operation")
     search_fields = ("text", "=user_id")
     list_select_related = ("tenant", "target")
     actions = ("approve_selected", "reject_selected")

@@ -19,6 +19,7 @@ from memories.models import (
     MemorySource,
     Tenant,
 )
+from memories.text import humanised_duration
 
 
 class UserMemoriesRow(NamedTuple):
@@ -148,7 +149,7 @@ def dashboard_stats(*, tenant: Tenant | None) -> dict:
                     items.filter(vocabulary.is_latest_version()).values("memory_type").annotate(n=Count("id"))
                     .order_by("memory_type")],
         "pending": pending.count(),
-        "oldest_age": (now - oldest) if oldest else None,
+        "oldest_age": humanised_duration((now - oldest).total_seconds()) if oldest else None,
         "per_day": [(day, per_day.get(day, 0)) for day in days],
         "traits": [{"label": r["stage"], "count": r["n"]} for r in
                    items.filter(trait__isnull=False).values(stage=F("trait__stage")).annotate(n=Count("id"))

@@ -114,3 +114,30 @@ def index_document(text: str) -> str:
 def tsquery_from_tokens(tokens: list[str]) -> str:
     """An OR query over tokens; tokens are \\w+ only, so no quoting is needed."""
     return " | ".join(tokens)
+
+
+def humanised_duration(seconds: float) -> str:
+    """An age as a person reads it: '45 s', '3 min 28 s', '2 h 5 min', '4 days 3 h' (two units at most)."""
+    seconds = max(int(seconds), 0)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} day{'s' if days != 1 else ''}" + (f" {hours} h" if hours else "")
+    if hours:
+        return f"{hours} h" + (f" {minutes} min" if minutes else "")
+    if minutes:
+        return f"{minutes} min" + (f" {secs} s" if secs else "")
+    return f"{secs} s"
+
+
+SINGULAR = {"memories": "memory", "history_scrubbed": "history row scrubbed", "candidates": "candidate",
+            "jobs": "job", "vectors": "vector", "sources": "source", "receipts": "receipt"}
+
+
+def counted(count: int, plural_name: str) -> str:
+    """'1 memory', '2 memories': a count with its noun in the right number."""
+    label = plural_name.replace("_", " ")
+    if count == 1:
+        label = SINGULAR.get(plural_name, label[:-1] if label.endswith("s") else label)
+    return f"{count} {label}"

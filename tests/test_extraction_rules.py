@@ -95,3 +95,24 @@ def test_infer_on_save_decides_against_what_is_remembered(api):
     assert verbatim["operation"] == "ADD"  # without infer: stored as sent
     batch = api.post("memories/batch", {"memories": [{"user_id": "alice", "text": "x", "infer": True}]})
     assert batch.status_code == 400 and "memories" in batch.json()
+
+
+@pytest.mark.parametrize("seconds, shown", [
+    (0, "0 s"), (45.9, "45 s"), (208.7, "3 min 28 s"), (180, "3 min"), (7500, "2 h 5 min"), (7200, "2 h"),
+    (86400, "1 day"), (4 * 86400 + 3 * 3600 + 59, "4 days 3 h"), (-5, "0 s"),
+])
+def test_durations_read_as_a_person_says_them(seconds, shown):
+    from memories.text import humanised_duration
+
+    assert humanised_duration(seconds) == shown
+
+
+@pytest.mark.parametrize("count, name, shown", [
+    (1, "memories", "1 memory"), (2, "memories", "2 memories"), (1, "vectors", "1 vector"),
+    (1, "history_scrubbed", "1 history row scrubbed"), (3, "history_scrubbed", "3 history scrubbed"),
+    (0, "jobs", "0 jobs"), (1, "jobs", "1 job"),
+])
+def test_counts_take_the_right_number(count, name, shown):
+    from memories.text import counted
+
+    assert counted(count, name) == shown
