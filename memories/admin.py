@@ -12,6 +12,7 @@ import difflib
 from datetime import timedelta
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
@@ -28,7 +29,9 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from memories import erasure, governance, vocabulary, writing
+from memories.context import ContextRequest, build_context
 from memories.errors import InvalidOperation, MemoryError_, MemoryNotFound, VersionConflict
+from memories.identity import normalize_identifier
 from memories.keys import api_key_create, api_key_revoke, api_key_rotate, key_status
 from memories.models import (
     ApiKey,
@@ -45,8 +48,9 @@ from memories.models import (
     Tenant,
 )
 from memories.permissions import AdminScope, admin_may_manage_accounts, admin_scope
+from memories.search import MODES, SearchPlan, SearchQuery, memory_search
 from memories.selectors import memory_lineage_ids
-from memories.text import counted
+from memories.text import counted, query_tokens
 
 COUNT_CAP = 10_000
 
@@ -397,7 +401,39 @@ class MemoryItemAdmin(TenantScopedAdmin):
 
     def get_urls(self):
         return [path("forget/", self.admin_site.admin_view(self.forget_view), name="memories_forget_user"),
+                path("search-as-agent/", self.admin_site.admin_view(self.search_as_agent_view),
+                     name="memories_search_as_agent"),
                 *super().get_urls()]
+
+    # ---- search as the agent: the results with every score part, the plan, and the context block
+
+    def search_as_agent_view(self, request):
+        """What an agent of this tenant would get for a query, and why: an operator's read, so it is
+        not counted as an agent's access."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        tenants = list(visible_tenants(request))
+        asked = {name: (request.GET.get(name) or "").strip()
+                 for name in ("tenant", "user_id", "agent_id", "session_id", "group_id", "query", "mode")}
+        tenant = next((t for t in tenants if str(t.id) == asked["tenant"]), tenants[0] if len(tenants) == 1 else None)
+        context = {**self.admin_site.each_context(request), "title": "Search as the agent", "tenants": tenants,
+                   "tenant": tenant, "asked": asked, "modes": MODES, "opts": self.model._meta}
+        if tenant and asked["query"] and (asked["user_id"] or asked["group_id"]):
+            try:
+                scope = {name: normalize_identifier(asked[name], field=name)
+                         for name in ("user_id", "agent_id", "session_id", "group_id") if asked[name]}
+                if len(query_tokens(asked["query"])) > settings.SEARCH_MAX_QUERY_TERMS:
+                    raise InvalidOperation("the query has too many distinct words", field="query")
+                plan = SearchPlan()
+                mode = asked["mode"] if asked["mode"] in MODES else "hybrid"
+                context["results"] = memory_search(tenant=tenant, plan=plan, query=SearchQuery(
+                    query=asked["query"][:settings.SEARCH_MAX_QUERY_CHARS], mode=mode, limit=20, **scope))
+                context["plan"] = plan
+                context["agent_context"] = build_context(tenant=tenant, request=ContextRequest(
+                    query=asked["query"][:settings.SEARCH_MAX_QUERY_CHARS], **scope))
+            except InvalidOperation as exc:
+                context["error"] = f"{exc.field}: {exc}"
+        return TemplateResponse(request, "admin/memories/search_as_agent.html", context)
 
     def forget_view(self, request):
         if not request.user.has_perm("memories.delete_memoryitem"):

@@ -244,3 +244,31 @@ def test_the_trait_list_links_each_trait_to_its_page_with_rounded_confidences(te
     index = reviewer.get(reverse("admin:index")).content.decode()
     assert "Memory history" in index and "Memory historys" not in index
     assert "Trait evidence" in index and "Trait evidences" not in index
+
+
+def test_search_as_the_agent_shows_every_score_part_the_plan_and_the_context_block(tenant_a, tenant_b, reviewer,
+                                                                                     operator):
+    from memories.models import MemoryItem as Item
+
+    remember(tenant_a, "alice", "Alice wants to try pottery classes.")
+    remember(tenant_a, "alice", "Alice's sister lives in Porto.")
+    url = reverse("admin:memories_search_as_agent")
+    page = reviewer.get(url, {"tenant": tenant_a.id, "user_id": "alice", "query": "pottery classes"})
+    body = page.content.decode()
+    assert page.status_code == 200 and 'id="agent-results"' in body
+    first_row = body.split('<td class="num">1</td>')[1].split("</tr>")[0]
+    assert "Alice wants to try pottery classes." in first_row
+    for part in ("semantic", "keyword", "fusion", "relevance", "recency", "importance", "stage"):
+        assert f"<th class=\"num\">{part}</th>" in body
+    assert "vector plan <b>exact</b>" in body and 'id="context-block"' in body and "pottery" in body
+    assert Item.objects.filter(access_count__gt=0).count() == 0, "an operator's look is not an agent's read"
+
+    bad = reviewer.get(url, {"tenant": tenant_a.id, "user_id": "bad\u200bid", "query": "x"}).content.decode()
+    assert "errornote" in bad and "user_id" in bad.split("errornote")[1][:200] and "id=\"agent-results\"" not in bad
+
+    remember(tenant_b, "alice", "Globex's alice likes chess.")
+    scoped = Client()
+    scoped.force_login(operator("sam", "reviewers", tenant=tenant_a))
+    other = scoped.get(url, {"tenant": tenant_b.id, "user_id": "alice", "query": "chess"}).content.decode()
+    assert "chess" not in other.split("</form>")[-1], "another tenant's memories stay out of reach"
+    assert "Search as the agent" in scoped.get(reverse("admin:memories_memoryitem_changelist")).content.decode()

@@ -175,3 +175,21 @@ def test_admin_and_docs_work_under_the_content_security_policy(page, live_server
     page.wait_for_selector(".swagger-ui .opblock", timeout=15000)  # the UI rendered from the schema
     shot(page, "docs-under-csp")
     assert violations == []
+
+
+def test_an_operator_searches_as_the_agent(page, live_server, operator, tenant_a, transactional_db):
+    remember(tenant_a, "alice", "Alice wants to try pottery classes.")
+    remember(tenant_a, "alice", "Alice's sister lives in Porto.")
+    operator("rita", "reviewers", tenant=tenant_a)
+    page.set_viewport_size({"width": 1366, "height": 768})
+    log_in(page, live_server, "rita")
+    page.goto(f"{live_server.url}/admin/memories/memoryitem/")
+    page.click("#search-as-agent-link")
+    page.fill("input[name=user_id]", "alice")
+    page.fill("#agent-query", "pottery classes")
+    page.click("#agent-search-submit")
+    page.wait_for_selector("#agent-results")
+    shot(page, "07-search-as-agent")
+    assert "pottery" in page.locator("#agent-results tbody tr").first.inner_text()
+    assert "pottery" in page.locator("#context-block").inner_text()
+    assert page.locator("#agent-plan").inner_text().startswith("vector plan")
