@@ -270,8 +270,10 @@ class MemoryItemAdmin(TenantScopedAdmin):
     )
 
     @admin.display(description="text")
-    def short_text(self, obj: MemoryItem) -> str:
-        return obj.text if len(obj.text) <= 90 else obj.text[:87] + "..."
+    def short_text(self, obj: MemoryItem):
+        # One line in the list (admin.css truncates it to the column); the whole text in the tooltip.
+        return format_html('<span title="{}">{}</span>', obj.text, obj.text if len(obj.text) <= 300
+                           else obj.text[:297] + "...")
 
     @admin.display(boolean=True, description="current")
     def is_current(self, obj: MemoryItem) -> bool:

@@ -189,6 +189,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en-us"
+FORMAT_MODULE_PATH = ["memory_project.formats"]  # one date format in the admin: 2026-11-26 13:51
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

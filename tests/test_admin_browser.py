@@ -193,3 +193,15 @@ def test_an_operator_searches_as_the_agent(page, live_server, operator, tenant_a
     assert "pottery" in page.locator("#agent-results tbody tr").first.inner_text()
     assert "pottery" in page.locator("#context-block").inner_text()
     assert page.locator("#agent-plan").inner_text().startswith("vector plan")
+
+    remember(tenant_a, "alice", "Alice mentioned that she has been training for the Berlin marathon every "
+                                "weekend since March, and that her knee has been hurting after long runs.")
+    for width in (1280, 1920):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{live_server.url}/admin/memories/memoryitem/")
+        shot(page, f"08-memory-list-{width}")
+        # The text column is truncated to one line, never wrapped a word per line; nothing spills off the right.
+        row = page.locator("#result_list tbody tr").first
+        assert row.bounding_box()["height"] < 80
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", row.inner_text()), "one date format: ISO"
