@@ -20,7 +20,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import models
 from django.db.models import Case, IntegerField, Value, When
-from django.http import HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
@@ -497,9 +497,14 @@ class CandidateStatusFilter(admin.SimpleListFilter):
 class CandidateAdmin(TenantScopedAdmin):
     form = CandidateForm
     change_form_template = "admin/memories/candidate_change_form.html"
-    list_display = ("status", "operation", "short_text", "user_id", "tenant", "confidence", "reason_list",
-                    "target_text", "created_at")
+    # What a reviewer reads and decides comes first; the rest scrolls to the right on narrow screens.
+    list_display = ("short_text", "decide_inline", "reason_list", "change_words", "source_turn", "confidence_shown",
+                    "operation", "user_id", "tenant", "status", "created_at")
     list_filter = (TenantFilter, CandidateStatusFilter, "operation")
+    change_list_template = "admin/memories/candidate_change_list.html"
+
+    class Media:
+        js = ("memories/review.js",)
     search_fields = ("text", "=user_id")
     list_select_related = ("tenant", "target")
     actions = ("approve_selected", "reject_selected")
@@ -525,6 +530,75 @@ class CandidateAdmin(TenantScopedAdmin):
     @admin.display(description="would change")
     def target_text(self, obj: Candidate) -> str:
         return obj.target.text[:80] if obj.target else "-"
+
+    @admin.display(description="confidence", ordering="confidence")
+    def confidence_shown(self, obj: Candidate) -> str:
+        return f"{obj.confidence:.2f}"
+
+    @admin.display(description="change (word by word)")
+    def change_words(self, obj: Candidate):
+        """For an update or a contradiction: the memory it would change, and how, word by word."""
+        if not obj.target:
+            return "new memory"
+        return format_html('<span class="review-diff">{}</span>', text_diff(obj.target.text, obj.text))
+
+    @admin.display(description="source turn")
+    def source_turn(self, obj: Candidate):
+        job = ConversationJob.objects.filter(id=obj.job_id).only("messages").first() if obj.job_id else None
+        if job is None or not obj.source_messages:
+            return "-"
+        index = obj.source_messages[0]
+        if not 0 <= index < len(job.messages):
+            return "-"
+        message = job.messages[index]
+        return format_html('<span title="{}">{}: {}</span>', message["content"],
+                           message.get("name") or message["role"], message["content"][:120])
+
+    @admin.display(description="decide")
+    def decide_inline(self, obj: Candidate):
+        """Edit-and-approve, approve or reject without leaving the list (the forms sit outside the
+        changelist's own form: see candidate_change_list.html)."""
+        if obj.status != CandidateStatus.PENDING:
+            return obj.status
+        form = f"review-{obj.id}"
+        return format_html(
+            '<input type="text" name="text" value="{}" form="{}" class="review-text" aria-label="text to approve">'
+            '<button type="submit" name="decision" value="approve" form="{}" class="review-approve">Approve</button>'
+            '<button type="submit" name="decision" value="reject" form="{}" class="review-reject">Reject</button>',
+            obj.text, form, form, form)
+
+    def get_urls(self):
+        return [path("<uuid:candidate_id>/decide/", self.admin_site.admin_view(self.decide_view),
+                     name="memories_candidate_decide"), *super().get_urls()]
+
+    def decide_view(self, request, candidate_id):
+        """One decision from the list: approve (with the row's text, if edited) or reject; back to the list."""
+        if request.method != "POST":
+            return HttpResponseRedirect(reverse("admin:memories_candidate_changelist"))
+        candidate = self.get_queryset(request).filter(id=candidate_id).first()
+        if candidate is None:
+            raise Http404("no such candidate")
+        if not self.has_change_permission(request, candidate):
+            raise PermissionDenied
+        decision, text = request.POST.get("decision"), (request.POST.get("text") or "").strip()
+        try:
+            if decision == "approve":
+                governance.candidate_approve(tenant=candidate.tenant, candidate_id=candidate.id,
+                                             actor=actor_of(request),
+                                             edited_text=text if text and text != candidate.text else None)
+                self.message_user(request, "Candidate approved" + (" with your edit." if text and
+                                                                   text != candidate.text else "."))
+            elif decision == "reject":
+                governance.candidate_reject(tenant=candidate.tenant, candidate_id=candidate.id,
+                                            actor=actor_of(request), reason=request.POST.get("reason", ""))
+                self.message_user(request, "Candidate rejected.")
+            else:
+                self.message_user(request, "Choose approve or reject.", messages.ERROR)
+        except MemoryError_ as exc:
+            self.message_user(request, f"Not applied: {exc}", messages.ERROR)
+        back = request.POST.get("next") or ""
+        listed = reverse("admin:memories_candidate_changelist")
+        return HttpResponseRedirect(back if back.startswith(listed) else listed)
 
     @admin.display(description="existing memory it would change")
     def target_memory(self, obj: Candidate):

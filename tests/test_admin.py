@@ -272,3 +272,38 @@ def test_search_as_the_agent_shows_every_score_part_the_plan_and_the_context_blo
     other = scoped.get(url, {"tenant": tenant_b.id, "user_id": "alice", "query": "chess"}).content.decode()
     assert "chess" not in other.split("</form>")[-1], "another tenant's memories stay out of reach"
     assert "Search as the agent" in scoped.get(reverse("admin:memories_memoryitem_changelist")).content.decode()
+
+
+def test_the_review_queue_decides_inline_with_a_word_diff_and_the_source_turn(api, reviewer, tenant_b, operator):
+    converse(api, ["I live in Lisbon."])
+    [target] = MemoryItem.objects.all()
+    from memories.models import MemoryHistory as H
+
+    H.objects.create(memory_id=target.id, tenant=target.tenant, user_id="alice", event="APPROVE", actor="x")
+    converse(api, ["I moved to Porto.", "I think I might try pottery."])
+    pending = {c.text: c for c in Candidate.objects.filter(status="pending")}
+    page = reviewer.get(reverse("admin:memories_candidate_changelist")).content.decode()
+    assert 'id="review-keys"' in page and "memories/review.js" in page
+    assert '<del class="diff-old">Lisbon</del>' in page and '<ins class="diff-new">Porto</ins>' in page
+    assert "I moved to Porto." in page  # the source turn
+    move = next(c for text, c in pending.items() if "Porto" in text)
+    pottery = next(c for text, c in pending.items() if "pottery" in text)
+    assert f'id="review-{move.id}"' in page and f'form="review-{move.id}"' in page
+
+    listed = reverse("admin:memories_candidate_changelist")
+    done = reviewer.post(reverse("admin:memories_candidate_decide", args=[move.id]),
+                         {"decision": "approve", "text": "Alice moved to Porto in 2026.", "next": listed})
+    assert done.status_code == 302 and done["Location"] == listed
+    move.refresh_from_db()
+    assert move.status == "approved" and MemoryItem.objects.get(id=move.result_memory_id).text == \
+        "Alice moved to Porto in 2026."
+    reviewer.post(reverse("admin:memories_candidate_decide", args=[pottery.id]),
+                  {"decision": "reject", "next": "https://evil.example/"})
+    pottery.refresh_from_db()
+    assert pottery.status == "rejected"
+
+    outsider = Client()
+    outsider.force_login(operator("ola", "reviewers", tenant=tenant_b))
+    again = Candidate.objects.create(tenant=move.tenant, user_id="alice", operation="ADD", text="x", reasons=["low"])
+    assert outsider.post(reverse("admin:memories_candidate_decide", args=[again.id]),
+                         {"decision": "approve"}).status_code == 404

@@ -205,3 +205,41 @@ def test_an_operator_searches_as_the_agent(page, live_server, operator, tenant_a
         assert row.bounding_box()["height"] < 80
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         assert re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", row.inner_text()), "one date format: ISO"
+
+
+def test_the_review_queue_by_keyboard_inline_edit_and_bulk_reject(page, live_server, operator, tenant_a,
+                                                                  transactional_db):
+    from memories.ingestion import conversation_job_create
+
+    for session, text in (("s1", "I think I might try pottery."), ("s2", "My email is ann@example.com."),
+                          ("s3", "I might learn the cello."), ("s4", "Maybe I will move to Oslo."),
+                          ("s5", "I think I might adopt a cat.")):
+        conversation_job_create(tenant=tenant_a, user_id="ann", session_id=session,
+                                messages=[{"role": "user", "content": text}])
+    waiting = list(Candidate.objects.filter(status="pending").order_by("created_at"))
+    assert len(waiting) >= 4
+    operator("rita", "reviewers", tenant=tenant_a)
+    page.set_viewport_size({"width": 1366, "height": 768})
+    log_in(page, live_server, "rita")
+    page.goto(f"{live_server.url}/admin/memories/candidate/")
+    page.wait_for_selector("#review-keys")
+    shot(page, "09-review-queue-work-list")
+
+    page.keyboard.press("a")  # the first row is selected: approve it by keyboard
+    page.wait_for_selector("text=Candidate approved")
+    assert Candidate.objects.get(id=waiting[0].id).status == "approved"
+
+    page.keyboard.press("e")  # the next first row: edit its text inline, then approve with the edit
+    page.keyboard.press("Control+A")
+    page.keyboard.type("Ann wants to learn something new.")
+    page.locator(f"button.review-approve[form='review-{waiting[1].id}']").click()
+    page.wait_for_selector("text=with your edit")
+    assert MemoryItem.objects.filter(text="Ann wants to learn something new.").exists()
+
+    for candidate in waiting[2:4]:
+        page.check(f"input[name=_selected_action][value='{candidate.id}']")
+    page.select_option("select[name=action]", "reject_selected")
+    page.click("button[name=index]")
+    page.wait_for_selector("text=Rejected 2 candidates")
+    assert {Candidate.objects.get(id=c.id).status for c in waiting[2:4]} == {"rejected"}
+    shot(page, "10-review-queue-after-decisions")
