@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 from typing import NamedTuple
 
+from django.db import connection
 from django.db.models import Count, Max, Min, QuerySet
 
 from memories import vocabulary
@@ -122,6 +123,55 @@ def job_get(*, tenant: Tenant, job_id: uuid.UUID | str) -> ConversationJob:
     return get_or_not_found(ConversationJob.objects.filter(tenant=tenant), "job", id=job_id)
 
 
+def _per_day(queryset, field: str, days: list) -> list[tuple]:
+    from django.db.models.functions import TruncDate
+
+    counted = dict(queryset.annotate(day=TruncDate(field)).values("day").annotate(n=Count("id"))
+                   .values_list("day", "n"))
+    return [(day, counted.get(day, 0)) for day in days]
+
+
+class QueueDay(NamedTuple):
+    day: date
+    pending: int  # candidates waiting at the end of the day
+    oldest_age_hours: float  # how long the oldest of them had waited by then
+
+
+def review_queue_by_day(*, tenant_id: int | None, days: int) -> list[QueueDay]:
+    """The review queue's size and oldest age at the end of each of the last `days` days (one statement)."""
+    with connection.cursor() as cursor:
+        cursor.execute("""
+            WITH ends AS (
+                SELECT d::date AS day, d + interval '1 day' AS day_end
+                FROM generate_series(date_trunc('day', now()) - (%s - 1) * interval '1 day',
+                                     date_trunc('day', now()), interval '1 day') AS d)
+            SELECT e.day, count(c.id),
+                   coalesce(extract(epoch FROM max(least(e.day_end, now()) - c.created_at)) / 3600, 0)
+            FROM ends e
+            LEFT JOIN review_candidates c ON c.created_at < e.day_end
+                 AND (c.resolved_at IS NULL OR c.resolved_at >= e.day_end)
+                 AND (%s::bigint IS NULL OR c.tenant_id = %s::bigint)
+            GROUP BY e.day ORDER BY e.day""", [days, tenant_id, tenant_id])
+        return [QueueDay(row[0], int(row[1]), float(row[2])) for row in cursor.fetchall()]
+
+
+class OperationCount(NamedTuple):
+    kind: str
+    operations: int
+
+
+def extraction_operations(*, tenant_id: int | None, since: datetime) -> list[OperationCount]:
+    """What extraction did since a moment, by kind (ADD, NOOP, UPDATE, ...): the jobs' counts added up."""
+    with connection.cursor() as cursor:
+        cursor.execute("""
+            SELECT kv.key, sum(kv.value::bigint)
+            FROM conversation_jobs j, jsonb_each_text(j.counts) AS kv
+            WHERE j.created_at >= %s AND (%s::bigint IS NULL OR j.tenant_id = %s::bigint)
+              AND kv.value ~ '^[0-9]+$'
+            GROUP BY kv.key ORDER BY sum(kv.value::bigint) DESC, kv.key""", [since, tenant_id, tenant_id])
+        return [OperationCount(row[0], int(row[1])) for row in cursor.fetchall()]
+
+
 def dashboard_stats(*, tenant: Tenant | None) -> dict:
     """Counts for the admin dashboard; tenant None means all tenants."""
     from datetime import timedelta
@@ -148,6 +198,13 @@ def dashboard_stats(*, tenant: Tenant | None) -> dict:
         "by_type": [{"label": r["memory_type"], "count": r["n"]} for r in
                     items.filter(vocabulary.is_latest_version()).values("memory_type").annotate(n=Count("id"))
                     .order_by("memory_type")],
+        "archived_per_day": _per_day(items.filter(archived_at__gte=since), "archived_at", days),
+        "queue_by_day": review_queue_by_day(tenant_id=tenant.id if tenant else None, days=30),
+        "extraction_ops": extraction_operations(tenant_id=tenant.id if tenant else None, since=since),
+        "embedding_backlog": dict(items.filter(vocabulary.is_embeddable(), embedding_state__in=["pending", "failed"])
+                                  .values_list("embedding_state").annotate(n=Count("id"))
+                                  .values_list("embedding_state", "n")),
+        "failed_jobs": ConversationJob.objects.filter(status="failed", **scope).count(),
         "pending": pending.count(),
         "oldest_age": humanised_duration((now - oldest).total_seconds()) if oldest else None,
         "per_day": [(day, per_day.get(day, 0)) for day in days],

@@ -5,28 +5,34 @@ import logging
 from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm as AuthenticationForm
 from django.core.exceptions import ValidationError
-from django.utils.html import format_html, format_html_join
-from django.utils.safestring import mark_safe
 
-
-def bar_chart_svg(series: list[tuple], width: int = 720, height: int = 160):
-    """A plain SVG bar chart of (date, count) pairs."""
-    top = max((count for _, count in series), default=0) or 1
-    bar = width / max(len(series), 1)
-    bars = format_html_join("", '<rect x="{}" y="{}" width="{}" height="{}" fill="#417690">'
-                                "<title>{}: {}</title></rect>",
-                            ((f"{i * bar + 1:.1f}", f"{height - 20 - (count / top) * (height - 30):.1f}",
-                              f"{bar - 2:.1f}", f"{(count / top) * (height - 30):.1f}", day.isoformat(), count)
-                             for i, (day, count) in enumerate(series)))
-    labels = format_html('<text x="0" y="{}" font-size="11">{}</text><text x="{}" y="{}" font-size="11" '
-                         'text-anchor="end">{}</text><text x="0" y="12" font-size="11">max {}</text>',
-                         height - 4, series[0][0].isoformat() if series else "", width, height - 4,
-                         series[-1][0].isoformat() if series else "", top)
-    return format_html('<svg id="per-day-chart" role="img" width="{}" height="{}" viewBox="0 0 {} {}">{}{}</svg>',
-                       width, height, width, height, bars, mark_safe(labels))
-
+from memory_project.charts import Series, bar_chart, horizontal_bars
 
 logger = logging.getLogger(__name__)
+
+
+def dashboard_charts(stats: dict) -> dict:
+    """The dashboard's charts from dashboard_stats (memory_project/charts.py draws them)."""
+    days = [day.strftime("%m-%d") for day, _ in stats["per_day"]]
+    queue = stats["queue_by_day"]
+    return {
+        "memories": bar_chart("memories-per-day-chart", days, [
+            Series("created", [n for _, n in stats["per_day"]]),
+            Series("archived", [n for _, n in stats["archived_per_day"]])], y_label="memories"),
+        "queue_size": bar_chart("queue-size-chart", [q.day.strftime("%m-%d") for q in queue],
+                                [Series("waiting at day end", [q.pending for q in queue])], y_label="candidates"),
+        "queue_age": bar_chart("queue-age-chart", [q.day.strftime("%m-%d") for q in queue],
+                               [Series("oldest waiting (hours)", [round(q.oldest_age_hours, 1) for q in queue])],
+                               y_label="hours"),
+        "operations": horizontal_bars("operations-chart", [(o.kind, o.operations) for o in stats["extraction_ops"]],
+                                      x_label="operations, last 30 days"),
+        "traits": horizontal_bars("traits-chart", [(r["label"], r["count"]) for r in stats["traits"]],
+                                  x_label="traits"),
+        "health": horizontal_bars("health-chart", [
+            ("embedding pending", stats["embedding_backlog"].get("pending", 0)),
+            ("embedding failed", stats["embedding_backlog"].get("failed", 0)),
+            ("failed jobs", stats["failed_jobs"])], x_label="rows"),
+    }
 
 
 class ThrottledLoginForm(AuthenticationForm):
@@ -65,13 +71,18 @@ class MemoryAdminSite(admin.AdminSite):
     index_title = "Review and audit"
 
     def index(self, request, extra_context=None):
-        from memories.admin import operator_tenant, request_scope
+        from memories.admin import operator_tenant, request_scope, visible_tenants
         from memories.selectors import dashboard_stats
 
         extra_context = extra_context or {}
         scope = request_scope(request) if request.user.is_active and request.user.is_staff else None
         if scope is not None and not scope.sees_nothing:
-            stats = dashboard_stats(tenant=operator_tenant(request))
-            stats["chart_svg"] = bar_chart_svg(stats["per_day"])
+            tenant = operator_tenant(request)
+            tenants = list(visible_tenants(request)) if tenant is None else [tenant]
+            if tenant is None and request.GET.get("tenant"):  # one tenant's dashboard, for who sees them all
+                tenant = next((t for t in tenants if str(t.id) == request.GET["tenant"]), None)
+            stats = dashboard_stats(tenant=tenant)
+            stats["charts"] = dashboard_charts(stats)
+            stats["tenants"], stats["chosen"] = tenants, tenant
             extra_context["dashboard"] = stats
         return super().index(request, extra_context)

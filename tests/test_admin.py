@@ -194,8 +194,34 @@ def test_the_dashboard_counts_and_draws_without_a_cdn(api, tenant_a, reviewer):
     remember(tenant_a, "alice", "Alice likes jazz.")
     converse(api, ["I think I might try pottery."])
     page = reviewer.get(reverse("admin:index")).content.decode()
-    assert 'id="per-day-chart"' in page and '<td id="pending-count">1</td>' in page
+    assert 'id="memories-per-day-chart"' in page and '<td id="pending-count">1</td>' in page
+    for chart in ("queue-size-chart", "queue-age-chart", "operations-chart", "traits-chart", "health-chart"):
+        assert f'id="{chart}"' in page, chart
+    assert "<title>" in page.split('id="queue-size-chart"')[1].split("</svg>")[0]  # values on hover
     assert "cdn" not in page.lower() and "https://" not in page
+
+
+@pytest.mark.parametrize("peak, top", [(0, 1.0), (0.4, 1.0), (1, 1.0), (3, 5.0), (7, 10.0), (11, 20.0), (180, 200.0),
+                                       (240, 250.0), (2600, 5000.0)])
+def test_chart_axes_end_at_a_round_number(peak, top):
+    from memory_project.charts import nice_ceiling
+
+    assert nice_ceiling(peak) == top
+
+
+def test_a_superuser_picks_a_tenant_dashboard_and_a_scoped_operator_sees_only_theirs(tenant_a, tenant_b, operator):
+    remember(tenant_a, "alice", "Alice likes jazz.")
+    remember(tenant_b, "bob", "Bob likes chess.")
+    root = Client()
+    root.force_login(operator("root", superuser=True))
+    everything = root.get(reverse("admin:index")).content.decode()
+    assert "all tenants" in everything and 'id="dashboard-tenant"' in everything
+    one = root.get(reverse("admin:index"), {"tenant": tenant_b.id}).content.decode()
+    assert "Memory dashboard — globex" in one
+    scoped = Client()
+    scoped.force_login(operator("sam", "reviewers", tenant=tenant_a))
+    page = scoped.get(reverse("admin:index"), {"tenant": tenant_b.id}).content.decode()
+    assert "Memory dashboard — acme" in page and 'id="dashboard-tenant"' not in page
 
 
 def test_memory_text_is_escaped(tenant_a, reviewer):

@@ -58,7 +58,10 @@ def test_a_reviewer_works_the_queue_merges_and_supersedes(page, live_server, ope
     operator("rita", "reviewers")
     log_in(page, live_server, "rita")
     shot(page, "01-dashboard")
-    assert page.locator("#per-day-chart").is_visible() and page.locator("#pending-count").inner_text() == "2"
+    assert page.locator("#memories-per-day-chart").is_visible() and page.locator("#pending-count").inner_text() == "2"
+    assert page.locator("#memories-per-day-chart rect title").count() == 60  # created and archived, 30 days
+    assert page.locator("#queue-size-chart").is_visible() and page.locator("#operations-chart").is_visible()
+    assert "REVIEW" in page.locator("#operations-chart").inner_html()  # both statements wait for review
 
     page.goto(f"{live_server.url}/admin/memories/candidate/")
     shot(page, "02-review-queue")
