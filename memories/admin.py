@@ -127,8 +127,14 @@ class ChoiceListFilter(admin.SimpleListFilter):
 
 
 class TenantFilter(ChoiceListFilter):
+    """By tenant, through the admin's own path to it (`tenant_field`: traits reach it through their memory)."""
+
     title = "tenant"
     parameter_name = "tenant"
+
+    def __init__(self, request, params, model, model_admin):
+        self.tenant_field = getattr(model_admin, "tenant_field", "tenant")
+        super().__init__(request, params, model, model_admin)
 
     def lookups(self, request, model_admin):
         return [(str(t.id), t.name) for t in visible_tenants(request)]
@@ -138,7 +144,7 @@ class TenantFilter(ChoiceListFilter):
             return queryset
         if not str(self.value()).isdigit():
             return queryset.none()
-        return queryset.filter(tenant_id=int(self.value()))
+        return queryset.filter(**{f"{self.tenant_field}_id": int(self.value())})
 
 
 # --------------------------------------------------------------------------- memories

@@ -333,3 +333,26 @@ def test_the_review_queue_decides_inline_with_a_word_diff_and_the_source_turn(ap
     again = Candidate.objects.create(tenant=move.tenant, user_id="alice", operation="ADD", text="x", reasons=["low"])
     assert outsider.post(reverse("admin:memories_candidate_decide", args=[again.id]),
                          {"decision": "approve"}).status_code == 404
+
+
+def test_traits_filter_by_tenant_through_their_memory(tenant_a, tenant_b, operator):
+    from traits import services
+
+    services.trait_create(tenant=tenant_a, user_id="alice", text="Likes tea", subtype="preference", actor="t",
+                          stage="established", confidence=0.7)
+    services.trait_create(tenant=tenant_b, user_id="bob", text="Likes chess", subtype="preference", actor="t",
+                          stage="established", confidence=0.7)
+    root = Client()
+    root.force_login(operator("root", superuser=True))
+    for name in ("traits_trait", "traits_traitevidence"):
+        assert root.get(reverse(f"admin:{name}_changelist"), {"tenant": tenant_b.id}).status_code == 200
+    page = root.get(reverse("admin:traits_trait_changelist"), {"tenant": tenant_b.id}).content.decode()
+    assert "Likes chess" in page and "Likes tea" not in page
+
+
+def test_the_forget_page_has_one_heading(tenant_a, operator):
+    root = Client()
+    root.force_login(operator("root", superuser=True))
+    for query in ({}, {"tenant": tenant_a.id, "user_id": "alice"}):
+        page = root.get(reverse("admin:memories_forget_user"), query).content.decode()
+        assert page.count("<h1>Forget a user</h1>") == 1 and page.count("Forget a user</h") == 1, query

@@ -26,6 +26,12 @@ def browser_type_launch_args():
                      "--disable-background-networking", "--disable-component-update", "--disable-sync"]}
 
 
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    """Every page is looked at as on a common laptop screen, 1366 x 768."""
+    return {**browser_context_args, "viewport": {"width": 1366, "height": 768}}
+
+
 def shot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

@@ -6,7 +6,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from memories.admin import TenantScopedAdmin, actor_of
+from memories.admin import TenantFilter, TenantScopedAdmin, actor_of
 from traits import selectors, services
 from traits.models import Trait, TraitEvidence, TraitStage
 
@@ -21,7 +21,7 @@ class TraitAdmin(TenantScopedAdmin):
     # The first column links to the trait's own page (evidence, timeline); its memory is a link there.
     list_display = ("trait_title", "user", "subtype", "stage", "confidence_shown", "decayed_shown", "context",
                     "reinforcement_count", "contradiction_count", "pinned", "last_reinforced_at")
-    list_filter = ("stage", "subtype", "context", "pinned", "derived_from")
+    list_filter = (TenantFilter, "stage", "subtype", "context", "pinned", "derived_from")
     search_fields = ("memory__text", "=memory__user_id")
     list_select_related = ("memory",)
     ordering = ("-decayed_confidence",)
@@ -101,7 +101,7 @@ class TraitAdmin(TenantScopedAdmin):
 class TraitEvidenceAdmin(TenantScopedAdmin):
     tenant_field = "memory__tenant"
     list_display = ("trait", "memory", "kind", "quality", "context", "created_at")
-    list_filter = ("kind", "quality", "context")
+    list_filter = (TenantFilter, "kind", "quality", "context")
     list_select_related = ("trait__memory", "memory")
 
     def has_change_permission(self, request, obj=None) -> bool:
