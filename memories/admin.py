@@ -24,6 +24,7 @@ from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
@@ -207,6 +208,11 @@ class CreatedFilter(ChoiceListFilter):
         return queryset.filter(created_at__gte=timezone.now() - timedelta(days=int(self.value())))
 
 
+def shown_time(value) -> str:
+    """The admin's one date format (memory_project/formats): 2026-11-26 13:51, in the site's time zone."""
+    return date_format(timezone.localtime(value), "DATETIME_FORMAT") if value else "-"
+
+
 def text_diff(old: str | None, new: str | None):
     """Word-level diff as HTML, every piece escaped."""
     old_words, new_words = (old or "").split(), (new or "").split()
@@ -250,7 +256,7 @@ class MergeForm(forms.Form):
 @admin.register(MemoryItem)
 class MemoryItemAdmin(TenantScopedAdmin):
     form = MemoryEditForm
-    list_display = ("short_text", "user_id", "tenant", "memory_type", "status", "version", "importance",
+    list_display = ("short_text", "user_id", "tenant", "memory_type", "status", "version", "importance_shown",
                     "is_current", "embedding_state", "created_at")
     list_filter = (TenantFilter, "memory_type", "status", CurrentFilter, EmbeddedFilter, ImportanceFilter,
                    CreatedFilter)
@@ -280,6 +286,10 @@ class MemoryItemAdmin(TenantScopedAdmin):
         # One line in the list (admin.css truncates it to the column); the whole text in the tooltip.
         return format_html('<span title="{}">{}</span>', obj.text, obj.text if len(obj.text) <= 300
                            else obj.text[:297] + "...")
+
+    @admin.display(description="importance", ordering="importance")
+    def importance_shown(self, obj: MemoryItem) -> str:
+        return f"{obj.importance:.2f}"
 
     @admin.display(boolean=True, description="current")
     def is_current(self, obj: MemoryItem) -> bool:
@@ -312,7 +322,8 @@ class MemoryItemAdmin(TenantScopedAdmin):
     @admin.display(description="vectors")
     def vector_table(self, obj: MemoryItem):
         rows = MemoryVector.objects.filter(item=obj).values_list("model", "dimensions", "chunk_index", "created_at")
-        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows)
+        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                                ((model, dims, chunk, shown_time(at)) for model, dims, chunk, at in rows))
         return format_html("<table><tr><th>model</th><th>dims</th><th>chunk</th><th>embedded</th></tr>{}</table>",
                            body) if rows else "-"
 
@@ -328,7 +339,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
         rows = MemoryHistory.objects.filter(tenant_id=obj.tenant_id, memory_id__in=memory_lineage_ids(obj))
         body = format_html_join(
             "", '<tr class="history-row"><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td></tr>',
-            ((h.created_at.strftime("%Y-%m-%d %H:%M:%S"), h.event, h.actor,
+            ((shown_time(h.created_at), h.event, h.actor,
               text_diff(h.old_text, h.new_text) if (h.old_text or h.new_text) else "-", h.reason)
              for h in rows.order_by("created_at", "id")),
         )

@@ -59,6 +59,7 @@ class ApiKey(models.Model):
 
     class Meta:
         db_table = "api_keys"
+        verbose_name = "API key"
         constraints = [models.CheckConstraint(condition=Q(role__in=KeyRole.values), name="api_key_role_known")]
 
     def __str__(self) -> str:

@@ -67,6 +67,9 @@ def test_a_reviewer_works_the_queue_merges_and_supersedes(page, live_server, ope
     assert page.locator("#memories-per-day-chart").is_visible() and page.locator("#pending-count").inner_text() == "2"
     assert page.locator("#memories-per-day-chart rect title").count() == 60  # created and archived, 30 days
     assert page.locator("#queue-size-chart").is_visible() and page.locator("#operations-chart").is_visible()
+    heights = [float(h) for h in page.locator("#queue-size-chart rect").evaluate_all(
+        "bars => bars.map(b => b.getAttribute('height'))")]
+    assert max(heights) > 0, "the queue chart is drawn with today's two candidates"
     assert "REVIEW" in page.locator("#operations-chart").inner_html()  # both statements wait for review
 
     page.goto(f"{live_server.url}/admin/memories/candidate/")

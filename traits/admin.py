@@ -6,7 +6,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from memories.admin import TenantFilter, TenantScopedAdmin, actor_of
+from memories.admin import TenantFilter, TenantScopedAdmin, actor_of, shown_time
 from traits import selectors, services
 from traits.models import Trait, TraitEvidence, TraitStage
 
@@ -63,7 +63,7 @@ class TraitAdmin(TenantScopedAdmin):
     def evidence_table(self, obj: Trait):
         rows = obj.evidence.select_related("memory").order_by("created_at")
         body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", (
-            (e.created_at.strftime("%Y-%m-%d %H:%M"), e.kind, e.quality, e.context,
+            (shown_time(e.created_at), e.kind, e.quality, e.context,
              memory_link(e.memory_id, e.memory.text)) for e in rows))
         return format_html('<table class="trait-evidence"><tr><th>when</th><th>kind</th><th>quality</th>'
                            "<th>context</th><th>memory</th></tr>{}</table>", body)
@@ -72,7 +72,8 @@ class TraitAdmin(TenantScopedAdmin):
     def confidence_over_time(self, obj: Trait):
         points = selectors.trait_confidence_history(obj)
         return format_html_join(mark_safe("<br>"), "{}: {} (confidence {})", (
-            (p["at"].strftime("%Y-%m-%d %H:%M"), p["stage"], p["confidence"]) for p in points)) or "-"
+            (shown_time(p["at"]), p["stage"], f"{p['confidence']:.2f}" if p["confidence"] is not None else "-")
+            for p in points)) or "-"
 
     def has_change_permission(self, request, obj=None) -> bool:
         return super().has_change_permission(request, obj)  # reviewers may dissolve and pin
