@@ -6,7 +6,8 @@ Each conversation goes into a fresh user through the service's own write
 path: one memory per dialogue turn, "Speaker: utterance" (plus the image
 caption), valid_at from the session date, no extraction. Every question with
 evidence (category 5 excluded) is asked through the service's search and
-scored: hit@5, hit@10 (any evidence turn in the top k), full recall@10 (all
+scored: hit@5, hit@10 (any evidence turn in the top k), session R@5 / R@10 (an evidence turn's
+session among the first 5 / 10 distinct sessions of the top 10 turns), full recall@10 (all
 evidence turns), MRR@10 — overall and per category — beside BM25 (rank-bm25)
 and exact dense cosine on the same data and embedder.
 
@@ -77,6 +78,11 @@ def questions(sample: dict, known: set[str]) -> list[dict]:
     return out
 
 
+def session_of(dia_id: str) -> str:
+    """LoCoMo's turn ids are "D<session>:<turn>": the session part."""
+    return dia_id.split(":", 1)[0]
+
+
 class Scores:
     def __init__(self):
         self.rows: list[tuple[int, list[str], list[str]]] = []  # category, ranked dia ids, evidence
@@ -91,7 +97,7 @@ class Scores:
         rows = [r for r in self.rows if category is None or r[0] == category]
         if not rows:
             return {}
-        hit5 = hit10 = full10 = rr = 0.0
+        hit5 = hit10 = full10 = rr = session5 = session10 = 0.0
         for _, ranked, evidence in rows:
             top = ranked[:K]
             first = next((i for i, dia in enumerate(top, start=1) if dia in evidence), None)
@@ -99,8 +105,13 @@ class Scores:
             hit10 += bool(first)
             full10 += all(e in top for e in evidence)
             rr += 1.0 / first if first else 0.0
+            sessions = list(dict.fromkeys(session_of(dia) for dia in top))  # distinct, in rank order
+            wanted = {session_of(e) for e in evidence}
+            session5 += bool(wanted & set(sessions[:5]))
+            session10 += bool(wanted & set(sessions[:10]))
         n = len(rows)
-        return {"hit@5": hit5 / n, "hit@10": hit10 / n, "recall@10": full10 / n, "mrr": rr / n, "n": n}
+        return {"hit@5": hit5 / n, "hit@10": hit10 / n, "recall@10": full10 / n, "mrr": rr / n,
+                "session R@5": session5 / n, "session R@10": session10 / n, "n": n}
 
 
 SWEEP = [(k, semantic, 1.0) for k in (10, 30, 60) for semantic in (0.25, 0.5, 0.75, 1.0)]
@@ -223,7 +234,8 @@ def main() -> None:
     rows = []
     for name, scores in methods.items():
         overall = scores.metrics()
-        row = {"method": name, **{k: overall[k] for k in ("hit@5", "hit@10", "recall@10", "mrr")}}
+        row = {"method": name, **{k: overall[k] for k in ("hit@5", "hit@10", "recall@10", "mrr", "session R@5",
+                                                          "session R@10")}}
         for category, label in CATEGORIES.items():
             per = scores.metrics(category)
             row[f"{label} hit@10"] = per.get("hit@10", float("nan"))
@@ -234,6 +246,7 @@ def main() -> None:
     print(f"\nLoCoMo: {len(samples)} conversation(s), {total_turns} turns loaded in {load_seconds:.1f} s "
           f"({total_turns / load_seconds:.0f} turns/s with {embedder.name}), {total_questions} questions")
     print_table("Retrieval on LoCoMo (top 10)", rows, ["method", "hit@5", "hit@10", "recall@10", "mrr",
+                                                      "session R@5", "session R@10",
                                                       *[f"{c} hit@10" for c in CATEGORIES.values()],
                                                       "p50 ms", "p95 ms"])
     if sweep_rows:
@@ -241,6 +254,7 @@ def main() -> None:
                     ["conversation", "k", "semantic weight", "keyword weight", "hit@10", "mrr", "n"])
     hybrid = methods["service hybrid"].metrics()
     print(f"\nrecall@10={hybrid['hit@10']:.3f} full_recall@10={hybrid['recall@10']:.3f} mrr={hybrid['mrr']:.3f} "
+          f"session_R@5={hybrid['session R@5']:.3f} session_R@10={hybrid['session R@10']:.3f} "
           f"p95_ms={statistics.quantiles(methods['service hybrid'].latency_ms, n=20)[18]:.1f}")
 
 

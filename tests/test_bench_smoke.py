@@ -23,4 +23,5 @@ def test_the_locomo_benchmark_completes_in_quick_mode():
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     last = result.stdout.strip().splitlines()[-1]
-    assert re.fullmatch(r"recall@10=\d\.\d{3} full_recall@10=\d\.\d{3} mrr=\d\.\d{3} p95_ms=[\d.]+", last), last
+    assert re.fullmatch(r"recall@10=\d\.\d{3} full_recall@10=\d\.\d{3} mrr=\d\.\d{3} "
+                        r"session_R@5=\d\.\d{3} session_R@10=\d\.\d{3} p95_ms=[\d.]+", last), last
