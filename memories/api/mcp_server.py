@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import anyio
 from django.db import close_old_connections
+from django.utils import timezone
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from rest_framework import serializers as drf_serializers
@@ -27,6 +28,7 @@ from memories.access import record_memory_access
 from memories.api.serializers import (
     ContextRequestSerializer,
     ConversationSerializer,
+    IdentifierField,
     MemoryCreateSerializer,
     MemorySearchSerializer,
     MemorySerializer,
@@ -175,8 +177,6 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
         def work(caller: Caller) -> dict:
             data = _valid(_ListArguments, {"user_id": user_id, "limit": limit, "before": before,
                                            "agent_id": agent_id, "session_id": session_id})
-            from django.utils import timezone
-
             rows = (selectors.memory_list(tenant=caller.key.tenant).filter(is_searchable(timezone.now()))
                     .filter(scope_filter(user_id=data["user_id"], agent_id=data.get("agent_id"),
                                          session_id=data.get("session_id"))))
@@ -216,8 +216,6 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
 
 
 class _ListArguments(drf_serializers.Serializer):
-    from memories.api.serializers import IdentifierField
-
     user_id = IdentifierField()
     agent_id = IdentifierField(required=False)
     session_id = IdentifierField(required=False)

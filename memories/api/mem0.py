@@ -17,6 +17,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.core.paginator import EmptyPage, Paginator
 from django.db import transaction
 from django.utils import timezone
@@ -30,7 +31,14 @@ from rest_framework.views import APIView
 from memories import erasure, governance, ingestion, selectors, writing
 from memories.access import record_memory_access
 from memories.api.auth import ApiKeyAuthentication
-from memories.api.serializers import ConversationSerializer, MemoryCreateSerializer, path_identifier
+from memories.api.serializers import (
+    ConversationSerializer,
+    MemoryCreateSerializer,
+    MemoryPatchSerializer,
+    MemorySearchSerializer,
+    PublicActorField,
+    path_identifier,
+)
 from memories.errors import InvalidOperation
 from memories.identity import normalize_identifier
 from memories.models import MemoryItem
@@ -327,9 +335,7 @@ class SearchView(Mem0View):
         fields.update({k: scope[k] for k in ("agent_id", "session_id") if k in scope})
         if payload.get("threshold") is not None:
             fields["min_similarity"] = payload["threshold"]
-        from memories.api.serializers import MemorySearchSerializer  # the same bounds as /api/v1/memories/search
-
-        checked = MemorySearchSerializer(data=fields)
+        checked = MemorySearchSerializer(data=fields)  # the same bounds as /api/v1/memories/search
         if not checked.is_valid():
             errors = dict(checked.errors)
             for ours, theirs in (("limit", "top_k"), ("min_similarity", "threshold")):
@@ -381,9 +387,7 @@ def _update_fields(item: dict, field: str = "body") -> dict:
         raise _invalid(sorted(unknown)[0], "unknown field")
     if not fields:
         raise _invalid(field, "give text, metadata or expiration_date")
-    from memories.api.serializers import MemoryPatchSerializer  # the bounds of PATCH /api/v1/memories/{id}
-
-    checked = MemoryPatchSerializer(data=fields)
+    checked = MemoryPatchSerializer(data=fields)  # the bounds of PATCH /api/v1/memories/{id}
     if not checked.is_valid():
         raise serializers.ValidationError({("metadata" if k == "data" else k): v for k, v in checked.errors.items()})
     return dict(checked.validated_data)
@@ -463,8 +467,6 @@ class HistoryView(Mem0View):
         versions = selectors.memory_versions_of_others(tenant=request.user.tenant,
                                                        memory_ids=list({row.memory_id for row in rows}))
         rows = [row for row in rows if not (row.event == "ADD" and row.memory_id in versions)]
-        from memories.api.serializers import PublicActorField
-
         actor = PublicActorField()
         return Response([{
             "id": str(row.id), "memory_id": str(row.memory_id), "user_id": row.user_id,
@@ -475,8 +477,6 @@ class HistoryView(Mem0View):
 
 
 def _batch_items(payload: dict) -> list[dict]:
-    from django.conf import settings
-
     items = payload.get("memories")
     if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
         raise _invalid("memories", "a non-empty list of objects with memory_id")
