@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import httpx
 
-from memory_client.errors import MemoryServiceError, error_for
+from memory_client.errors import MemoryServiceError, TransportError, error_for
 from memory_client.models import (
     Candidate,
     ContextBlock,
@@ -60,6 +60,34 @@ class RetryPolicy:
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_delay)
         return min(self.base_delay * (2 ** attempt) * (0.5 + random.random() / 2), self.max_delay)
+
+
+class Attempts:
+    """The retry loop's decisions, shared by the sync and async clients: after each try, how long to wait
+    before the next one, or that there is none (the answer is read, or TransportError raised)."""
+
+    def __init__(self, policy: RetryPolicy, call: Call, base: str):
+        self.policy, self.call, self.base, self.number = policy, call, base, 0
+
+    def after_error(self, exc: httpx.ConnectError | httpx.TimeoutException) -> float:
+        """The wait before retrying a try that got no answer; raises TransportError when it may not be retried."""
+        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):  # nothing reached the service
+            wait = self.policy.delay(self.number, status_code=None, retry_after=None)
+            if wait is not None:
+                self.number += 1
+                return wait
+            raise TransportError(f"no answer from {self.base}: {exc}") from exc
+        raise TransportError(f"timed out waiting for {self.call.method} {self.call.path}: {exc}") from exc
+
+    def after_response(self, response: httpx.Response) -> float | None:
+        """The wait before retrying (429 or 503 with retries left), or None: read this answer."""
+        if response.status_code not in RETRY_STATUSES:
+            return None
+        wait = self.policy.delay(self.number, status_code=response.status_code,
+                                 retry_after=retry_after_seconds(response))
+        if wait is not None:
+            self.number += 1
+        return wait
 
 
 def retry_after_seconds(response: httpx.Response) -> float | None:

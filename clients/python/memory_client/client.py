@@ -11,15 +11,15 @@ import httpx
 
 from memory_client._core import (
     DEFAULT_TIMEOUT,
+    Attempts,
     Call,
     Endpoints,
     RetryPolicy,
     base_url,
     headers,
     read,
-    retry_after_seconds,
 )
-from memory_client.errors import MemoryServiceError, TransportError
+from memory_client.errors import MemoryServiceError
 from memory_client.models import HistoryEvent, Job, Memory, ReflectionCycle
 
 
@@ -34,26 +34,18 @@ class MemoryClient(Endpoints):
         self._headers = headers(api_key)
 
     def _send(self, call: Call) -> Any:
-        attempt = 0
+        attempts = Attempts(self.retry, call, self._base)
         while True:
             try:
                 response = self._http.request(call.method, httpx.URL(self._base).join(call.path),
                                               json=call.json, params=call.params or None, headers=self._headers)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                wait = self.retry.delay(attempt, status_code=None, retry_after=None)
-                if wait is None:
-                    raise TransportError(f"no answer from {self._base}: {exc}") from exc
-            except httpx.TimeoutException as exc:
-                raise TransportError(f"timed out waiting for {call.method} {call.path}: {exc}") from exc
-            else:
-                wait = None
-                if response.status_code in (429, 503):
-                    wait = self.retry.delay(attempt, status_code=response.status_code,
-                                            retry_after=retry_after_seconds(response))
-                if wait is None:
-                    return read(response, call)
+            except (httpx.ConnectError, httpx.TimeoutException) as exc:
+                time.sleep(attempts.after_error(exc))
+                continue
+            wait = attempts.after_response(response)
+            if wait is None:
+                return read(response, call)
             time.sleep(wait)
-            attempt += 1
 
     def iter_memories(self, **filters: Any) -> Iterator[Memory]:
         """Every memory the filters match (as for list), page after page."""
@@ -113,27 +105,19 @@ class AsyncMemoryClient(Endpoints):
         self._headers = headers(api_key)
 
     async def _send(self, call: Call) -> Any:
-        attempt = 0
+        attempts = Attempts(self.retry, call, self._base)
         while True:
             try:
                 response = await self._http.request(call.method, httpx.URL(self._base).join(call.path),
                                                     json=call.json, params=call.params or None,
                                                     headers=self._headers)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                wait = self.retry.delay(attempt, status_code=None, retry_after=None)
-                if wait is None:
-                    raise TransportError(f"no answer from {self._base}: {exc}") from exc
-            except httpx.TimeoutException as exc:
-                raise TransportError(f"timed out waiting for {call.method} {call.path}: {exc}") from exc
-            else:
-                wait = None
-                if response.status_code in (429, 503):
-                    wait = self.retry.delay(attempt, status_code=response.status_code,
-                                            retry_after=retry_after_seconds(response))
-                if wait is None:
-                    return read(response, call)
+            except (httpx.ConnectError, httpx.TimeoutException) as exc:
+                await asyncio.sleep(attempts.after_error(exc))
+                continue
+            wait = attempts.after_response(response)
+            if wait is None:
+                return read(response, call)
             await asyncio.sleep(wait)
-            attempt += 1
 
     async def iter_memories(self, **filters: Any) -> AsyncIterator[Memory]:
         page = await self.list(**filters)  # type: ignore[misc]
