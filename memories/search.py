@@ -562,6 +562,12 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
             for score, memory_id, parts in scored if memory_id in rows]
 
 
+def listed_in_scope(tenant: Tenant, *, user_id: str, agent_id: str | None = None, session_id: str | None = None):
+    """A user's searchable memories in a scope, as a queryset to page through (Mem0's get_all, MCP's list)."""
+    return (MemoryItem.objects.filter(tenant=tenant).filter(vocabulary.is_searchable(timezone.now()))
+            .filter(scope_filter(user_id=user_id, agent_id=agent_id, session_id=session_id)))
+
+
 def searchable_in_scope(tenant: Tenant, q: SearchQuery, ids: list[str]) -> list[str]:
     """Which of these memories a search with q's scope and filters may return now (the query text is unused)."""
     if not ids:

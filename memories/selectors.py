@@ -39,7 +39,7 @@ def users_with_memories(*, tenant: Tenant, limit: int) -> list[UserMemoriesRow]:
 
 
 class OperationalCounts(NamedTuple):
-    """What /metrics reads from the database at each scrape (all tenants)."""
+    """The operational state: /metrics reads it (all tenants) at each scrape, the dashboard per tenant."""
 
     embedding_pending: int
     embedding_failed: int
@@ -49,11 +49,15 @@ class OperationalCounts(NamedTuple):
     jobs_waiting: int
 
 
-def operational_counts(now: datetime) -> OperationalCounts:
-    embeddings = dict(MemoryItem.objects.filter(vocabulary.is_embeddable(), embedding_state__in=["pending", "failed"])
+def operational_counts(now: datetime, tenant: Tenant | None = None) -> OperationalCounts:
+    """tenant None: every tenant."""
+    scope = {"tenant": tenant} if tenant else {}
+    embeddings = dict(MemoryItem.objects.filter(vocabulary.is_embeddable(), embedding_state__in=["pending", "failed"],
+                                                **scope)
                       .values_list("embedding_state").annotate(n=Count("id")).values_list("embedding_state", "n"))
-    review = Candidate.objects.filter(status=CandidateStatus.PENDING).aggregate(n=Count("id"), oldest=Min("created_at"))
-    jobs = dict(ConversationJob.objects.filter(status__in=["failed", *vocabulary.PENDING_JOB_STATUSES])
+    review = Candidate.objects.filter(status=CandidateStatus.PENDING, **scope).aggregate(n=Count("id"),
+                                                                                          oldest=Min("created_at"))
+    jobs = dict(ConversationJob.objects.filter(status__in=["failed", *vocabulary.PENDING_JOB_STATUSES], **scope)
                 .values_list("status").annotate(n=Count("id")).values_list("status", "n"))
     return OperationalCounts(
         embedding_pending=embeddings.get("pending", 0), embedding_failed=embeddings.get("failed", 0),
@@ -176,21 +180,15 @@ def dashboard_stats(*, tenant: Tenant | None) -> dict:
     """Counts for the admin dashboard; tenant None means all tenants."""
     from datetime import timedelta
 
-    from django.db.models import Count, F, Min
-    from django.db.models.functions import TruncDate
+    from django.db.models import F
     from django.utils import timezone
-
-    from memories.models import Candidate, CandidateStatus
 
     scope = {"tenant": tenant} if tenant else {}
     items = MemoryItem.objects.filter(**scope)
     now = timezone.now()
     since = (now - timedelta(days=29)).replace(hour=0, minute=0, second=0, microsecond=0)
-    per_day = dict(items.filter(created_at__gte=since).annotate(day=TruncDate("created_at")).values("day")
-                   .annotate(n=Count("id")).values_list("day", "n"))
     days = [(since + timedelta(days=i)).date() for i in range(30)]
-    pending = Candidate.objects.filter(status=CandidateStatus.PENDING, **scope)
-    oldest = pending.aggregate(oldest=Min("created_at"))["oldest"]
+    state = operational_counts(now, tenant)
     return {
         "tenant": tenant.name if tenant else "",
         "by_status": [{"label": r["status"], "count": r["n"]}
@@ -201,13 +199,11 @@ def dashboard_stats(*, tenant: Tenant | None) -> dict:
         "archived_per_day": _per_day(items.filter(archived_at__gte=since), "archived_at", days),
         "queue_by_day": review_queue_by_day(tenant_id=tenant.id if tenant else None, days=30),
         "extraction_ops": extraction_operations(tenant_id=tenant.id if tenant else None, since=since),
-        "embedding_backlog": dict(items.filter(vocabulary.is_embeddable(), embedding_state__in=["pending", "failed"])
-                                  .values_list("embedding_state").annotate(n=Count("id"))
-                                  .values_list("embedding_state", "n")),
-        "failed_jobs": ConversationJob.objects.filter(status="failed", **scope).count(),
-        "pending": pending.count(),
-        "oldest_age": humanised_duration((now - oldest).total_seconds()) if oldest else None,
-        "per_day": [(day, per_day.get(day, 0)) for day in days],
+        "embedding_backlog": {"pending": state.embedding_pending, "failed": state.embedding_failed},
+        "failed_jobs": state.jobs_failed,
+        "pending": state.review_pending,
+        "oldest_age": humanised_duration(state.review_oldest_age_seconds) if state.review_pending else None,
+        "per_day": _per_day(items.filter(created_at__gte=since), "created_at", days),
         "traits": [{"label": r["stage"], "count": r["n"]} for r in
                    items.filter(trait__isnull=False).values(stage=F("trait__stage")).annotate(n=Count("id"))
                    .order_by("stage")],

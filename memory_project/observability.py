@@ -121,10 +121,10 @@ def _registry():
     from prometheus_client.multiprocess import MultiProcessCollector
 
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        return REGISTRY, False
+        return REGISTRY
     registry = CollectorRegistry()
     MultiProcessCollector(registry)
-    return registry, True
+    return registry
 
 
 class StateCollector:
@@ -160,7 +160,7 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
                             status=403)
     from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-    registry, _ = _registry()
+    registry = _registry()
     state = CollectorRegistry()
     state.register(StateCollector())  # type: ignore[arg-type]
     return HttpResponse(generate_latest(registry) + generate_latest(state), content_type=CONTENT_TYPE_LATEST)

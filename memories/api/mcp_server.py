@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
 from django.db import close_old_connections
-from django.utils import timezone
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from rest_framework import serializers as drf_serializers
 
 from memories import governance, ingestion, ratelimit, selectors, writing
 from memories.access import record_memory_access
+from memories.api.auth import ApiClient
 from memories.api.serializers import (
     ContextRequestSerializer,
     ConversationSerializer,
@@ -38,8 +37,7 @@ from memories.errors import MemoryError_
 from memories.keys import api_key_authenticate
 from memories.models import ApiKey
 from memories.replicas import on_replica
-from memories.search import SearchPlan, SearchQuery, memory_search, scope_filter
-from memories.vocabulary import is_searchable
+from memories.search import SearchPlan, SearchQuery, listed_in_scope, memory_search
 
 INSTRUCTIONS = (
     "Long-term memory for this user. Call get_context at the start of a turn to learn what you should know; "
@@ -49,20 +47,7 @@ INSTRUCTIONS = (
 LIST_MAX = 200
 
 
-@dataclass
-class Caller:
-    key: ApiKey
-
-    @property
-    def actor(self) -> str:
-        return f"api:key-{self.key.id}"
-
-
-class KeyRequired(Exception):
-    pass
-
-
-def _caller_now(raw_key: str | None, known: ApiKey | None) -> Caller:
+def _caller_now(raw_key: str | None, known: ApiKey | None) -> ApiClient:
     """The calling key, checked now (a key revoked while a stdio server runs stops working), and rate-limited."""
     key = known if known is not None else api_key_authenticate(raw_key or "")
     if key is None:
@@ -70,7 +55,7 @@ def _caller_now(raw_key: str | None, known: ApiKey | None) -> Caller:
     decision = ratelimit.api_request_allowed(key_id=key.id, tenant_id=key.tenant_id)
     if not decision.allowed:
         raise ToolError(f"rate limited: retry after {decision.retry_after} seconds")
-    return Caller(key)
+    return ApiClient(key.tenant, key)
 
 
 def _field_errors(errors: Any) -> str:
@@ -89,7 +74,7 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
     server = FastMCP("memory-service", instructions=INSTRUCTIONS, host=host, port=port, stateless_http=True,
                      json_response=True)
 
-    async def call(ctx: Context, work: Callable[[Caller], Any]) -> Any:
+    async def call(ctx: Context, work: Callable[[ApiClient], Any]) -> Any:
         """Run Django work on a worker thread (the ORM is synchronous), mapping domain errors to tool errors."""
         request = ctx.request_context.request
         known = getattr(getattr(request, "state", None), "api_key", None) if request is not None else None
@@ -115,13 +100,13 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
         """Remember something about a user. Either `text` (one memory, stored as given; infer=true decides
         against the user's near-duplicates first), or `messages` ([{role, content}], a conversation the
         service extracts durable facts from; session_id names the conversation)."""
-        def work(caller: Caller) -> dict:
+        def work(caller: ApiClient) -> dict:
             if (text is None) == (messages is None):
                 raise ToolError(_field_errors({"text": ["give text or messages, not both"]}))
             if messages is not None:
                 data = _valid(ConversationSerializer, {"user_id": user_id, "session_id": session_id or "mcp",
                                                        "agent_id": agent_id, "messages": messages})
-                job = ingestion.conversation_job_create(tenant=caller.key.tenant, api_key=caller.key, **data)
+                job = ingestion.conversation_job_create(tenant=caller.tenant, api_key=caller.key, **data)
                 job.refresh_from_db()
                 return {"job_id": str(job.id), "status": job.status, "operations": job.operations}
             serializer = MemoryCreateSerializer(data={k: v for k, v in {
@@ -131,7 +116,7 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
             if not serializer.is_valid():
                 raise ToolError(_field_errors(serializer.errors))
             save = ingestion.memory_save_inferred if infer else writing.memory_create
-            result = save(tenant=caller.key.tenant, spec=serializer.to_spec(), actor=caller.actor)
+            result = save(tenant=caller.tenant, spec=serializer.to_spec(), actor=caller.actor)
             return {"operation": result.operation, "reason": result.reason,
                     "memory": MemorySerializer(result.memory, context={"include_data": False}).data}
         return await call(ctx, work)
@@ -141,12 +126,12 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
                               session_id: str | None = None, group_id: str | None = None,
                               mode: Literal["hybrid", "semantic", "keyword"] = "hybrid") -> dict:
         """Find a user's memories relevant to `query`, best first, with every part of each score."""
-        def work(caller: Caller) -> dict:
+        def work(caller: ApiClient) -> dict:
             data = _valid(MemorySearchSerializer, {"user_id": user_id, "query": query, "limit": limit,
                                                    "agent_id": agent_id, "session_id": session_id,
                                                    "group_id": group_id, "mode": mode})
             plan = SearchPlan()
-            results = on_replica(lambda: memory_search(tenant=caller.key.tenant, query=SearchQuery(**data), plan=plan))
+            results = on_replica(lambda: memory_search(tenant=caller.tenant, query=SearchQuery(**data), plan=plan))
             record_memory_access([str(r.memory.id) for r in results])
             return {"results": [{"id": str(r.memory.id), "text": r.memory.text, "memory_type": r.memory.memory_type,
                                  "created_at": r.memory.created_at.isoformat(), "score": r.score,
@@ -160,11 +145,11 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
                           format: Literal["markdown", "plain", "json"] = "markdown") -> dict:
         """What the agent should know right now about the user, for this query: traits, the group,
         relevant memories and working memory, as one block to put in the prompt."""
-        def work(caller: Caller) -> dict:
+        def work(caller: ApiClient) -> dict:
             data = _valid(ContextRequestSerializer, {"user_id": user_id, "query": query, "agent_id": agent_id,
                                                      "session_id": session_id, "group_id": group_id,
                                                      "format": format})
-            built = on_replica(lambda: build_context(tenant=caller.key.tenant, request=ContextRequest(**data)))
+            built = on_replica(lambda: build_context(tenant=caller.tenant, request=ContextRequest(**data)))
             record_memory_access([str(r.memory.id) for r in built.memories])
             return {"context": built.text, "status": built.status}
         return await call(ctx, work)
@@ -174,12 +159,11 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
                             agent_id: str | None = None, session_id: str | None = None) -> dict:
         """A user's current memories, newest first. For the next page pass the last one's created_at as
         `before`."""
-        def work(caller: Caller) -> dict:
+        def work(caller: ApiClient) -> dict:
             data = _valid(_ListArguments, {"user_id": user_id, "limit": limit, "before": before,
                                            "agent_id": agent_id, "session_id": session_id})
-            rows = (selectors.memory_list(tenant=caller.key.tenant).filter(is_searchable(timezone.now()))
-                    .filter(scope_filter(user_id=data["user_id"], agent_id=data.get("agent_id"),
-                                         session_id=data.get("session_id"))))
+            rows = listed_in_scope(caller.tenant, user_id=data["user_id"], agent_id=data.get("agent_id"),
+                                   session_id=data.get("session_id"))
             if data.get("before"):
                 rows = rows.filter(created_at__lt=data["before"])
             page = list(rows.order_by("-created_at", "-id")[:data["limit"]])
@@ -191,9 +175,9 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
     async def delete_memory(ctx: Context, memory_id: str) -> dict:
         """Forget one memory (archived: it is no longer recalled; its history keeps who and why).
         A memory an operator approved may be held for review instead."""
-        def work(caller: Caller) -> dict:
-            change = governance.memory_change_by_key(tenant=caller.key.tenant, memory_id=memory_id,
-                                                     role=caller.key.role, api_key_id=caller.key.id,
+        def work(caller: ApiClient) -> dict:
+            change = governance.memory_change_by_key(tenant=caller.tenant, memory_id=memory_id,
+                                                     role=caller.role, api_key_id=caller.key_id,
                                                      actor=caller.actor, archive=True)
             if change.candidate is not None:
                 return {"operation": "REVIEW", "candidate_id": str(change.candidate.id),
@@ -207,8 +191,8 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
         """One memory of the caller's tenant, as JSON."""
         ctx = server.get_context()
 
-        def work(caller: Caller) -> str:
-            memory = selectors.memory_get(tenant=caller.key.tenant, memory_id=memory_id)
+        def work(caller: ApiClient) -> str:
+            memory = selectors.memory_get(tenant=caller.tenant, memory_id=memory_id)
             return json.dumps(MemorySerializer(memory).data)
         return await call(ctx, work)
 

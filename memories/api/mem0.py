@@ -39,12 +39,9 @@ from memories.api.serializers import (
     PublicActorField,
     path_identifier,
 )
-from memories.errors import InvalidOperation
-from memories.identity import normalize_identifier
 from memories.models import MemoryItem
 from memories.replicas import on_replica
-from memories.search import SearchQuery, memory_search, scope_filter
-from memories.vocabulary import is_searchable
+from memories.search import SearchQuery, listed_in_scope, memory_search
 
 # Filter keys with a meaning here, and what they are called in this service.
 IDENTITY_KEYS = {"user_id": "user_id", "agent_id": "agent_id", "run_id": "session_id"}
@@ -76,12 +73,9 @@ def _invalid(field: str, message: str) -> serializers.ValidationError:
 
 
 def _identifier(value: Any, field: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > 255:
-        raise _invalid(field, f"{field} must be a non-empty string of at most 255 characters")
-    try:
-        return normalize_identifier(value, field=field)
-    except InvalidOperation as exc:
-        raise _invalid(field, str(exc)) from None
+    if not isinstance(value, str) or not value:
+        raise _invalid(field, f"{field} must be a non-empty string")
+    return path_identifier(value, field)  # the same length bound and NFKC rules as every other id
 
 
 def _date(value: Any, field: str) -> datetime:
@@ -157,11 +151,9 @@ def scope_from(payload: dict, *, require_user: bool = True) -> dict:
 
 
 def _scoped(tenant, scope: dict):
-    queryset = selectors.memory_list(tenant=tenant).filter(is_searchable(timezone.now()))
     identity = {k: scope[k] for k in ("agent_id", "session_id") if k in scope}
-    queryset = queryset.filter(scope_filter(user_id=scope["user_id"], **identity))
     dates = {k: v for k, v in scope.items() if "__" in k}
-    return queryset.filter(**dates)
+    return listed_in_scope(tenant, user_id=scope["user_id"], **identity).filter(**dates)
 
 
 def _iso(value: datetime | None) -> str | None:
