@@ -180,7 +180,7 @@ def hnsw_recall(tenant, embedder, rng: random.Random, count: int = 100, k: int =
         truth = exact_tenant_neighbours(tenant, vector, embedder.name, k)
         found, _ = semantic_search(tenant, SearchQuery(query=text, limit=k), vector, embedder.name,
                                     embedder.dimensions, k, timezone.now(), "hnsw")
-        total += len({row[0] for row in found[:k]} & set(truth)) / max(len(truth), 1)
+        total += len({row.id for row in found[:k]} & set(truth)) / max(len(truth), 1)
     return total / count
 
 

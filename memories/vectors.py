@@ -143,7 +143,7 @@ def ensure_hnsw_index(model: str, dimensions: int, *, using_connection=None) -> 
 
     The column is an unsized halfvec (several models coexist), so the index is
     on a sized cast, restricted to that model's rows; queries that want it
-    must use the same cast and model predicate (search.py does).
+    must use the same cast and model predicate (search/semantic.py does).
     """
     name = hnsw_index_name(model)
     conn = using_connection or connection

@@ -230,7 +230,7 @@ class MemoryPatchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 
 def _filter_scope_field() -> IdentifierField:
-    """A scope to search in; absent means any (see memories/search.py for the rules)."""
+    """A scope to search in; absent means any (see memories/search/filters.py for the rules)."""
     return IdentifierField(required=False)
 
 

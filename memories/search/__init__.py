@@ -1,0 +1,35 @@
+"""Every rule about finding a memory: semantic, keyword and hybrid retrieval,
+reciprocal rank fusion and the final score.
+
+    query     what a search asks (SearchQuery), how it ran (SearchPlan), what it answers (ScoredMemory)
+    filters   which memories it may see: scopes, bitemporal as_of, types, tags, time range
+    rows      the named rows the retrievers' SQL returns (CandidateRow)
+    semantic  the vector side: exact per-user plan, HNSW beyond SEARCH_EXACT_MAX_ROWS and tenant-wide
+    keyword   the keyword side: BM25 (or ts_rank_cd)
+    scoring   the one scorer, shared with context.py: fusion x (1 + recency + importance + stage)
+    service   memory_search, which runs them in that order
+    reads     the winners' rows, sources, listings in a scope, trait lines
+"""
+
+from memories.search.filters import scope_filter
+from memories.search.query import MODES, ScoredMemory, SearchPlan, SearchQuery
+from memories.search.reads import (
+    TraitLineRow,
+    active_traits,
+    jobs_of,
+    listed_in_scope,
+    memories_by_id,
+    newest_in_scope,
+    searchable_in_scope,
+)
+from memories.search.rows import CandidateRow, candidate_row
+from memories.search.scoring import demote_episodes, score_candidate
+from memories.search.semantic import exact_tenant_neighbours, nearest_memories, semantic_search
+from memories.search.service import memory_search
+
+__all__ = [
+    "MODES", "CandidateRow", "ScoredMemory", "SearchPlan", "SearchQuery", "TraitLineRow", "active_traits",
+    "candidate_row", "demote_episodes", "exact_tenant_neighbours", "jobs_of", "listed_in_scope", "memories_by_id",
+    "memory_search", "nearest_memories", "newest_in_scope", "score_candidate", "scope_filter", "searchable_in_scope",
+    "semantic_search",
+]

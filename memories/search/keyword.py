@@ -1,0 +1,86 @@
+"""The keyword side: BM25 over the searched memories, or Postgres' ts_rank_cd."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+
+from memories.models import Tenant
+from memories.search.filters import db, item_filters
+from memories.search.query import SearchQuery
+from memories.search.rows import SCORE_COLUMNS, CandidateRow, candidate, named
+from memories.text import query_tokens, tsquery_from_tokens
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def keyword_candidates(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> list[CandidateRow]:
+    """Full-text candidates, best first."""
+    statement = keyword_sql(tenant, q, pool, now)
+    if statement is None:
+        return []
+    with db().cursor() as cursor:
+        cursor.execute(*statement)
+        return [candidate(r) for r in named(cursor)]
+
+
+def keyword_sql(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> tuple[str, list] | None:
+    """The full-text statement (columns id, rank_value and SCORE_COLUMNS) ranked
+    as SEARCH_KEYWORD_RANKING says: bm25 (better recall; one heavier statement)
+    or ts_rank (Postgres' ts_rank_cd: no IDF, about 1 ms cheaper per search).
+    None when the query has no terms."""
+    # Capped here too (the API refuses more): internal callers pass long texts, and each term is a SQL column.
+    tokens = query_tokens(q.query)[: settings.SEARCH_MAX_QUERY_TERMS]
+    if not tokens:
+        return None
+    if settings.SEARCH_KEYWORD_RANKING == "ts_rank":
+        return _ts_rank_sql(tenant, q, tokens, pool, now)
+    return _bm25_sql(tenant, q, tokens, pool, now)
+
+
+def _ts_rank_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, now: datetime) -> tuple[str, list]:
+    where, params = item_filters(tenant, q, now)
+    sql = f"""
+        SELECT m.id AS id, ts_rank_cd(m.search_vector, query, 1) AS rank_value, {SCORE_COLUMNS}
+        FROM memory_items m, to_tsquery('simple', %s) AS query
+        WHERE {where} AND m.search_vector @@ query
+        ORDER BY rank_value DESC, m.created_at DESC LIMIT %s"""
+    return sql, [tsquery_from_tokens(tokens), *params, pool]
+
+
+def _bm25_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, now: datetime) -> tuple[str, list]:
+    """BM25 over the searched memories: document frequencies and average
+    length come from the same scope (the user, or the tenant), term
+    frequencies from the tsvector's positions. ts_rank_cd has no IDF, so a
+    speaker's name in half the memories weighed as much as a rare word."""
+    where, params = item_filters(tenant, q, now)
+    query = tsquery_from_tokens(tokens)
+    term_counts = ", ".join(f"count(*) FILTER (WHERE m.search_vector @@ to_tsquery('simple', %s)) AS df{i}"
+                            for i in range(len(tokens)))
+    idf_rows = " UNION ALL ".join(
+        f"SELECT %s::text, ln(1 + (s.n - s.df{i} + 0.5) / (s.df{i} + 0.5)), s.df{i} FROM stats s"
+        for i in range(len(tokens)))
+    # One statement: document frequencies and average length over the searched
+    # scope, then BM25 over the matching memories.
+    sql = f"""
+        WITH stats AS (
+            SELECT count(*)::float8 AS n, coalesce(avg(length(m.search_vector)), 1)::float8 AS avglen,
+                   {term_counts}
+            FROM memory_items m WHERE {where}
+        ),
+        idf(term, weight, df) AS ({idf_rows})
+        SELECT m.id AS id,
+               SUM(idf.weight * (tf.n * ({BM25_K1} + 1))
+                   / (tf.n + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * length(m.search_vector) / s.avglen)))
+                   AS rank_value, {SCORE_COLUMNS}
+        FROM memory_items m
+        CROSS JOIN stats s
+        CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS n
+                            FROM unnest(m.search_vector) AS u) AS tf
+        JOIN idf ON idf.term = tf.lexeme AND idf.df > 0
+        WHERE {where} AND m.search_vector @@ to_tsquery('simple', %s)
+        GROUP BY m.id, s.avglen
+        ORDER BY rank_value DESC, m.created_at DESC LIMIT %s"""
+    return sql, [*tokens, *params, *tokens, *params, query, pool]

@@ -1,0 +1,53 @@
+"""What a search asks for, how it ran, and what it answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memories.models import MemoryItem
+
+MODES = ("semantic", "keyword", "hybrid")
+
+
+@dataclass
+class SearchQuery:
+    """What to look for, and where (see filters.scope_clauses for the scope rules).
+
+    min_score is on the 0-1 relevance scale (fusion over the best fusion this
+    query could reach); min_similarity is a cosine floor for the semantic side.
+    """
+
+    query: str
+    user_id: str | None = None  # None: the whole tenant, or the group when group_id is given
+    agent_id: str | None = None
+    session_id: str | None = None
+    group_id: str | None = None
+    mode: str = "hybrid"
+    memory_types: list[str] | None = None
+    tags: list[str] | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    as_of: datetime | None = None
+    min_score: float | None = None
+    min_similarity: float | None = None
+    limit: int = 10
+
+
+@dataclass
+class ScoredMemory:
+    memory: MemoryItem
+    score: float
+    scores: dict = field(default_factory=dict)
+
+
+@dataclass
+class SearchPlan:
+    """How the search ran; returned for benchmarks and debugging."""
+
+    vector_plan: str = ""  # exact | hnsw | none
+    keyword_statistics: str = ""  # kept (maintained per-user rows) | scanned (computed over the scope) | ""
+    candidates_semantic: int = 0
+    candidates_keyword: int = 0
+    degraded: list[str] = field(default_factory=list)  # sides that could not run ("semantic")
+    degraded_reason: str = ""

@@ -1,0 +1,112 @@
+"""Reads around a search: the winners' full rows, their sources, scope listings and the trait lines."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from django.utils import timezone
+
+from memories import vocabulary
+from memories.models import MemoryItem, Tenant
+from memories.replicas import read_alias
+from memories.search.filters import db, item_filters, scope_filter
+from memories.search.query import SearchQuery
+from memories.search.rows import named
+
+
+def memories_by_id(ids: list[str]) -> list[MemoryItem]:
+    """The winners' full rows without the ORM's query compiler (about 0.5 ms
+    of a 4 ms search); the tsvector stays in the database."""
+    if not ids:
+        return []
+    fields = [f for f in MemoryItem._meta.concrete_fields if f.attname != "search_vector"]
+    with db().cursor() as cursor:
+        columns = ", ".join(str(f.column) for f in fields)
+        cursor.execute(f"SELECT {columns} FROM memory_items WHERE id = ANY(%s::uuid[])", [ids])
+        rows = cursor.fetchall()
+    converters = [(i, f.from_db_value) for i, f in enumerate(fields) if hasattr(f, "from_db_value")]
+    names = [f.attname for f in fields]
+    items = []
+    for row in rows:
+        values = list(row)
+        for index, convert in converters:
+            values[index] = convert(values[index], None, db())
+        items.append(MemoryItem.from_db(read_alias(), names, values))
+    return items
+
+
+def trait_stages(ids: list[str]) -> dict[str, tuple[str, float]]:
+    """memory id -> (stage, decayed confidence) for trait memories."""
+    if not ids:
+        return {}
+    # Through the trait's reverse relation: search (memories) does not import traits.
+    return {str(k): (stage, decayed) for k, stage, decayed in
+            MemoryItem.objects.filter(id__in=list(ids), trait__isnull=False)
+            .values_list("id", "trait__stage", "trait__decayed_confidence")}
+
+
+def jobs_of(memory_ids: list[str]) -> dict[str, set[str]]:
+    """The conversation jobs each memory came from (its sources)."""
+    out: dict[str, set[str]] = {}
+    if not memory_ids:
+        return out
+    with db().cursor() as cursor:
+        cursor.execute("SELECT item_id, job_id FROM memory_sources WHERE item_id = ANY(%s::uuid[]) AND job_id <> ''",
+                       [memory_ids])
+        for row in named(cursor):
+            out.setdefault(str(row["item_id"]), set()).add(row["job_id"])
+    return out
+
+
+def listed_in_scope(tenant: Tenant, *, user_id: str, agent_id: str | None = None, session_id: str | None = None):
+    """A user's searchable memories in a scope, as a queryset to page through (Mem0's get_all, MCP's list)."""
+    return (MemoryItem.objects.filter(tenant=tenant).filter(vocabulary.is_searchable(timezone.now()))
+            .filter(scope_filter(user_id=user_id, agent_id=agent_id, session_id=session_id)))
+
+
+def searchable_in_scope(tenant: Tenant, q: SearchQuery, ids: list[str]) -> list[str]:
+    """Which of these memories a search with q's scope and filters may return now (the query text is unused)."""
+    if not ids:
+        return []
+    where, params = item_filters(tenant, q, timezone.now())
+    with db().cursor() as cursor:
+        cursor.execute(f"SELECT m.id FROM memory_items m WHERE {where} AND m.id = ANY(%s::uuid[])", [*params, ids])
+        allowed = {str(r["id"]) for r in named(cursor)}
+    return [i for i in ids if i in allowed]
+
+
+def newest_in_scope(tenant: Tenant, q: SearchQuery, limit: int) -> list[MemoryItem]:
+    """The newest searchable memories in q's scope and filters (the query text is unused)."""
+    where, params = item_filters(tenant, q, timezone.now())
+    with db().cursor() as cursor:
+        cursor.execute(f"SELECT m.id FROM memory_items m WHERE {where} ORDER BY m.created_at DESC, m.id LIMIT %s",
+                       [*params, limit])
+        ids = [str(r["id"]) for r in named(cursor)]
+    rows = {str(m.id): m for m in memories_by_id(ids)}
+    return [rows[i] for i in ids if i in rows]
+
+
+class TraitLineRow(NamedTuple):
+    id: str
+    text: str
+    subtype: str
+    stage: str
+    decayed_confidence: float
+
+
+def active_traits(tenant: Tenant, user_id: str, stages: tuple[str, ...], order: tuple[str, ...],
+                  min_confidence: float, limit: int) -> list[TraitLineRow]:
+    """Seed 004's trait recall in one statement: searchable trait memories whose
+    trait is at one of `stages` with decayed confidence above the floor, by
+    subtype in `order`, then most confident. The traits table is read by name:
+    memories does not import the traits app."""
+    with db().cursor() as cursor:
+        cursor.execute(f"""
+            SELECT m.id, m.text, t.subtype, t.stage, t.decayed_confidence
+            FROM memory_items m JOIN traits t ON t.memory_id = m.id
+            WHERE m.tenant_id = %s AND m.user_id = %s AND m.memory_type = 'trait' AND {vocabulary.sql_searchable("m")}
+              AND t.stage = ANY(%s) AND t.decayed_confidence > %s
+            ORDER BY coalesce(array_position(%s::text[], t.subtype::text), 99), t.decayed_confidence DESC, m.id
+            LIMIT %s""", [tenant.id, user_id, timezone.now(), list(stages), min_confidence, list(order), limit])
+        return [TraitLineRow(id=str(r["id"]), text=r["text"], subtype=r["subtype"], stage=r["stage"],
+                             decayed_confidence=r["decayed_confidence"]) for r in named(cursor)]

@@ -1,0 +1,82 @@
+"""The one scorer, used by search and the prompt context alike:
+
+final score = fusion x (1 + recency bonus + importance bonus + trait stage boost),
+
+with each part returned so a person can see why a memory came back. Pure functions."""
+
+from __future__ import annotations
+
+import math
+
+from django.conf import settings
+
+from memories.search.rows import CandidateRow
+
+RECENCY_WEIGHT = 0.15
+RECENCY_SCALE_SECONDS = 30 * 24 * 3600.0
+IMPORTANCE_WEIGHT = 0.15
+STAGE_BOOST = {"core": 0.25, "established": 0.15, "emerging": 0.05}
+ACTIVE_TRAIT_STAGES = tuple(STAGE_BOOST)
+
+
+def recency_seconds_bonus(age_seconds: float, arousal) -> float:
+    """0..0.15, decaying with a 30-day scale; emotionally charged memories
+    (data.emotion.arousal, 0..1) fade up to 1.5x slower."""
+    age = max(age_seconds, 0.0)
+    try:
+        arousal_value = min(max(float(arousal or 0), 0.0), 1.0)
+    except (TypeError, ValueError):
+        arousal_value = 0.0
+    return RECENCY_WEIGHT * math.exp(-age / (RECENCY_SCALE_SECONDS * (1 + arousal_value * 0.5)))
+
+
+def reciprocal_rank_fusion(ranked_lists: list[tuple[list[str], float]], k: int) -> dict[str, float]:
+    """sum over lists of weight / (k + rank)."""
+    fused: dict[str, float] = {}
+    for ranked, weight in ranked_lists:
+        for rank, memory_id in enumerate(ranked, start=1):
+            fused[memory_id] = fused.get(memory_id, 0.0) + weight / (k + rank)
+    return fused
+
+
+def best_fusion(sides: list[float], k: int) -> float:
+    """The fusion a memory ranked first on every side that ran would get: the top of the relevance scale."""
+    return sum(weight / (k + 1) for weight in sides)
+
+
+def relevance(fusion: float, best: float) -> float:
+    """Fusion on a 0-1 scale that means the same in every mode (min_score applies to it)."""
+    return min(fusion / best, 1.0) if best > 0 else 0.0
+
+
+def score_candidate(row: CandidateRow, fusion: float, best: float, now_seconds: float,
+                    stage: str | None) -> tuple[float, dict]:
+    """The one scorer (search and context): fusion x (1 + recency + importance + stage boost),
+    times SEARCH_EPISODE_WEIGHT for an episode: a fact outranks the episode it came from."""
+    recency = recency_seconds_bonus(now_seconds - row.moment, row.arousal)
+    importance = IMPORTANCE_WEIGHT * (row.importance if row.importance is not None else 0.5)
+    stage_boost = STAGE_BOOST.get(stage or "", 0.0)
+    weight = settings.SEARCH_EPISODE_WEIGHT if row.episode else 1.0
+    return weight * fusion * (1.0 + recency + importance + stage_boost), {
+        "relevance": relevance(fusion, best), "fusion": fusion, "recency": recency, "importance": importance,
+        "stage": stage_boost}
+
+
+def demote_episodes(scored: list[tuple[float, str, dict]], episodes: set[str],
+                    jobs: dict[str, set[str]]) -> list[tuple[float, str, dict]]:
+    """Pure rule over the answer's memories: an episode that ranks above the best fact in the
+    answer that came from one of its turns moves just below that fact (the fact that holds the
+    answer outranks the episode that holds the fact); other episodes keep their score. Nothing
+    enters or leaves the answer, best first again after."""
+    fact_scores = [(score, jobs.get(memory_id, set())) for score, memory_id, _ in scored if memory_id not in episodes]
+    out = []
+    for score, memory_id, parts in scored:
+        if memory_id in episodes:
+            mine = jobs.get(memory_id, set())
+            ceiling = max((fact for fact, fact_jobs in fact_scores if fact_jobs & mine), default=None)
+            if ceiling is not None and score >= ceiling:
+                parts = {**parts, "below_fact": True}
+                score = ceiling * 0.999
+        out.append((score, memory_id, parts))
+    out.sort(key=lambda entry: (-entry[0], entry[1]))
+    return out

@@ -1,0 +1,161 @@
+"""memory_search: both retrievers, the fusion and the scorer, in that order."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.utils import timezone
+
+from memories import metrics
+from memories.embedding import Embedder, EmbeddingError, embed_query, get_embedder
+from memories.models import Tenant
+from memories.search.filters import db
+from memories.search.keyword import keyword_candidates, keyword_sql
+from memories.search.query import MODES, ScoredMemory, SearchPlan, SearchQuery
+from memories.search.reads import jobs_of, memories_by_id, trait_stages
+from memories.search.rows import CandidateRow, candidate, named
+from memories.search.scoring import (
+    ACTIVE_TRAIT_STAGES,
+    best_fusion,
+    demote_episodes,
+    reciprocal_rank_fusion,
+    score_candidate,
+)
+from memories.search.semantic import cached_vector_plan, exact_result, exact_semantic_sql, semantic_search
+from memories.text import query_tokens
+
+logger = logging.getLogger(__name__)
+
+
+def memory_search(
+    *, tenant: Tenant, query: SearchQuery, embedder: Embedder | None = None, plan: SearchPlan | None = None,
+    query_vector: Callable[[], np.ndarray] | None = None,
+) -> list[ScoredMemory]:
+    """Search one user's (or a group's, or the tenant's) memories; see the package docstring.
+    query_vector: how to get the query's vector when a caller started it early (context.py)."""
+    if query.mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}")
+    plan = plan or SearchPlan()
+    started = time.perf_counter()
+    try:
+        return _memory_search(tenant, query, embedder, plan, query_vector)
+    finally:
+        metrics.observe_search(mode=query.mode, vector_plan=plan.vector_plan, seconds=time.perf_counter() - started)
+
+
+def _exact_and_keyword(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, pool: int,
+                       now: datetime) -> tuple[list[CandidateRow] | None, list[CandidateRow]]:
+    """Both retrievers of a per-user hybrid search in one round trip:
+    (exact semantic rows or None when the user is too large for the exact
+    plan, keyword rows)."""
+    semantic_sql, semantic_args = exact_semantic_sql(tenant, q, vector, model, pool, now)
+    statement = keyword_sql(tenant, q, pool, now)
+    if statement is None:
+        with db().cursor() as cursor:
+            cursor.execute(semantic_sql, semantic_args)
+            return exact_result(tenant, q, model, named(cursor)), []
+    sql = (f"SELECT true AS semantic_side, s.* FROM ({semantic_sql}) AS s"
+           f" UNION ALL SELECT false, k.*, NULL::bigint FROM ({statement[0]}) AS k")
+    with db().cursor() as cursor:
+        cursor.execute(sql, [*semantic_args, *statement[1]])
+        rows = named(cursor)
+    # Each branch is ordered inside; sort again rather than trust the Append's order.
+    semantic = sorted((r for r in rows if r["semantic_side"]),
+                      key=lambda r: (r["rank_value"] is None, r["rank_value"] or 0.0))
+    keyword = sorted((r for r in rows if not r["semantic_side"]), key=lambda r: -r["rank_value"])
+    return exact_result(tenant, q, model, semantic), [candidate(r) for r in keyword]
+
+
+def _query_vector(query: SearchQuery, embedder: Embedder, plan: SearchPlan,
+                  compute: Callable[[], np.ndarray] | None) -> np.ndarray | None:
+    """The query's vector; None when the embedder fails and hybrid can answer from keywords
+    (the plan says so). Semantic mode has nothing else: the failure is raised as EmbeddingError."""
+    try:
+        return compute() if compute is not None else embed_query(query.query, embedder)
+    except Exception as exc:  # a remote endpoint's EmbeddingError, or the local model failing
+        if query.mode == "semantic":
+            raise exc if isinstance(exc, EmbeddingError) else EmbeddingError(f"{type(exc).__name__}: {exc}") from exc
+        logger.warning("query embedding failed; answering from the keyword side: %s", exc)
+        plan.degraded.append("semantic")
+        plan.degraded_reason = f"embedding failed: {exc}"[:500]
+        return None
+
+
+def below_their_facts(scored: list[tuple[float, str, dict]], episodes: set[str]) -> list[tuple[float, str, dict]]:
+    """scoring.demote_episodes with the sources read from the database, when both kinds were found."""
+    found = {memory_id for _, memory_id, _ in scored}
+    if not found & episodes or not found - episodes:
+        return scored
+    return demote_episodes(scored, episodes, jobs_of(sorted(found)))
+
+
+def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, plan: SearchPlan,
+                   query_vector: Callable[[], np.ndarray] | None) -> list[ScoredMemory]:
+    now = timezone.now()
+    pool = max(query.limit * 3, 50)
+    semantic: list[CandidateRow] = []
+    keyword: list[CandidateRow] = []
+    keyword_done = False  # per-user hybrid fetches both sides in one statement
+    sides: list[float] = []  # the weights of the sides that ran
+
+    if query.mode in ("semantic", "hybrid"):
+        embedder = embedder or get_embedder()
+        vector = _query_vector(query, embedder, plan, query_vector)
+        if vector is not None:
+            sides.append(settings.SEARCH_SEMANTIC_WEIGHT)
+            plan.vector_plan = cached_vector_plan(tenant, query.user_id, embedder.name)
+            exact_rows = None
+            if plan.vector_plan == "exact" and query.mode == "hybrid":
+                exact_rows, keyword = _exact_and_keyword(tenant, query, vector, embedder.name, pool, now)
+                keyword_done = True
+            if exact_rows is not None:
+                semantic = exact_rows
+            else:  # semantic mode, a tenant-wide or large user, or the exact plan stopped at its cap
+                known = cached_vector_plan(tenant, query.user_id, embedder.name)
+                semantic, plan.vector_plan = semantic_search(tenant, query, vector, embedder.name,
+                                                             embedder.dimensions, pool, now, known)
+        else:
+            plan.vector_plan = "none"
+    if query.mode != "semantic" and not keyword_done:  # keyword mode, hybrid through HNSW, or degraded
+        keyword = keyword_candidates(tenant, query, pool, now)
+    if query.mode != "semantic" and query_tokens(query.query):
+        sides.append(settings.SEARCH_KEYWORD_WEIGHT)
+    if query.min_similarity is not None:  # the cosine floor: weak semantic neighbours never enter the fusion
+        semantic = [r for r in semantic if 1.0 - r.rank_value >= query.min_similarity]
+    plan.candidates_semantic, plan.candidates_keyword = len(semantic), len(keyword)
+
+    fused = reciprocal_rank_fusion([([r.id for r in semantic], settings.SEARCH_SEMANTIC_WEIGHT),
+                                    ([r.id for r in keyword], settings.SEARCH_KEYWORD_WEIGHT)], settings.SEARCH_RRF_K)
+    if not fused:
+        return []
+    best = best_fusion(sides, settings.SEARCH_RRF_K)
+    similarity = {r.id: 1.0 - r.rank_value for r in semantic}
+    keyword_rank = {r.id: r.rank_value for r in keyword}
+    # Score from the light columns the candidate queries returned; load full rows only for the winners.
+    facts: dict[str, CandidateRow] = {r.id: r for r in [*semantic, *keyword]}
+    stages = trait_stages([i for i, row in facts.items() if row.memory_type == "trait"])
+
+    scored: list[tuple[float, str, dict]] = []
+    now_seconds = now.timestamp()
+    for memory_id, fusion in fused.items():
+        row = facts[memory_id]
+        stage, trait_confidence = stages.get(memory_id, (None, None))
+        if row.memory_type == "trait" and stage not in ACTIVE_TRAIT_STAGES:
+            continue  # trends, candidates and dissolved traits are not shown to agents
+        score, parts = score_candidate(row, fusion, best, now_seconds, stage)
+        if query.min_score is not None and parts["relevance"] < query.min_score:
+            continue
+        scored.append((score, memory_id, {
+            "semantic": similarity.get(memory_id), "keyword": keyword_rank.get(memory_id), **parts,
+            **({"trait_stage": stage, "trait_confidence": trait_confidence} if stage else {}),
+        }))
+    scored.sort(key=lambda entry: (-entry[0], entry[1]))
+    scored = below_their_facts(scored[: query.limit], {i for i, row in facts.items() if row.episode})
+    rows = {str(m.id): m for m in memories_by_id([e[1] for e in scored])}
+    return [ScoredMemory(memory=rows[memory_id], score=score, scores=parts)
+            for score, memory_id, parts in scored if memory_id in rows]
