@@ -4,7 +4,8 @@ Long-Term Conversational Memory of LLM Agents"; data CC BY-NC 4.0, read from
 
 Each conversation goes into a fresh user through the service's own write
 path: one memory per dialogue turn, "Speaker: utterance" (plus the image
-caption), valid_at from the session date, no extraction. Every question with
+caption), in its session (session_id), valid_at from the session date, no
+extraction; a conversation is one batch, in the order it was said. Every question with
 evidence (category 5 excluded) is asked through the service's search and
 scored: hit@5, hit@10 (any evidence turn in the top k), session R@5 / R@10 (an evidence turn's
 session among the first 5 / 10 distinct sessions of the top 10 turns), full recall@10 (all
@@ -49,7 +50,7 @@ def conversation_turns(sample: dict) -> list[dict]:
             text = f"{turn['speaker']}: {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [shares {turn['blip_caption']}]"
-            turns.append({"dia_id": turn["dia_id"], "text": text, "valid_at": when})
+            turns.append({"dia_id": turn["dia_id"], "text": text, "valid_at": when, "session": key})
     return turns
 
 
@@ -190,7 +191,7 @@ def main() -> None:
         results = memory_create_batch(tenant=tenant, actor="locomo", enqueue_embedding=False,
                                    count_for_reflection=False, specs=[
             MemorySpec(user_id=user_id, text=t["text"], memory_type="episodic", valid_at=t["valid_at"],
-                       data={"dia_id": t["dia_id"]}) for t in turns])
+                       session_id=t["session"], data={"dia_id": t["dia_id"]}) for t in turns])
         embed_items([str(r.memory.id) for r in results if r.operation == "ADD"], embedder=embedder)
         load_seconds += time.perf_counter() - started
         refresh_planner_statistics()

@@ -55,6 +55,12 @@ def sql_searchable(alias: str = "m") -> str:
             f"coalesce(least({alias}.invalid_at, {alias}.expires_at), 'infinity'::timestamptz) > %s")
 
 
+def sql_keyword_counted(alias: str = "m") -> str:
+    """Which memories the kept per-user keyword statistics count (migration 0017's triggers
+    spell the same condition): searchable without its clock-dependent part."""
+    return f"{sql_not_replaced(alias)} AND {alias}.status = '{ACTIVE}'"
+
+
 def sql_vector_searchable(alias: str = "v") -> str:
     """Vectors carry their memory's status (kept in step by writing.py)."""
     return f"{alias}.status = '{ACTIVE}'"

@@ -358,7 +358,8 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
         current = existing.get((spec.user_id, digest, False)) or (
             existing.get((spec.user_id, digest, True)) if archived else None)
         if current is None:
-            item = _new_item(tenant, spec, now)
+            # A microsecond apart: a batch keeps the order it was sent in (search.neighbours reads it).
+            item = _new_item(tenant, spec, now + timedelta(microseconds=len(new_items)))
             existing[(spec.user_id, digest, archived)] = item
             new_items.append(item)
             history.append(_history(item, HistoryEvent.ADD, actor=actor, new_text=item.text,

@@ -307,7 +307,21 @@ SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.0)
 SEARCH_KEYWORD_RANKING = env_str("SEARCH_KEYWORD_RANKING", "bm25")
 if SEARCH_KEYWORD_RANKING not in ("bm25", "ts_rank"):
     raise ValueError(f"SEARCH_KEYWORD_RANKING must be bm25 or ts_rank, got {SEARCH_KEYWORD_RANKING!r}")
+# BM25's per-user counts: kept (default: read from the tables migration 0017's triggers maintain)
+# or scanned (computed from the user's memories for every query, as before; for comparison).
+SEARCH_KEYWORD_STATISTICS = env_str("SEARCH_KEYWORD_STATISTICS", "kept")
+if SEARCH_KEYWORD_STATISTICS not in ("kept", "scanned"):
+    raise ValueError(f"SEARCH_KEYWORD_STATISTICS must be kept or scanned, got {SEARCH_KEYWORD_STATISTICS!r}")
 SEARCH_SEMANTIC_WEIGHT = env_float("SEARCH_SEMANTIC_WEIGHT", 0.25)
+# Hybrid search's conversation rules, chosen on LoCoMo with the tune-on-two, check-on-the-third
+# discipline (bench/README.md). A top hit lends this share of its score to the memory saved
+# right after it in the same session (0 turns it off); how many top hits lend.
+SEARCH_NEIGHBOUR_WEIGHT = env_float("SEARCH_NEIGHBOUR_WEIGHT", 0.7)
+SEARCH_NEIGHBOUR_HITS = env_int("SEARCH_NEIGHBOUR_HITS", 5)
+# A "when" question: score x (1 + this) for memories that say when ("yesterday", "last May").
+SEARCH_TIME_MENTION_BONUS = env_float("SEARCH_TIME_MENTION_BONUS", 0.3)
+# A month or year named in the question: score x (1 + this) for memories true then (each of month and year).
+SEARCH_TIME_PERIOD_BONUS = env_float("SEARCH_TIME_PERIOD_BONUS", 0.5)
 # Episodes' score factor; apart from it, an episode always ranks below the facts that came from its turns.
 SEARCH_EPISODE_WEIGHT = env_float("SEARCH_EPISODE_WEIGHT", 1.0)
 

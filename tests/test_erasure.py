@@ -85,8 +85,13 @@ def test_erasure_leaves_none_of_the_users_words_anywhere(api, reviewer, erin_eve
     assert _columns_holding("4111") == []
     # Bob's own memory keeps its words; nothing of erin's does.
     assert MemoryItem.objects.filter(user_id="bob").exists()
-    assert all(c.startswith(("memory_items.", "memory_vectors.", "memory_history.")) for c in
-               _columns_holding("zebrawood"))
+    assert all(c.startswith(("memory_items.", "memory_vectors.", "memory_history.", "memory_user_term_stats."))
+               for c in _columns_holding("zebrawood"))
+    with connection.cursor() as cursor:  # the kept keyword statistics: bob's counts stay, erin's are gone
+        cursor.execute("SELECT user_id, count(*) FROM memory_user_term_stats WHERE lexeme = 'zebrawood' GROUP BY 1")
+        assert dict(cursor.fetchall()) == {"bob": 1}
+        cursor.execute("SELECT count(*) FROM memory_user_text_stats WHERE user_id = 'erin'")
+        assert cursor.fetchone()[0] == 0
     assert not MemoryItem.objects.filter(user_id="erin").exists()
     assert not MemoryHistory.objects.filter(user_id="erin", new_text__icontains="zebrawood").exists()
     client = redis.Redis.from_url(redis_url)

@@ -26,6 +26,13 @@ def keyword_candidates(tenant: Tenant, q: SearchQuery, pool: int, now: datetime)
         return [candidate(r) for r in named(cursor)]
 
 
+def uses_kept_statistics(q: SearchQuery) -> bool:
+    """BM25 reads the per-user counts the database keeps (migration 0017) for a search of one
+    user's present; a tenant- or group-wide search, or one as of a past moment, counts its scope."""
+    return (settings.SEARCH_KEYWORD_RANKING == "bm25" and settings.SEARCH_KEYWORD_STATISTICS == "kept"
+            and q.user_id is not None and q.as_of is None)
+
+
 def keyword_sql(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> tuple[str, list] | None:
     """The full-text statement (columns id, rank_value and SCORE_COLUMNS) ranked
     as SEARCH_KEYWORD_RANKING says: bm25 (better recall; one heavier statement)
@@ -37,6 +44,8 @@ def keyword_sql(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> tup
         return None
     if settings.SEARCH_KEYWORD_RANKING == "ts_rank":
         return _ts_rank_sql(tenant, q, tokens, pool, now)
+    if uses_kept_statistics(q):
+        return _bm25_kept_sql(tenant, q, tokens, pool, now)
     return _bm25_sql(tenant, q, tokens, pool, now)
 
 
@@ -48,6 +57,42 @@ def _ts_rank_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, n
         WHERE {where} AND m.search_vector @@ query
         ORDER BY rank_value DESC, m.created_at DESC LIMIT %s"""
     return sql, [tsquery_from_tokens(tokens), *params, pool]
+
+
+def _bm25_score(avglen: str) -> str:
+    """BM25's sum over the matched terms (aliases: m the memory, tf its terms, idf the weights)."""
+    return (f"SUM(idf.weight * (tf.n * ({BM25_K1} + 1))"
+            f" / (tf.n + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * length(m.search_vector) / {avglen})))")
+
+
+_TERM_FREQUENCIES = """CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS n
+                            FROM unnest(m.search_vector) AS u) AS tf"""
+
+
+def _bm25_kept_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int,
+                   now: datetime) -> tuple[str, list]:
+    """BM25 with the user's document count, average length and document frequencies read
+    from the kept statistics: a few primary-key lookups instead of a scan of every memory."""
+    where, params = item_filters(tenant, q, now)
+    sql = f"""
+        WITH totals AS (
+            SELECT s.documents::float8 AS n, greatest(s.total_length::float8 / greatest(s.documents, 1), 1) AS avglen
+            FROM memory_user_text_stats s WHERE s.tenant_id = %s AND s.user_id = %s
+        ),
+        idf AS (
+            SELECT t.lexeme AS term, ln(1 + (s.n - t.documents + 0.5) / (t.documents + 0.5)) AS weight
+            FROM memory_user_term_stats t CROSS JOIN totals s
+            WHERE t.tenant_id = %s AND t.user_id = %s AND t.lexeme = ANY(%s::text[]) AND t.documents > 0
+        )
+        SELECT m.id AS id, {_bm25_score("s.avglen")} AS rank_value, {SCORE_COLUMNS}
+        FROM memory_items m
+        CROSS JOIN totals s
+        {_TERM_FREQUENCIES}
+        JOIN idf ON idf.term = tf.lexeme
+        WHERE {where} AND m.search_vector @@ to_tsquery('simple', %s)
+        GROUP BY m.id, s.avglen
+        ORDER BY rank_value DESC, m.created_at DESC LIMIT %s"""
+    return sql, [tenant.id, q.user_id, tenant.id, q.user_id, tokens, *params, tsquery_from_tokens(tokens), pool]
 
 
 def _bm25_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, now: datetime) -> tuple[str, list]:
@@ -71,14 +116,10 @@ def _bm25_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, now:
             FROM memory_items m WHERE {where}
         ),
         idf(term, weight, df) AS ({idf_rows})
-        SELECT m.id AS id,
-               SUM(idf.weight * (tf.n * ({BM25_K1} + 1))
-                   / (tf.n + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * length(m.search_vector) / s.avglen)))
-                   AS rank_value, {SCORE_COLUMNS}
+        SELECT m.id AS id, {_bm25_score("s.avglen")} AS rank_value, {SCORE_COLUMNS}
         FROM memory_items m
         CROSS JOIN stats s
-        CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS n
-                            FROM unnest(m.search_vector) AS u) AS tf
+        {_TERM_FREQUENCIES}
         JOIN idf ON idf.term = tf.lexeme AND idf.df > 0
         WHERE {where} AND m.search_vector @@ to_tsquery('simple', %s)
         GROUP BY m.id, s.avglen

@@ -35,6 +35,15 @@ def memories_by_id(ids: list[str]) -> list[MemoryItem]:
     return items
 
 
+def texts_of(ids: list[str]) -> dict[str, str]:
+    """memory id -> text, for the candidates a rule needs to read (search.temporal)."""
+    if not ids:
+        return {}
+    with db().cursor() as cursor:
+        cursor.execute("SELECT id, text FROM memory_items WHERE id = ANY(%s::uuid[])", [ids])
+        return {str(row["id"]): row["text"] for row in named(cursor)}
+
+
 def trait_stages(ids: list[str]) -> dict[str, tuple[str, float]]:
     """memory id -> (stage, decayed confidence) for trait memories."""
     if not ids:

@@ -1,6 +1,6 @@
 """The one scorer, used by search and the prompt context alike:
 
-final score = fusion x (1 + recency bonus + importance bonus + trait stage boost),
+final score = fusion x (1 + recency bonus + importance bonus + trait stage boost) x (1 + time match),
 
 with each part returned so a person can see why a memory came back. Pure functions."""
 
@@ -50,16 +50,17 @@ def relevance(fusion: float, best: float) -> float:
 
 
 def score_candidate(row: CandidateRow, fusion: float, best: float, now_seconds: float,
-                    stage: str | None) -> tuple[float, dict]:
-    """The one scorer (search and context): fusion x (1 + recency + importance + stage boost),
-    times SEARCH_EPISODE_WEIGHT for an episode: a fact outranks the episode it came from."""
+                    stage: str | None, time_match: float = 0.0) -> tuple[float, dict]:
+    """The one scorer (search and context): fusion x (1 + recency + importance + stage boost)
+    x (1 + time match: see search.temporal), times SEARCH_EPISODE_WEIGHT for an episode: a fact
+    outranks the episode it came from."""
     recency = recency_seconds_bonus(now_seconds - row.moment, row.arousal)
     importance = IMPORTANCE_WEIGHT * (row.importance if row.importance is not None else 0.5)
     stage_boost = STAGE_BOOST.get(stage or "", 0.0)
     weight = settings.SEARCH_EPISODE_WEIGHT if row.episode else 1.0
-    return weight * fusion * (1.0 + recency + importance + stage_boost), {
+    return weight * fusion * (1.0 + recency + importance + stage_boost) * (1.0 + time_match), {
         "relevance": relevance(fusion, best), "fusion": fusion, "recency": recency, "importance": importance,
-        "stage": stage_boost}
+        "stage": stage_boost, **({"time": time_match} if time_match else {})}
 
 
 def demote_episodes(scored: list[tuple[float, str, dict]], episodes: set[str],

@@ -15,9 +15,10 @@ from memories import metrics
 from memories.embedding import Embedder, EmbeddingError, embed_query, get_embedder
 from memories.models import Tenant
 from memories.search.filters import db
-from memories.search.keyword import keyword_candidates, keyword_sql
+from memories.search.keyword import keyword_candidates, keyword_sql, uses_kept_statistics
+from memories.search.neighbours import next_in_session, spread_to_neighbours
 from memories.search.query import MODES, ScoredMemory, SearchPlan, SearchQuery
-from memories.search.reads import jobs_of, memories_by_id, trait_stages
+from memories.search.reads import jobs_of, memories_by_id, texts_of, trait_stages
 from memories.search.rows import CandidateRow, candidate, named
 from memories.search.scoring import (
     ACTIVE_TRAIT_STAGES,
@@ -27,6 +28,7 @@ from memories.search.scoring import (
     score_candidate,
 )
 from memories.search.semantic import cached_vector_plan, exact_result, exact_semantic_sql, semantic_search
+from memories.search.temporal import mentions_time, time_intent, time_match
 from memories.text import query_tokens
 
 logger = logging.getLogger(__name__)
@@ -94,6 +96,24 @@ def below_their_facts(scored: list[tuple[float, str, dict]], episodes: set[str])
     return demote_episodes(scored, episodes, jobs_of(sorted(found)))
 
 
+def _with_neighbours(tenant: Tenant, query: SearchQuery, scored: list[tuple[float, str, dict]],
+                     facts: dict[str, CandidateRow], now: datetime) -> list[tuple[float, str, dict]]:
+    """search.neighbours for the best SEARCH_NEIGHBOUR_HITS hits (not episodes, which hold whole
+    sessions, nor traits); the neighbours' rows join `facts`."""
+    weight, count = settings.SEARCH_NEIGHBOUR_WEIGHT, settings.SEARCH_NEIGHBOUR_HITS
+    if weight <= 0 or count <= 0:
+        return scored
+    hits = [memory_id for _, memory_id, _ in scored
+            if not facts[memory_id].episode and facts[memory_id].memory_type != "trait"][:count]
+    following = next_in_session(tenant, query, hits, now)
+    for row in following.values():
+        facts.setdefault(row.id, row)
+    spread = spread_to_neighbours(scored, {hit: row.id for hit, row in following.items()}, weight)
+    if query.min_score is not None:
+        spread = [entry for entry in spread if entry[2]["relevance"] >= query.min_score]
+    return spread
+
+
 def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, plan: SearchPlan,
                    query_vector: Callable[[], np.ndarray] | None) -> list[ScoredMemory]:
     now = timezone.now()
@@ -125,6 +145,8 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
         keyword = keyword_candidates(tenant, query, pool, now)
     if query.mode != "semantic" and query_tokens(query.query):
         sides.append(settings.SEARCH_KEYWORD_WEIGHT)
+        if settings.SEARCH_KEYWORD_RANKING == "bm25":
+            plan.keyword_statistics = "kept" if uses_kept_statistics(query) else "scanned"
     if query.min_similarity is not None:  # the cosine floor: weak semantic neighbours never enter the fusion
         semantic = [r for r in semantic if 1.0 - r.rank_value >= query.min_similarity]
     plan.candidates_semantic, plan.candidates_keyword = len(semantic), len(keyword)
@@ -140,6 +162,12 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
     facts: dict[str, CandidateRow] = {r.id: r for r in [*semantic, *keyword]}
     stages = trait_stages([i for i, row in facts.items() if row.memory_type == "trait"])
 
+    # Time in the question (hybrid): a "when" question prefers memories that say when; a named month or year
+    # prefers memories true then.
+    intent = time_intent(query.query) if query.mode == "hybrid" else None
+    says_when = ({i for i, text in texts_of(list(fused)).items() if mentions_time(text)}
+                 if intent is not None and intent.asks_when else set())
+
     scored: list[tuple[float, str, dict]] = []
     now_seconds = now.timestamp()
     for memory_id, fusion in fused.items():
@@ -147,7 +175,12 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
         stage, trait_confidence = stages.get(memory_id, (None, None))
         if row.memory_type == "trait" and stage not in ACTIVE_TRAIT_STAGES:
             continue  # trends, candidates and dissolved traits are not shown to agents
-        score, parts = score_candidate(row, fusion, best, now_seconds, stage)
+        timed = 0.0
+        if intent is not None and intent.any:
+            timed = time_match(intent, memory_id in says_when, row.moment,
+                               mention_bonus=settings.SEARCH_TIME_MENTION_BONUS,
+                               period_bonus=settings.SEARCH_TIME_PERIOD_BONUS)
+        score, parts = score_candidate(row, fusion, best, now_seconds, stage, timed)
         if query.min_score is not None and parts["relevance"] < query.min_score:
             continue
         scored.append((score, memory_id, {
@@ -155,6 +188,8 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
             **({"trait_stage": stage, "trait_confidence": trait_confidence} if stage else {}),
         }))
     scored.sort(key=lambda entry: (-entry[0], entry[1]))
+    if query.mode == "hybrid":
+        scored = _with_neighbours(tenant, query, scored, facts, now)
     scored = below_their_facts(scored[: query.limit], {i for i, row in facts.items() if row.episode})
     rows = {str(m.id): m for m in memories_by_id([e[1] for e in scored])}
     return [ScoredMemory(memory=rows[memory_id], score=score, scores=parts)
