@@ -29,7 +29,7 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-from common import ROOT, percentiles, print_table, setup_django
+from common import ROOT, gunicorn_server, percentiles, print_table, setup_django
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo_dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -138,6 +138,87 @@ def sweep(tenant, embedder, user_id, qs, dia_of, memory_search, SearchQuery) -> 
     return rows
 
 
+RULES = ("SEARCH_NEIGHBOUR_WEIGHT", "SEARCH_TIME_MENTION_BONUS", "SEARCH_TIME_PERIOD_BONUS")
+RULE_GRID = [(neighbour, mention, period) for neighbour in (0.0, 0.5, 0.7, 0.9) for mention in (0.0, 0.3, 0.5)
+             for period in (0.0, 0.5)]
+
+
+def rule_scores(tenant, embedder, user_id, qs, dia_of, memory_search, SearchQuery) -> dict[tuple, dict]:
+    """Hybrid metrics on one conversation for every setting of the conversation rules (RULE_GRID)."""
+    from django.conf import settings
+
+    saved = tuple(getattr(settings, name) for name in RULES)
+    out = {}
+    for values in RULE_GRID:
+        for name, value in zip(RULES, values, strict=True):
+            setattr(settings, name, value)
+        scores = Scores()
+        for q in qs:
+            found = memory_search(tenant=tenant, embedder=embedder,
+                                  query=SearchQuery(query=q["question"], user_id=user_id, mode="hybrid", limit=K))
+            scores.add(q["category"], [d for r in found for d in dia_of.get(str(r.memory.id), [])], q["evidence"])
+        out[values] = scores
+    for name, value in zip(RULES, saved, strict=True):
+        setattr(settings, name, value)
+    return out
+
+
+def fold_rows(per_conversation: dict[str, dict[tuple, Scores]]) -> list[dict]:
+    """Tune on all conversations but one (the setting with the best hit@10 + MRR over their
+    questions), score that setting on the one left out; every fold, then the shipped setting."""
+    from django.conf import settings
+
+    def pooled(conversations, values):
+        merged = Scores()
+        for conversation in conversations:
+            merged.rows += per_conversation[conversation][values].rows
+        return merged.metrics()
+
+    rows = []
+    names = list(per_conversation)
+    for held in names:
+        tune = [c for c in names if c != held]
+        best = max(RULE_GRID, key=lambda v: (pooled(tune, v)["hit@10"] + pooled(tune, v)["mrr"], v))
+        off, chosen = pooled([held], (0.0, 0.0, 0.0)), pooled([held], best)
+        rows.append({"held out": held, "tuned on": "+".join(tune), "chosen (neighbour, when, period)": str(best),
+                     "tuning hit@10": pooled(tune, best)["hit@10"], "held-out hit@10": chosen["hit@10"],
+                     "held-out mrr": chosen["mrr"], "rules off: hit@10": off["hit@10"], "rules off: mrr": off["mrr"]})
+    shipped = tuple(getattr(settings, name) for name in RULES)
+    if shipped in RULE_GRID:
+        every, off = pooled(names, shipped), pooled(names, (0.0, 0.0, 0.0))
+        rows.append({"held out": "(all, shipped)", "chosen (neighbour, when, period)": str(shipped),
+                     "held-out hit@10": every["hit@10"], "held-out mrr": every["mrr"],
+                     "rules off: hit@10": off["hit@10"], "rules off: mrr": off["mrr"]})
+    return rows
+
+
+def http_latency(tenant, asked: list[tuple[str, str]]) -> dict:
+    """Every question once more through POST /api/v1/memories/search (gunicorn, 2 workers, local model)."""
+    import http.client
+
+    from django.conf import settings
+
+    from memories.keys import api_key_create
+
+    key = api_key_create(tenant_name=tenant.name, name="bench").raw_key
+    samples = []
+    with gunicorn_server({"EMBEDDED_DB_NAME": settings.DATABASES["default"]["NAME"],
+                          "EMBEDDING_PROVIDER": settings.EMBEDDING_PROVIDER}) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        for index, (user_id, question) in enumerate(asked):
+            body = json.dumps({"user_id": user_id, "query": question, "mode": "hybrid", "limit": K})
+            started = time.perf_counter()
+            conn.request("POST", "/api/v1/memories/search", body=body, headers=headers)
+            response = conn.getresponse()
+            payload = response.read()
+            if response.status != 200:
+                raise RuntimeError(f"HTTP {response.status}: {payload[:300]!r}")
+            if index >= 20:  # the first requests load the model in both workers
+                samples.append((time.perf_counter() - started) * 1000)
+    return percentiles(samples)
+
+
 def tokenize(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
@@ -152,6 +233,10 @@ def main() -> None:
                              "(facts, episodes, both) beside the raw turns (bench/locomo_ingested.py)")
     parser.add_argument("--sweep", action="store_true",
                         help="also score fusion settings per conversation, to choose on some and check on others")
+    parser.add_argument("--folds", action="store_true",
+                        help="choose the conversation rules (neighbours, time) on all conversations but one and "
+                             "score them on that one, every fold")
+    parser.add_argument("--skip-http", action="store_true", help="skip the HTTP latency run")
     args = parser.parse_args()
     if not args.data.exists():
         sys.exit(f"LoCoMo data not found at {args.data}")
@@ -183,6 +268,8 @@ def main() -> None:
                                            "service semantic", "service hybrid")}
     load_seconds, total_turns, total_questions = 0.0, 0, 0
     sweep_rows: list[dict] = []
+    rule_runs: dict[str, dict] = {}
+    asked: list[tuple[str, str]] = []
 
     for sample in samples:
         turns = conversation_turns(sample)
@@ -207,6 +294,9 @@ def main() -> None:
         turn_vectors = embedder.embed_documents([t["text"] for t in turns])
         if args.sweep:
             sweep_rows += sweep(tenant, embedder, user_id, qs, dia_of, memory_search, SearchQuery)
+        if args.folds:
+            rule_runs[user_id] = rule_scores(tenant, embedder, user_id, qs, dia_of, memory_search, SearchQuery)
+        asked += [(user_id, q["question"]) for q in qs]
         for q in qs:
             sparse = list(np.argsort(-bm25.get_scores(tokenize(q["question"]))))
             methods["BM25 (rank-bm25)"].add(q["category"], [turns[i]["dia_id"] for i in sparse[:K]], q["evidence"])
@@ -253,10 +343,20 @@ def main() -> None:
     if sweep_rows:
         print_table("Fusion sweep: hybrid per conversation (hit@10 / MRR)", sweep_rows,
                     ["conversation", "k", "semantic weight", "keyword weight", "hit@10", "mrr", "n"])
+    if rule_runs:
+        print_table("Conversation rules, tuned on two conversations and checked on the third", fold_rows(rule_runs),
+                    ["held out", "tuned on", "chosen (neighbour, when, period)", "tuning hit@10", "held-out hit@10",
+                     "held-out mrr", "rules off: hit@10", "rules off: mrr"])
+    http_p95 = ""
+    if not args.skip_http:
+        over_http = http_latency(tenant, asked)
+        print_table("Hybrid search over HTTP (gunicorn, 2 workers, every question once, ms)",
+                    [{"path": "POST /api/v1/memories/search", **over_http}], ["path", "p50", "p95", "p99", "n"])
+        http_p95 = f" http_p95_ms={over_http['p95']:.1f}"
     hybrid = methods["service hybrid"].metrics()
     print(f"\nrecall@10={hybrid['hit@10']:.3f} full_recall@10={hybrid['recall@10']:.3f} mrr={hybrid['mrr']:.3f} "
           f"session_R@5={hybrid['session R@5']:.3f} session_R@10={hybrid['session R@10']:.3f} "
-          f"p95_ms={statistics.quantiles(methods['service hybrid'].latency_ms, n=20)[18]:.1f}")
+          f"p95_ms={statistics.quantiles(methods['service hybrid'].latency_ms, n=20)[18]:.1f}{http_p95}")
 
 
 if __name__ == "__main__":

@@ -154,6 +154,9 @@ class MemoryItem(models.Model):
             # Group-scoped reads (a group's profile, a group turn) without a user.
             models.Index(fields=["tenant", "group_id", "-created_at"], name="memory_group_created",
                           condition=~Q(group_id="")),
+            # Search's neighbour expansion: the memory after a hit in its session, one index probe.
+            models.Index(fields=["tenant", "user_id", "session_id", "created_at", "id"], name="memory_session_order",
+                         condition=~Q(session_id="")),
             # The expiry beat job: only rows that carry a TTL.
             models.Index(fields=["expires_at"], name="memory_expiring",
                          condition=Q(expires_at__isnull=False, expired_at__isnull=True, status="active")),

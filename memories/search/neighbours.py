@@ -28,7 +28,8 @@ def next_in_session(tenant: Tenant, q: SearchQuery, hit_ids: list[str], now: dat
         FROM memory_items h CROSS JOIN LATERAL (
             SELECT m.id AS id, 0.0::float8 AS rank_value, {SCORE_COLUMNS}
             FROM memory_items m
-            WHERE {where} AND m.user_id = h.user_id AND m.session_id = h.session_id
+            WHERE {where} AND m.user_id = h.user_id AND m.session_id = h.session_id AND m.session_id <> ''
+              AND m.created_at >= h.created_at  -- with the line above: the partial index memory_session_order
               AND (m.created_at, m.id) > (h.created_at, h.id)
             ORDER BY m.created_at, m.id LIMIT 1) AS n
         WHERE h.id = ANY(%s::uuid[]) AND h.tenant_id = %s AND h.session_id <> ''"""
