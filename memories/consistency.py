@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 
 from memories.models import EmbeddingState, MemoryItem
+from memories.search.statistics import drifted_users, rebuild_user_statistics
 from memories.text import content_hash
 from memories.writing import memory_refresh_content_hash, memory_set_embedding_state
 
@@ -64,6 +65,7 @@ def consistency_check(*, fix: bool = False, sample: int = 20, progress=None) -> 
     if progress:
         progress(total, total)
     report.problems["hash_mismatch"] = mismatched
+    report.problems["keyword_statistics_drift"] = [f"{tenant_id}:{user_id}" for tenant_id, user_id in drifted_users()]
     if fix:
         _repair(report)
     report.problems = {name: ids[:sample] if not fix else ids for name, ids in report.problems.items()}
@@ -73,8 +75,9 @@ def consistency_check(*, fix: bool = False, sample: int = 20, progress=None) -> 
 @transaction.atomic
 def _repair(report: ConsistencyReport) -> None:
     """Repair what is safe: orphan rows go, hashes are recomputed, rows that
-    claim vectors they lack are marked for re-embedding. Loops and dangling
-    chains need a person: they are reported, not changed."""
+    claim vectors they lack are marked for re-embedding, drifted keyword
+    statistics are counted afresh. Loops and dangling chains need a person:
+    they are reported, not changed."""
     from django.apps import apps
 
     from memories.models import MemorySource, MemoryVector
@@ -88,6 +91,10 @@ def _repair(report: ConsistencyReport) -> None:
     report.fixed["embedded_without_vectors"] = memory_set_embedding_state(
         memory_ids=p["embedded_without_vectors"], state=EmbeddingState.PENDING)
     report.fixed["hash_mismatch"] = sum(memory_refresh_content_hash(memory_id=i) for i in p["hash_mismatch"])
+    for key in p["keyword_statistics_drift"]:
+        tenant_id, user_id = key.split(":", 1)
+        rebuild_user_statistics(int(tenant_id), user_id)
+    report.fixed["keyword_statistics_drift"] = len(p["keyword_statistics_drift"])
     for name in ("orphan_history", "dangling_supersede", "superseded_loops"):
         if p[name]:
             report.left.append(f"{name}: {len(p[name])} left for a person to look at (audit rows are never deleted)")

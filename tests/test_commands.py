@@ -271,6 +271,28 @@ def test_check_consistency_reports_and_repairs(db):
     assert MemoryItem.objects.get(id=memory.id).embedding_state == "pending"
 
 
+def test_check_consistency_rebuilds_drifted_keyword_statistics(db):
+    from django.db import connection
+
+    tenant = Tenant.objects.create(name="check-stats")
+    memory_create(tenant=tenant, actor="t", spec=MemorySpec(user_id="u", text="Nora grows tomatoes."))
+    assert "consistent" in run("check_consistency")
+
+    def kept():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT lexeme, documents FROM memory_user_term_stats WHERE tenant_id = %s", [tenant.id])
+            return dict(cursor.fetchall())
+
+    before = kept()
+    with connection.cursor() as cursor:  # what a manual edit with the triggers off could leave
+        cursor.execute("UPDATE memory_user_term_stats SET documents = 9 WHERE tenant_id = %s", [tenant.id])
+        cursor.execute("INSERT INTO memory_user_term_stats VALUES (%s, 'u', 'ghost', 1)", [tenant.id])
+    assert "keyword_statistics_drift: 1" in run("check_consistency")
+    assert "fixed keyword_statistics_drift: 1" in run("check_consistency", "--fix")
+    assert kept() == before and "ghost" not in before
+    assert "consistent" in run("check_consistency")
+
+
 def test_seed_demo_loads_a_demo_tenant_once(db, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         first = run("seed_demo")

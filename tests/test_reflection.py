@@ -37,18 +37,27 @@ def test_a_cycle_grows_a_trend_into_a_candidate_and_records_counters(tenant_a):
     assert [(o["stage"], n["stage"]) for o, n in events] == [("", "trend"), ("trend", "candidate")]
 
 
-def test_a_capped_cycle_never_cuts_a_batch_in_two(tenant_a, settings):
-    """A batch shares one created_at; a cap inside it must not leave the rest
-    of the batch behind the watermark, never to be scanned."""
+@pytest.mark.parametrize("one_moment, expected", [
+    (True, [1, 5, 0]),  # the lone memory, then the whole batch (over the cap), then nothing left
+    (False, [3, 3, 0]),  # the writer's batch: a microsecond apart, so the cap can fall inside it
+])
+def test_a_capped_cycle_never_cuts_a_batch_in_two(tenant_a, settings, one_moment, expected):
+    """Rows that share one created_at (an import keeps the exported times) are
+    scanned together: a cap inside them must not leave the rest behind the
+    watermark, never to be scanned. Either way every memory is scanned once."""
+    from memories.models import MemoryItem
     from memories.writing import memory_create_batch
 
     remember(tenant_a, "Alice went to the dentist.")
-    memory_create_batch(tenant=tenant_a, actor="t", specs=[
+    batch = memory_create_batch(tenant=tenant_a, actor="t", specs=[
         MemorySpec(user_id="alice", text=f"Alice read chapter {i}.") for i in range(5)])
+    if one_moment:
+        MemoryItem.objects.filter(id__in=[r.memory.id for r in batch]).update(
+            created_at=batch[0].memory.created_at)
     settings.REFLECTION_MAX_MEMORIES = 3
     scanned = [reflection_run(tenant=tenant_a, user_id="alice", trigger="manual").memories_scanned
                for _ in range(3)]
-    assert scanned == [1, 5, 0]  # the lone memory, then the whole batch (over the cap), then nothing left
+    assert scanned == expected
 
 
 def test_a_memory_committed_after_a_cycle_started_is_not_left_behind_the_watermark(transactional_db):
