@@ -65,8 +65,12 @@ def _bm25_score(avglen: str) -> str:
             f" / (tf.n + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * length(m.search_vector) / {avglen})))")
 
 
-_TERM_FREQUENCIES = """CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS n
-                            FROM unnest(m.search_vector) AS u) AS tf"""
+# The query's terms of each matching memory with their counts (one parameter: the terms).
+# setweight marks the query's lexemes and ts_filter keeps only those, both in C, so the join
+# sees one to four rows a memory instead of every lexeme (27 on a LoCoMo turn): 9.6 -> ms below.
+_TERM_FREQUENCIES = """CROSS JOIN LATERAL (
+            SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS n
+            FROM unnest(ts_filter(setweight(m.search_vector, 'A', %s::text[]), '{a}')) AS u) AS tf"""
 
 
 def _bm25_kept_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int,
@@ -74,12 +78,14 @@ def _bm25_kept_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int,
     """BM25 with the user's document count, average length and document frequencies read
     from the kept statistics: a few primary-key lookups instead of a scan of every memory."""
     where, params = item_filters(tenant, q, now)
+    # MATERIALIZED: the planner cannot estimate how many terms match and, inlined, drove the
+    # memory scan once per term (13 ms against 2 ms on a 660-memory user).
     sql = f"""
-        WITH totals AS (
+        WITH totals AS MATERIALIZED (
             SELECT s.documents::float8 AS n, greatest(s.total_length::float8 / greatest(s.documents, 1), 1) AS avglen
             FROM memory_user_text_stats s WHERE s.tenant_id = %s AND s.user_id = %s
         ),
-        idf AS (
+        idf AS MATERIALIZED (
             SELECT t.lexeme AS term, ln(1 + (s.n - t.documents + 0.5) / (t.documents + 0.5)) AS weight
             FROM memory_user_term_stats t CROSS JOIN totals s
             WHERE t.tenant_id = %s AND t.user_id = %s AND t.lexeme = ANY(%s::text[]) AND t.documents > 0
@@ -92,7 +98,8 @@ def _bm25_kept_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int,
         WHERE {where} AND m.search_vector @@ to_tsquery('simple', %s)
         GROUP BY m.id, s.avglen
         ORDER BY rank_value DESC, m.created_at DESC LIMIT %s"""
-    return sql, [tenant.id, q.user_id, tenant.id, q.user_id, tokens, *params, tsquery_from_tokens(tokens), pool]
+    return sql, [tenant.id, q.user_id, tenant.id, q.user_id, tokens, tokens, *params, tsquery_from_tokens(tokens),
+                 pool]
 
 
 def _bm25_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, now: datetime) -> tuple[str, list]:
@@ -124,4 +131,4 @@ def _bm25_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, now:
         WHERE {where} AND m.search_vector @@ to_tsquery('simple', %s)
         GROUP BY m.id, s.avglen
         ORDER BY rank_value DESC, m.created_at DESC LIMIT %s"""
-    return sql, [*tokens, *params, *tokens, *params, query, pool]
+    return sql, [*tokens, *params, *tokens, tokens, *params, query, pool]

@@ -30,13 +30,41 @@ _ASKS_WHEN = re.compile(
     r"|\bhow many (years|months|weeks|days)\b"
     r"|什么时候|何时|哪年|哪一年|几月|哪个月|哪天|哪一天|多久|多长时间|几年|几号", re.IGNORECASE)
 
-_MENTIONS_TIME = re.compile(
-    rf"\b(yesterday|today|tonight|tomorrow|recently|lately|ago|since"
-    rf"|(last|this|next|past) ({_WEEKDAYS}|week|weekend|month|year|night|summer|winter|spring|fall|autumn|morning)"
-    rf"|(on|every) ({_WEEKDAYS})|({_NUMBER}) ({_UNITS})|(19|20)\d\d|{'|'.join(m for m in MONTHS if m != 'may')})\b"
-    rf"|(?-i:{_MAY})"
-    r"|昨天|今天|明天|前天|后天|上周|下周|本周|这周|上个?月|下个?月|去年|前年|今年|明年|最近|周末|星期.|礼拜.|\d+\s*年|\d+\s*月|\d+\s*[日号]",
-    re.IGNORECASE)
+# Saying when, read word by word (a regex of these alternatives cost 2.8 ms over a search's candidates).
+_WEEKDAY_WORDS = frozenset(_WEEKDAYS.split("|"))
+_UNIT_WORDS = frozenset({"day", "days", "week", "weeks", "weekend", "weekends", "month", "months", "year", "years",
+                         "night", "nights", "decade", "decades"})
+_ALONE = frozenset({"yesterday", "today", "tonight", "tomorrow", "recently", "lately", "ago", "since"}
+                   | {m for m in MONTHS if m != "may"})
+_AFTER_RELATIVE = _WEEKDAY_WORDS | _UNIT_WORDS | {"summer", "winter", "spring", "fall", "autumn", "morning"}
+_COUNTS = frozenset({"a", "an", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "few",
+                     "several"})
+_MAY_BEFORE = frozenset({"in", "of", "early", "late", "mid", "since", "until", "by"})
+_WORDS = re.compile(r"\w+(?:[-'’]\w+)*")  # "one-year-old" stays one word
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_CHINESE_TIME = re.compile(r"昨天|今天|明天|前天|后天|上周|下周|本周|这周|上个?月|下个?月|去年|前年|今年|明年|最近|周末"
+                           r"|星期.|礼拜.|\d+\s*年|\d+\s*月|\d+\s*[日号]")
+
+
+def _says_when(words: list[str]) -> bool:
+    """The English rule over a text's words (original case: "May" the month is capitalised)."""
+    lower = [w.lower() for w in words]
+    for i, word in enumerate(lower):
+        after = lower[i + 1] if i + 1 < len(lower) else ""
+        if word in _ALONE or (len(word) == 4 and word[:2] in ("19", "20") and word.isdigit()):
+            return True
+        if word in ("last", "this", "next", "past") and after in _AFTER_RELATIVE:
+            return True
+        if word in ("on", "every") and after in _WEEKDAY_WORDS:
+            return True
+        if (word.isdigit() or word in _COUNTS) and after in _UNIT_WORDS:
+            return True
+        if word == "couple" and after == "of" and i + 2 < len(lower) and lower[i + 2] in _UNIT_WORDS:
+            return True
+        if words[i] == "May" and ((i > 0 and lower[i - 1] in _MAY_BEFORE) or after.isdigit()):
+            return True
+    return False
+
 
 _MONTH_NAMES = re.compile(r"\b(?i:(" + "|".join(m for m in MONTHS if m != "may") + r"))\b|(" + _MAY + ")")
 _CHINESE_MONTH = re.compile(r"(\d{1,2}|[一二三四五六七八九十]{1,3})月")
@@ -71,7 +99,9 @@ def time_intent(query: str) -> TimeIntent:
 
 def mentions_time(text: str) -> bool:
     """Does the memory say when ("yesterday", "last week", "in May", "2 years ago", "上周")?"""
-    return bool(_MENTIONS_TIME.search(unicodedata.normalize("NFKC", text)))
+    text = unicodedata.normalize("NFKC", text)
+    words = [w[:-2] if w[-2:] in ("'s", "’s") else w for w in _WORDS.findall(text)]  # "tomorrow's"
+    return _says_when(words) or bool(_HAN.search(text) and _CHINESE_TIME.search(text))
 
 
 def time_match(intent: TimeIntent, says_when: bool, moment_seconds: float, *, mention_bonus: float,
