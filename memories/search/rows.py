@@ -12,7 +12,7 @@ from memories.writing import EPISODE_TAG
 SCORE_COLUMNS = ("m.memory_type AS memory_type, m.importance AS importance, "
                  "extract(epoch FROM coalesce(m.valid_at, m.created_at))::float8 AS moment, "
                  "m.data #>> '{emotion,arousal}' AS arousal, "
-                 f"'{EPISODE_TAG}' = ANY(m.tags) AS episode")
+                 f"'{EPISODE_TAG}' = ANY(m.tags) AS episode, m.session_id <> '' AS in_session")
 
 
 class CandidateRow(NamedTuple):
@@ -25,6 +25,7 @@ class CandidateRow(NamedTuple):
     moment: float  # valid_at (else created_at) in epoch seconds
     arousal: str | None
     episode: bool = False  # a session's original turns (writing.episode_append), ranked below facts
+    in_session: bool = False  # saved with a session_id: it may have a neighbour (search.neighbours)
 
 
 def named(cursor) -> list[dict[str, Any]]:
@@ -37,7 +38,7 @@ def candidate(row: dict[str, Any]) -> CandidateRow:
     """A named SQL row (SCORE_COLUMNS plus id and rank_value) as the scorer's row."""
     return CandidateRow(id=str(row["id"]), rank_value=float(row["rank_value"]), memory_type=row["memory_type"],
                         importance=row["importance"], moment=row["moment"], arousal=row["arousal"],
-                        episode=bool(row["episode"]))
+                        episode=bool(row["episode"]), in_session=bool(row["in_session"]))
 
 
 def candidate_row(memory: MemoryItem, rank_value: float = 0.0) -> CandidateRow:
@@ -46,4 +47,4 @@ def candidate_row(memory: MemoryItem, rank_value: float = 0.0) -> CandidateRow:
     return CandidateRow(id=str(memory.id), rank_value=rank_value, memory_type=memory.memory_type,
                         importance=memory.importance, moment=(memory.valid_at or memory.created_at).timestamp(),
                         arousal=emotion.get("arousal") if isinstance(emotion, dict) else None,
-                        episode=EPISODE_TAG in (memory.tags or []))
+                        episode=EPISODE_TAG in (memory.tags or []), in_session=bool(memory.session_id))

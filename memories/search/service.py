@@ -99,12 +99,15 @@ def below_their_facts(scored: list[tuple[float, str, dict]], episodes: set[str])
 def _with_neighbours(tenant: Tenant, query: SearchQuery, scored: list[tuple[float, str, dict]],
                      facts: dict[str, CandidateRow], now: datetime) -> list[tuple[float, str, dict]]:
     """search.neighbours for the best SEARCH_NEIGHBOUR_HITS hits (not episodes, which hold whole
-    sessions, nor traits); the neighbours' rows join `facts`."""
+    sessions, nor traits) that have a session; the neighbours' rows join `facts`."""
     weight, count = settings.SEARCH_NEIGHBOUR_WEIGHT, settings.SEARCH_NEIGHBOUR_HITS
     if weight <= 0 or count <= 0:
         return scored
-    hits = [memory_id for _, memory_id, _ in scored
+    best = [facts[memory_id] for _, memory_id, _ in scored
             if not facts[memory_id].episode and facts[memory_id].memory_type != "trait"][:count]
+    hits = [row.id for row in best if row.in_session]
+    if not hits:  # no round trip for memories saved without a session
+        return scored
     following = next_in_session(tenant, query, hits, now)
     for row in following.values():
         facts.setdefault(row.id, row)

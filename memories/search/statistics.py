@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.db import connection, transaction
 
 from memories import vocabulary
+from memories.writing import user_write_lock
 
 _FRESH_TOTALS = f"""SELECT m.tenant_id, m.user_id, count(*) AS documents,
                            sum(coalesce(length(m.search_vector), 0)) AS total_length
@@ -38,8 +39,8 @@ def drifted_users() -> list[tuple[int, str]]:
 @transaction.atomic
 def rebuild_user_statistics(tenant_id: int, user_id: str) -> None:
     """Count one user's memories afresh, under the user's write lock (the triggers take it too)."""
+    user_write_lock(tenant_id, user_id)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"ingest:{tenant_id}:{user_id}"])
         for table in ("memory_user_text_stats", "memory_user_term_stats"):
             cursor.execute(f"DELETE FROM {table} WHERE tenant_id = %s AND user_id = %s", [tenant_id, user_id])
         cursor.execute(f"""INSERT INTO memory_user_text_stats (tenant_id, user_id, documents, total_length)
