@@ -43,6 +43,11 @@ def _until(check, timeout: float, what: str):
         time.sleep(0.5)
 
 
+def _read(log) -> str:
+    log.seek(0)
+    return log.read().decode(errors="replace")
+
+
 def _purge(url: str) -> None:
     from kombu import Connection
 
@@ -63,7 +68,9 @@ def test_make_up_runs_web_worker_and_beat_on_a_real_broker(transactional_db, bro
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memory_project.test_settings",
            "EMBEDDED_DB_NAME": connection.settings_dict["NAME"], "CELERY_BROKER_URL": BROKERS[broker],
            "REDIS_URL": "redis://127.0.0.1:6379/13", "WEB_CONCURRENCY": "2", "WORKER_CONCURRENCY": "1",
-           "EXPIRY_INTERVAL": "1", "LOG_FORMAT": "json"}
+           "EXPIRY_INTERVAL": "1", "LOG_FORMAT": "json",
+           # honcho writes to a file: unbuffered, so a kill at the end can't drop what it printed.
+           "PYTHONUNBUFFERED": "1"}
     _purge(BROKERS[broker])  # the machine's broker is shared: start from an empty queue
     # Output to a file, not a pipe: nobody reads a pipe while the test runs, and a full one blocks the processes.
     log = tempfile.TemporaryFile()
@@ -97,6 +104,8 @@ def test_make_up_runs_web_worker_and_beat_on_a_real_broker(transactional_db, bro
         assert 'memory_http_request_duration_seconds_count{method="POST",route="api/v1/conversations",status="202"}' \
             in text
         assert "memory_queue_depth" in text and "memory_review_queue_size" in text
+        for process in ("web.1", "worker.1", "beat.1"):
+            _until(lambda name=process: f"{name} started" in _read(log), 30, f"honcho's line for {process}")
     finally:
         os.killpg(up.pid, signal.SIGTERM)
         try:
@@ -104,10 +113,7 @@ def test_make_up_runs_web_worker_and_beat_on_a_real_broker(transactional_db, bro
         except subprocess.TimeoutExpired:
             os.killpg(up.pid, signal.SIGKILL)
             up.wait()
-        log.seek(0)
-        output = log.read().decode(errors="replace")
-    for process in ("web.1", "worker.1", "beat.1"):
-        assert f"{process} " in output, f"{process} never started:\n{output[-3000:]}"
+        output = _read(log)
     assert "Traceback" not in output, output[-5000:]
 
 
