@@ -1,8 +1,10 @@
 """Search quality with the real bundled MiniLM model (not the hash embedder)."""
 
+import numpy as np
 import pytest
+from django.conf import settings
 
-from memories.embedding import LocalEmbedder
+from memories.embedding import EmbeddingError, LocalEmbedder, OnnxQuerySession
 from memories.search import SearchQuery, memory_search
 from memories.vectors import embed_items
 from memories.writing import MemorySpec, memory_create_batch
@@ -29,6 +31,13 @@ PARAPHRASES = [
 @pytest.fixture(scope="module")
 def local_embedder():
     return LocalEmbedder(backend="onnx")
+
+
+@pytest.fixture(scope="module")
+def query_embedders():
+    """Queries straight through ONNX Runtime, at both precisions (the export cached under var/models)."""
+    return {precision: LocalEmbedder(backend="onnx", cache_dir=settings.VAR_DIR / "models", threads=1,
+                                     query_precision=precision) for precision in ("fp32", "int8")}
 
 
 def test_the_local_model_matches_torch(local_embedder):
@@ -60,3 +69,40 @@ def test_paraphrased_questions_find_the_right_memory(tenant_a, local_embedder, m
                               query=SearchQuery(query=question, user_id="alice", mode=mode, limit=1))
         hits += found[0].memory.text == FACTS[expected]
     assert hits == len(PARAPHRASES)
+
+
+def test_the_direct_query_path_gives_sentence_transformers_vectors(query_embedders, local_embedder):
+    fp32 = query_embedders["fp32"]
+    assert isinstance(fp32._query_session, OnnxQuerySession)
+    questions = [question for question, _ in PARAPHRASES] + ["x", "一个中文的问题：她住在哪里？", "word " * 400]
+    direct = np.stack([fp32.embed_query(text) for text in questions])
+    assert direct.dtype == np.float32 and direct.shape == (len(questions), 384)
+    assert float(abs(direct - local_embedder.embed_documents(questions)).max()) < 1e-5  # truncation alike too
+
+
+def test_int8_queries_stay_close_to_fp32_and_are_made_once(query_embedders):
+    int8 = query_embedders["int8"]
+    assert int8._query_session.precision == "int8"
+    quantized = settings.VAR_DIR / "models" / "all-MiniLM-L6-v2-onnx" / "onnx" / "model_qint8_matmul.onnx"
+    made = quantized.stat().st_mtime_ns
+    LocalEmbedder(backend="onnx", cache_dir=settings.VAR_DIR / "models", query_precision="int8")
+    assert quantized.stat().st_mtime_ns == made
+    for question, _ in PARAPHRASES:
+        assert float(int8.embed_query(question) @ query_embedders["fp32"].embed_query(question)) > 0.98
+
+
+def test_an_unknown_query_precision_is_refused():
+    with pytest.raises(EmbeddingError, match="int4"):
+        LocalEmbedder(backend="onnx", query_precision="int4")
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_queries_at_either_precision_find_memories_embedded_in_fp32(tenant_a, local_embedder, query_embedders,
+                                                                     precision):
+    results = memory_create_batch(tenant=tenant_a, specs=[MemorySpec(user_id="alice", text=t) for t in FACTS],
+                                  actor="test")
+    embed_items([str(r.memory.id) for r in results], embedder=local_embedder)
+    for question, expected in PARAPHRASES:
+        found = memory_search(tenant=tenant_a, embedder=query_embedders[precision],
+                              query=SearchQuery(query=question, user_id="alice", mode="semantic", limit=1))
+        assert found[0].memory.text == FACTS[expected], question
