@@ -54,6 +54,24 @@ def conversation_turns(sample: dict) -> list[dict]:
     return turns
 
 
+def store_conversation(tenant, sample: dict, embedder) -> tuple[list[dict], dict[str, list[str]]]:
+    """One conversation's turns saved in their sessions and embedded; returns the turns and,
+    per memory id, the dia ids it stands for (identical turns dedupe into one memory)."""
+    from memories.vectors import embed_items
+    from memories.writing import MemorySpec, memory_create_batch
+
+    turns = conversation_turns(sample)
+    results = memory_create_batch(tenant=tenant, actor="locomo", enqueue_embedding=False,
+                                  count_for_reflection=False, specs=[
+        MemorySpec(user_id=sample["sample_id"], text=t["text"], memory_type="episodic", valid_at=t["valid_at"],
+                   session_id=t["session"], data={"dia_id": t["dia_id"]}) for t in turns])
+    embed_items([str(r.memory.id) for r in results if r.operation == "ADD"], embedder=embedder)
+    dia_of: dict[str, list[str]] = {}
+    for turn, result in zip(turns, results, strict=True):
+        dia_of.setdefault(str(result.memory.id), []).append(turn["dia_id"])
+    return turns, dia_of
+
+
 def evidence_ids(raw: list, known: set[str]) -> list[str]:
     """Repair the malformed ids the data's README lists; drop ids naming no turn."""
     out = []
@@ -249,8 +267,7 @@ def main() -> None:
     from memories.embedding import get_embedder
     from memories.models import Tenant
     from memories.search import SearchQuery, memory_search
-    from memories.vectors import embed_items, refresh_planner_statistics
-    from memories.writing import MemorySpec, memory_create_batch
+    from memories.vectors import refresh_planner_statistics
 
     samples = json.loads(args.data.read_text())
     if args.quick:
@@ -272,21 +289,12 @@ def main() -> None:
     asked: list[tuple[str, str]] = []
 
     for sample in samples:
-        turns = conversation_turns(sample)
         user_id = sample["sample_id"]
         started = time.perf_counter()
-        results = memory_create_batch(tenant=tenant, actor="locomo", enqueue_embedding=False,
-                                   count_for_reflection=False, specs=[
-            MemorySpec(user_id=user_id, text=t["text"], memory_type="episodic", valid_at=t["valid_at"],
-                       session_id=t["session"], data={"dia_id": t["dia_id"]}) for t in turns])
-        embed_items([str(r.memory.id) for r in results if r.operation == "ADD"], embedder=embedder)
+        turns, dia_of = store_conversation(tenant, sample, embedder)
         load_seconds += time.perf_counter() - started
         refresh_planner_statistics()
         total_turns += len(turns)
-        # Identical turns dedupe into one memory: map it back to every dia_id it stands for.
-        dia_of: dict[str, list[str]] = {}
-        for turn, result in zip(turns, results, strict=True):
-            dia_of.setdefault(str(result.memory.id), []).append(turn["dia_id"])
 
         qs = questions(sample, {t["dia_id"] for t in turns})
         total_questions += len(qs)

@@ -16,7 +16,7 @@ import time
 import uuid
 
 from common import percentiles, print_table, setup_django
-from locomo import CATEGORIES, DEFAULT_DATA, K, Scores, conversation_turns, questions
+from locomo import CATEGORIES, DEFAULT_DATA, K, Scores, questions, store_conversation
 
 PRECISIONS = ("fp32", "int8")
 
@@ -32,8 +32,7 @@ def main() -> None:
     from memories.embedding import LocalEmbedder
     from memories.models import Tenant
     from memories.search import SearchQuery, memory_search
-    from memories.vectors import embed_items, refresh_planner_statistics
-    from memories.writing import MemorySpec, memory_create_batch
+    from memories.vectors import refresh_planner_statistics
 
     models = settings.VAR_DIR / "models"
     embedders = {p: LocalEmbedder("onnx", cache_dir=models, threads=settings.EMBEDDING_LOCAL_THREADS,
@@ -48,17 +47,9 @@ def main() -> None:
     scores = {(p, mode): Scores() for p in PRECISIONS for mode in ("semantic", "hybrid")}
     asked = 0
     for number, sample in enumerate(samples, start=1):
-        turns = conversation_turns(sample)
         user_id = sample["sample_id"]
-        results = memory_create_batch(tenant=tenant, actor="bench", enqueue_embedding=False,
-                                      count_for_reflection=False, specs=[
-            MemorySpec(user_id=user_id, text=t["text"], memory_type="episodic", valid_at=t["valid_at"],
-                       session_id=t["session"]) for t in turns])
-        embed_items([str(r.memory.id) for r in results if r.operation == "ADD"], embedder=embedders["fp32"])
+        turns, dia_of = store_conversation(tenant, sample, embedders["fp32"])
         refresh_planner_statistics()
-        dia_of: dict[str, list[str]] = {}
-        for turn, result in zip(turns, results, strict=True):
-            dia_of.setdefault(str(result.memory.id), []).append(turn["dia_id"])
         qs = questions(sample, {t["dia_id"] for t in turns})
         for q in qs:
             vectors = {}
