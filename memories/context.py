@@ -7,7 +7,7 @@
 3. memories: the most relevant long-term memories (CONTEXT_MEMORY_LIMIT);
 4. working memory: fresh items not already shown, when Redis is configured.
 
-Near-duplicate lines collapse into the richer one; the block fits max_chars
+Near-duplicate lines collapse into the richer one (each line keeps its own identity); the block fits max_chars
 without cutting a line; statuses (working memory off, search degraded, the
 LLM summary's fallback) go in `status`, never into the text.
 """
@@ -124,16 +124,20 @@ def near_duplicate(a: set[str], b: set[str], threshold: float) -> bool:
 
 def collapse_near_duplicates(lines: list[ContextLine], threshold: float) -> list[ContextLine]:
     """Best first in, best first out: a line that repeats an earlier one folds
-    into it, and the kept line takes the richer (longer) wording."""
+    into it and is listed in its `collapsed`. A line never shows another's
+    words under its own id and kind: when the repeat is richer (longer) and of
+    the same section, the richer line, whole (its id, kind, date and text),
+    takes the earlier one's place; a trait is never replaced by a memory."""
     kept: list[tuple[ContextLine, set[str]]] = []
     for line in lines:
         words = _tokens(line.text)
         for index, (other, other_words) in enumerate(kept):
             if near_duplicate(words, other_words, threshold):
-                other.collapsed.append(line.id)
-                if len(words) > len(other_words):
-                    other.text = line.text
-                    kept[index] = (other, words)
+                if len(words) > len(other_words) and line.section == other.section:
+                    line.collapsed = [*other.collapsed, other.id, *line.collapsed]
+                    kept[index] = (line, words)
+                else:
+                    other.collapsed.append(line.id)
                 break
         else:
             kept.append((line, words))

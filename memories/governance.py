@@ -189,18 +189,19 @@ def _apply_candidate(tenant: Tenant, candidate: Candidate, text: str, actor: str
                                          text=text if "text" in candidate.changes else None, **fields).memory
         return writing.memory_supersede(tenant=tenant, memory_id=candidate.target_id, new_text=text, actor=actor,
                                         reason=reason)
-    if candidate.operation == CandidateOperation.INVALIDATE and candidate.target_id:
-        target = writing.current_memories(tenant.id, candidate.user_id).filter(id=candidate.target_id).first()
-        if target is not None:
-            writing.memory_invalidate(tenant=tenant, memory_id=target.id, actor=actor,
-                                      invalid_at=candidate.valid_at or timezone.now(),
-                                      reason="contradicted by an approved candidate")
     spec = MemorySpec(user_id=candidate.user_id, text=text, memory_type=candidate.memory_type,
                       importance=candidate.importance, confidence=candidate.confidence, tags=candidate.tags,
                       data=candidate.data, agent_id=candidate.agent_id, session_id=candidate.session_id,
                       group_id=candidate.group_id, valid_at=candidate.valid_at,
                       source_session_id=candidate.session_id, source_message_indices=candidate.source_messages)
-    return writing.memory_create(tenant=tenant, spec=spec, actor=actor).memory
+    memory = writing.memory_create(tenant=tenant, spec=spec, actor=actor).memory
+    if candidate.operation == CandidateOperation.INVALIDATE and candidate.target_id:
+        target = writing.current_memories(tenant.id, candidate.user_id).filter(id=candidate.target_id).first()
+        if target is not None:
+            writing.memory_invalidate(tenant=tenant, memory_id=target.id, actor=actor,
+                                      invalid_at=candidate.valid_at or timezone.now(),
+                                      reason="contradicted by an approved candidate", contradicted_by=memory)
+    return memory
 
 
 # --------------------------------------------------------------------------- changes by clients

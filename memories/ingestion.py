@@ -44,6 +44,7 @@ from memories.models import (
     JobStatus,
     MemoryItem,
     MemoryStatus,
+    MemoryType,
     Tenant,
 )
 from memories.queue import enqueue
@@ -90,7 +91,7 @@ def _is_long(messages: list[dict]) -> bool:
 
 def _enqueue(job_id: uuid.UUID, *, background: bool = False) -> None:
     """Long conversations run in the background even without a broker: the request does not wait."""
-    enqueue("memories.tasks.run_conversation_job", str(job_id), background=background)
+    enqueue(vocabulary.TASK_RUN_CONVERSATION_JOB, str(job_id), background=background)
 
 
 def conversation_job_retry(*, tenant: Tenant, job_id: uuid.UUID | str) -> ConversationJob:
@@ -226,7 +227,7 @@ def conversation_job_run(job_id: str) -> ConversationJob:
             job.warnings = [*job.warnings, f"working memory skipped: {exc}"]
             ConversationJob.objects.filter(id=job.id).update(warnings=job.warnings)
         # Reflection builds on memories: it is asked by task name, never imported from here.
-        enqueue("reflection.tasks.reflect_if_important", job.tenant.id, sorted({m.user_id for m in outcome.added}),
+        enqueue(vocabulary.TASK_REFLECT_IF_IMPORTANT, job.tenant.id, sorted({m.user_id for m in outcome.added}),
                 on_commit=False)
     return job
 
@@ -279,13 +280,15 @@ def gather_neighbours(tenant: Tenant, user_id: str, vector: np.ndarray, embedder
     for memory_id, value in nearest_memories(tenant=tenant, user_id=user_id, vector=vector, model=embedder.name,
                                              dimensions=embedder.dimensions, limit=NEIGHBOURS):
         similarity[memory_id] = value
-    current = current_memories(tenant.id, user_id)
+    # Traits are reflection's conclusions, not statements: a new fact is never folded into one, and a
+    # forget request never hits one (the trait is re-evaluated when the facts under it go).
+    current = current_memories(tenant.id, user_id).exclude(memory_type=MemoryType.TRAIT)
     rows = {str(m.id): m for m in current.filter(id__in=list(similarity))}
     for other_vector, memory in fresh:
         if memory.expired_at is None:
             rows[str(memory.id)] = memory
             similarity[str(memory.id)] = max(similarity.get(str(memory.id), -1.0), float(np.dot(vector, other_vector)))
-    extra = current.filter(content_hash=content_hash(text)).first() if text else None
+    extra = current_memories(tenant.id, user_id).filter(content_hash=content_hash(text)).first() if text else None
     slot = current.filter(data__key=key).order_by("-created_at").first() if key else None
     named = current.filter(id=contradicts).first() if contradicts else None
     for found in (extra, slot, named):
@@ -356,14 +359,14 @@ def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: 
         outcome.record("UPDATE", user_id=user_id, text=spec.text, memory_id=memory.id,
                        reason=f"supersedes {target.id}: {decision.reason}")
     else:
+        result = memory_create(tenant=tenant, spec=spec, actor=ACTOR, job_id=str(job.id), count_for_reflection=False)
+        memory = result.memory
         if contradicted is not None:
             memory_invalidate(tenant=tenant, memory_id=contradicted.id, invalid_at=spec.valid_at or now, actor=ACTOR,
-                              reason=f"contradicted by: {spec.text}", job_id=str(job.id))
+                              reason=f"contradicted by: {spec.text}", job_id=str(job.id), contradicted_by=memory)
             contradicted.expired_at = timezone.now()
             outcome.record("INVALIDATE", user_id=user_id, text=contradicted.text, memory_id=contradicted.id,
                            reason=f"contradicted by: {spec.text}")
-        result = memory_create(tenant=tenant, spec=spec, actor=ACTOR, job_id=str(job.id), count_for_reflection=False)
-        memory = result.memory
         outcome.record(result.operation, user_id=user_id, text=spec.text, memory_id=memory.id,
                        reason="new information" if contradicted is None else f"replaces {contradicted.id}")
     fresh.setdefault(user_id, []).append((vector, memory))
@@ -418,8 +421,8 @@ def memory_save_inferred(*, tenant: Tenant, spec: MemorySpec, actor: str) -> Wri
             memory = memory_supersede(tenant=tenant, memory_id=target.id, new_text=spec.text, actor=actor,
                                       reason=decision.reason)
             return WriteResult("UPDATE", memory, reason=decision.reason)
+        result = memory_create(tenant=tenant, spec=spec, actor=actor)
         if decision.operation == INVALIDATE and target is not None:
             memory_invalidate(tenant=tenant, memory_id=target.id, invalid_at=spec.valid_at or timezone.now(),
-                              actor=actor, reason=f"contradicted by: {spec.text}")
-        result = memory_create(tenant=tenant, spec=spec, actor=actor)
+                              actor=actor, reason=f"contradicted by: {spec.text}", contradicted_by=result.memory)
         return WriteResult(result.operation, result.memory, reason=decision.reason)

@@ -19,6 +19,18 @@ from django.db.models import Q
 from memories.models import CURRENT_STATUSES, JobStatus, MemoryStatus
 
 ACTIVE = MemoryStatus.ACTIVE.value
+
+# Tasks queued by name (memories.queue.enqueue): services sit below the task modules, so they name a task
+# instead of importing it. tests/test_celery_worker.py checks that each name is a registered task.
+TASK_EMBED_MEMORIES = "memories.tasks.embed_memories"
+TASK_RUN_CONVERSATION_JOB = "memories.tasks.run_conversation_job"
+TASK_REFLECT_IF_IMPORTANT = "reflection.tasks.reflect_if_important"
+TASK_REFLECT_USER = "reflection.tasks.reflect_user"
+TASK_RUN_QUEUED_CYCLE = "reflection.tasks.run_requested_cycle"
+TASK_REEVALUATE_TRAITS = "reflection.tasks.reevaluate_traits"
+TASK_END_IDLE_SESSIONS = "reflection.tasks.end_idle_sessions"
+QUEUED_TASKS = (TASK_EMBED_MEMORIES, TASK_RUN_CONVERSATION_JOB, TASK_REFLECT_IF_IMPORTANT, TASK_REFLECT_USER,
+                TASK_RUN_QUEUED_CYCLE, TASK_REEVALUATE_TRAITS, TASK_END_IDLE_SESSIONS)
 PENDING_JOB_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.RETRYING)
 
 

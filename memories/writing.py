@@ -21,7 +21,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q, Value
 from django.utils import timezone
 
-from memories import vocabulary
+from memories import vocabulary, withdrawals
 from memories.bulk import Computed, insert_objects
 from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict, get_or_not_found
 from memories.identity import ID_FIELDS, normalize_identifier
@@ -150,7 +150,7 @@ INDEXED_TEXT = Computed("to_tsvector('simple', {})", "text",
 def _enqueue_embedding(item_ids: Iterable[uuid.UUID]) -> None:
     ids = [str(i) for i in item_ids]
     if ids:  # broker down: the rows stay 'pending' for the backfill
-        enqueue("memories.tasks.embed_memories", ids, swallow_broker_errors=True)
+        enqueue(vocabulary.TASK_EMBED_MEMORIES, ids, swallow_broker_errors=True)
 
 
 def _sync_vector_status(items: Iterable[MemoryItem]) -> None:
@@ -402,7 +402,7 @@ def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_i
 def reflection_nudge(tenant_id: int, user_ids: Sequence[str]) -> None:
     """Ask reflection (by task name: it builds on memories) whether these users' new
     memories now weigh enough for a cycle. After commit; a broker fault never fails a save."""
-    enqueue("reflection.tasks.reflect_if_important", tenant_id, list(user_ids), swallow_broker_errors=True)
+    enqueue(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, list(user_ids), swallow_broker_errors=True)
 
 
 # --------------------------------------------------------------------------- change
@@ -623,14 +623,19 @@ def _supersede_locked(
                  new_data=_snapshot(new), reason=f"new version of {memory.id}", job_id=job_id),
     ])
     _enqueue_embedding([new.id])
+    withdrawals.announce(tenant_id=memory.tenant_id, user_id=memory.user_id, memory_ids=[memory.id],
+                         cause="superseded", replaced_by={str(memory.id): str(new.id)})
     return new
 
 
 def memory_invalidate(
-    *, tenant: Tenant, memory_id: uuid.UUID | str, invalid_at: datetime, actor: str, reason: str, job_id: str = ""
+    *, tenant: Tenant, memory_id: uuid.UUID | str, invalid_at: datetime, actor: str, reason: str, job_id: str = "",
+    contradicted_by: MemoryItem | None = None,
 ) -> MemoryItem:
     """A contradicted fact stops holding at `invalid_at` (world time) and stops
-    being current now (system time). It is kept for as_of queries, never deleted."""
+    being current now (system time). It is kept for as_of queries, never deleted.
+    `contradicted_by`: the memory that says otherwise, when it is already saved
+    (what the fact supported is re-evaluated against it)."""
     with transaction.atomic():
         memory = _lock_memory(tenant, memory_id)
         _check_version(memory, None)
@@ -643,6 +648,9 @@ def memory_invalidate(
         old, new = _changes(before, _snapshot(memory))
         _history(memory, HistoryEvent.INVALIDATE, actor=actor, old_text=memory.text, old_data=old, new_data=new,
                  reason=reason, job_id=job_id).save()
+        withdrawals.announce(tenant_id=memory.tenant_id, user_id=memory.user_id, memory_ids=[memory.id],
+                             cause="invalidated",
+                             replaced_by={str(memory.id): str(contradicted_by.id)} if contradicted_by else {})
         return memory
 
 
@@ -713,6 +721,8 @@ def memory_merge(
                         reason=reason or f"merged from {merged_ids}")]
         )
         _enqueue_embedding([merged.id])
+        withdrawals.announce(tenant_id=tenant.id, user_id=first.user_id, memory_ids=[m.id for m in memories],
+                             cause="superseded", replaced_by={str(m.id): str(merged.id) for m in memories})
         return merged
 
 
@@ -748,6 +758,9 @@ def memory_set_status(
         _sync_vector_status([memory])
         old, new = _changes(before, _snapshot(memory))
         _history(memory, event, actor=actor, old_data=old, new_data=new, reason=reason).save()
+        if status not in CURRENT_STATUSES and before["status"] in CURRENT_STATUSES:
+            withdrawals.announce(tenant_id=tenant.id, user_id=memory.user_id, memory_ids=[memory.id],
+                                 cause="forgotten")
         return WriteResult("DELETE" if status == MemoryStatus.ARCHIVED else "UPDATE", memory)
 
 
@@ -899,6 +912,8 @@ def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "eras
     }
     if dry_run:
         return counts
+    if agent_id is not None:  # the user's traits stay: what they stood on is withdrawn
+        withdrawals.announce(tenant_id=tenant.id, user_id=user_id, memory_ids=ids, cause="erased")
     with_content.update(old_text=None, new_text=None, old_data=None, new_data=None, reason="")
     insert_objects(MemoryHistory, [
         MemoryHistory(memory_id=i, tenant=tenant, user_id=user_id, event=HistoryEvent.ERASE, actor=actor,

@@ -383,8 +383,13 @@ CONTEXT_CONDENSE_TIMEOUT = env_float("CONTEXT_CONDENSE_TIMEOUT", 5.0)  # seconds
 REFLECTION_IMPORTANCE_THRESHOLD = env_float("REFLECTION_IMPORTANCE_THRESHOLD", 5.0)  # sum of new importance
 REFLECTION_MAX_MEMORIES = env_int("REFLECTION_MAX_MEMORIES", 5000)
 REFLECTION_STALE_AFTER = env_int("REFLECTION_STALE_AFTER", 3600)  # seconds before a running cycle is abandoned
+# A session with no new memory for this long has ended: its session_end reflection cycle is queued.
+SESSION_IDLE_MINUTES = env_int("SESSION_IDLE_MINUTES", 30)
+# How far back idle detection looks for sessions (a first run does not end every session ever held).
+SESSION_IDLE_LOOKBACK_HOURS = env_int("SESSION_IDLE_LOOKBACK_HOURS", 24)
 CELERY_BEAT_SCHEDULE = {
     "reflect-due-users": {"task": "reflection.tasks.reflect_due_users", "schedule": 3600.0},
+    "end-idle-sessions": {"task": "reflection.tasks.end_idle_sessions", "schedule": 300.0},
     "expire-trends": {"task": "reflection.tasks.expire_trends", "schedule": 3600.0},
     "refresh-trait-decay": {"task": "reflection.tasks.refresh_trait_decay", "schedule": 1800.0},
     "dissolve-weak-traits": {"task": "reflection.tasks.dissolve_weak_traits", "schedule": 86400.0},

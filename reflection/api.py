@@ -7,13 +7,14 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.api.serializers import RejectUnknownFieldsMixin, path_identifier
-from reflection.engine import reflection_cycle_get, reflection_request
+from memories.api.serializers import IdentifierField, RejectUnknownFieldsMixin, path_identifier
+from reflection.engine import reflection_cycle_get, reflection_request, session_end_request
 
 
 class CycleSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     user_id = serializers.CharField()
+    session_id = serializers.CharField(allow_blank=True, help_text="the ended session (trigger session_end)")
     trigger = serializers.CharField()
     status = serializers.CharField()
     memories_scanned = serializers.IntegerField()
@@ -44,3 +45,25 @@ class CycleDetailView(APIView):
     def get(self, request, cycle_id):
         """A reflection cycle's status (queued, running, completed, failed) and outcome."""
         return Response(CycleSerializer(reflection_cycle_get(tenant=request.user.tenant, cycle_id=cycle_id)).data)
+
+
+class SessionEndSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    user_id = IdentifierField()
+
+
+class SessionIdSerializer(serializers.Serializer):
+    session_id = IdentifierField()
+
+
+class SessionEndView(APIView):
+    @extend_schema(request=SessionEndSerializer, responses={202: CycleSerializer, 200: CycleSerializer})
+    def post(self, request, session_id):
+        """The client says a session ended: its reflection cycle (trigger session_end) is queued over the
+        session's memories, 202 with its id. At most one per session: ending it again, or after it went
+        idle (SESSION_IDLE_MINUTES), answers 200 with the first cycle."""
+        body = SessionEndSerializer(data=request.data or {})
+        body.is_valid(raise_exception=True)
+        cycle, queued = session_end_request(tenant=request.user.tenant, user_id=body.validated_data["user_id"],
+                                            session_id=path_identifier(session_id, "session_id"))
+        return Response(CycleSerializer(cycle).data,
+                        status=status.HTTP_202_ACCEPTED if queued else status.HTTP_200_OK)

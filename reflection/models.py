@@ -11,8 +11,9 @@ from memories.models import Tenant
 class CycleTrigger(models.TextChoices):
     IMPORTANCE = "importance_accumulated"
     SCHEDULED = "scheduled"
-    SESSION_END = "session_end"
+    SESSION_END = "session_end"  # POST /sessions/{s}/end, or the session went idle (SESSION_IDLE_MINUTES)
     REQUESTED = "requested"  # POST /users/{u}/reflect
+    CONTRADICTION = "contradiction"  # a fact that supports a trait stopped holding: that trait, at once
 
 
 class CycleStatus(models.TextChoices):
@@ -25,6 +26,8 @@ class CycleStatus(models.TextChoices):
 class ReflectionCycle(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
     user_id = models.CharField(max_length=255)
+    # The session a session_end cycle reflects on ("" for every other trigger).
+    session_id = models.CharField(max_length=255, blank=True, default="")
     trigger = models.CharField(max_length=32, choices=CycleTrigger.choices)
     trigger_value = models.FloatField(null=True, blank=True)
     watermark = models.DateTimeField(null=True, blank=True)
@@ -48,7 +51,13 @@ class ReflectionCycle(models.Model):
             ),
             # A request while one waits gets the waiting one (see engine.reflection_request).
             models.UniqueConstraint(
-                fields=["tenant", "user_id"], condition=Q(status="queued"), name="cycle_one_queued_per_user"
+                fields=["tenant", "user_id"], condition=Q(status="queued", session_id=""),
+                name="cycle_one_queued_per_user"
+            ),
+            # At most one session_end cycle per session, whether the client ended it or it went idle.
+            models.UniqueConstraint(
+                fields=["tenant", "user_id", "session_id"], condition=Q(trigger="session_end") & ~Q(session_id=""),
+                name="cycle_one_per_ended_session"
             ),
         ]
 

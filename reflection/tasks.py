@@ -14,8 +14,10 @@ from reflection.engine import (
     maybe_reflect,
     memories_since_watermark,
     reflection_give_up,
+    reflection_reevaluate,
     reflection_run,
     reflection_run_queued,
+    sessions_end_idle,
 )
 from traits import services
 
@@ -53,6 +55,36 @@ def run_requested_cycle(self, cycle_id: int) -> dict:
             continue
         return {"cycle": cycle_id, "status": cycle.status if cycle else "not queued"}
     return {}
+
+
+@shared_task(bind=True, acks_late=True, max_retries=BUSY_RETRIES)
+def reevaluate_traits(self, tenant_id: int, user_id: str, cause: str, lost: dict[str, list[str]],
+                      replaced_by: dict[str, str]) -> dict:
+    """Contradiction-focused reflection (queued by the writer's withdrawal announcement): waits, as a
+    requested cycle does, while another cycle of the user runs."""
+    tenant = Tenant.objects.filter(id=tenant_id).first()
+    if tenant is None:
+        return {"skipped": "tenant gone"}
+    for attempt in range(BUSY_RETRIES + 1):
+        try:
+            cycle = reflection_reevaluate(tenant=tenant, user_id=user_id, cause=cause, lost=lost,
+                                          replaced_by=replaced_by)
+        except ReflectionBusy as exc:
+            if attempt == BUSY_RETRIES:
+                logger.warning("trait re-evaluation for %s gave up: %s", user_id, exc)
+                return {"skipped": str(exc)}
+            if not self.request.is_eager:
+                raise self.retry(exc=exc, countdown=BUSY_RETRY_SECONDS) from exc
+            time.sleep(BUSY_RETRY_SECONDS)
+            continue
+        return {"cycle": cycle.pk, "status": cycle.status}
+    return {}
+
+
+@shared_task
+def end_idle_sessions() -> int:
+    """Idle detection: a session quiet for SESSION_IDLE_MINUTES gets its session_end cycle."""
+    return sessions_end_idle()
 
 
 @shared_task

@@ -46,3 +46,16 @@ def test_a_message_for_a_job_that_no_longer_exists_is_skipped(db):
     from memories.tasks import run_conversation_job
 
     assert run_conversation_job.apply(args=["00000000-0000-0000-0000-000000000001"]).get() == {"status": "missing"}
+
+
+def test_every_task_queued_by_name_is_registered():
+    """Services queue tasks by name (memories.vocabulary): a renamed task must fail here, not be
+    logged and swallowed in production; so must a beat entry naming no task."""
+    from django.conf import settings
+
+    from memories import vocabulary
+    from memory_project.celery import app
+
+    app.loader.import_default_modules()
+    for name in (*vocabulary.QUEUED_TASKS, *(entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values())):
+        assert name in app.tasks, name

@@ -22,7 +22,7 @@ from memories.keys import api_key_create
 from memories.models import MemoryHistory, MemoryItem
 from tests.conftest import run_async
 
-TOOLS = {"add_memory", "search_memories", "get_context", "list_memories", "delete_memory"}
+TOOLS = {"add_memory", "search_memories", "get_context", "list_memories", "delete_memory", "end_session"}
 
 
 def _payload(result) -> dict:
@@ -42,6 +42,10 @@ async def _scenario(session: ClientSession, user: str) -> None:
         {"role": "user", "content": "I'm a vegetarian since 2019."},
         {"role": "assistant", "content": "Got it."}]}))
     assert extracted["status"] == "done" and any(op["operation"] == "ADD" for op in extracted["operations"])
+    ended = _payload(await session.call_tool("end_session", {"user_id": user, "session_id": "chat-1"}))
+    assert ended["trigger"] == "session_end" and ended["queued"] is True
+    again = _payload(await session.call_tool("end_session", {"user_id": user, "session_id": "chat-1"}))
+    assert again["cycle_id"] == ended["cycle_id"] and again["queued"] is False  # at most one per session
 
     found = _payload(await session.call_tool("search_memories", {"user_id": user, "query": "bees Porto", "limit": 3}))
     assert found["results"][0]["id"] == memory_id and "semantic" in found["results"][0]["scores"]
@@ -65,6 +69,8 @@ async def _scenario(session: ClientSession, user: str) -> None:
         ("add_memory", {"user_id": "bad\u200bid", "text": "hello"}, "user_id"),
         ("delete_memory", {"memory_id": "not-a-uuid"}, "not found"),
         ("list_memories", {"user_id": user, "before": "yesterday-ish"}, "before"),
+        ("end_session", {"user_id": user, "session_id": "never-held"}, "no session"),
+        ("end_session", {"user_id": user, "session_id": "bad\u200bid"}, "session_id"),
         ("no_such_tool", {}, "no_such_tool"),
     ]:
         result = await session.call_tool(name, arguments)

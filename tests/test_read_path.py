@@ -177,7 +177,18 @@ def test_collapse_keeps_the_order_of_the_best_lines():
              ContextLine(section="memories", id="b", text="Alice lives in Porto"),
              ContextLine(section="memories", id="c", text="Alice likes tea very much")]
     kept = collapse_near_duplicates(lines, 0.8)
-    assert [line.id for line in kept] == ["a", "b"] and kept[0].text == "Alice likes tea very much"
+    assert [line.id for line in kept] == ["c", "b"] and kept[0].text == "Alice likes tea very much"
+    assert kept[0].collapsed == ["a"]  # the richer line, whole, in the first one's place
+
+
+def test_a_line_never_shows_another_lines_words():
+    """A trait and a memory that say the same: the trait line stays the trait's, the memory is listed."""
+    lines = [ContextLine(section="traits", id="t", text="Has a flat white", kind="behavior"),
+             ContextLine(section="memories", id="m", text="I have a flat white every morning at the café",
+                         kind="fact", date="2026-01-01")]
+    kept = collapse_near_duplicates(lines, 0.8)
+    assert [(line.id, line.text, line.kind) for line in kept] == [("t", "Has a flat white", "behavior")]
+    assert kept[0].collapsed == ["m"]
 
 
 def test_context_json_format_is_data(api):

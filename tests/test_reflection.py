@@ -30,7 +30,7 @@ def test_a_cycle_grows_a_trend_into_a_candidate_and_records_counters(tenant_a):
     assert cycle.status == "completed" and cycle.memories_scanned == 3 and cycle.traits_created == 1
     trait = Trait.objects.select_related("memory").get()
     assert trait.subtype == "preference" and trait.stage == "candidate"
-    assert trait.memory.text.startswith("Likes green tea") and trait.memory.memory_type == "trait"
+    assert trait.memory.text == "Loves green tea in the morning" and trait.memory.memory_type == "trait"
     assert TraitEvidence.objects.filter(trait=trait, kind="supporting").count() == 2
     events = list(MemoryHistory.objects.filter(memory_id=trait.memory_id, event="STAGE_CHANGE")
                   .values_list("old_data", "new_data"))

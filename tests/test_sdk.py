@@ -98,6 +98,10 @@ def test_the_sync_client_covers_the_api(live_server, keys):
         job = client.add_conversation("bob", "s1", [{"role": "user", "content": "I work as a nurse in Leeds."},
                                                     {"role": "assistant", "content": "Thanks for sharing."}])
         job = client.wait_for_job(job.job_id)
+        ended = client.end_session("s1", user_id="bob")
+        assert ended.trigger == "session_end" and ended.session_id == "s1" and ended.raw["id"] == ended.id
+        assert client.wait_for_reflection(ended.id).status == "completed"
+        assert client.end_session("s1", user_id="bob").id == ended.id  # once per session
         assert job.status == "done" and job.counts.get("ADD", 0) >= 1
 
         context = client.context("What does bob do for a living?", user_id="bob")

@@ -101,7 +101,7 @@ class TraitAdmin(TenantScopedAdmin):
 @admin.register(TraitEvidence)
 class TraitEvidenceAdmin(TenantScopedAdmin):
     tenant_field = "memory__tenant"
-    list_display = ("trait", "memory", "kind", "quality", "context", "created_at")
+    list_display = ("trait", "memory", "kind", "quality", "context", "created_at", "withdrawn_at", "cycle_id")
     list_filter = (TenantFilter, "kind", "quality", "context")
     list_select_related = ("trait__memory", "memory")
 

@@ -19,7 +19,8 @@ class TraitSerializer(serializers.Serializer):
     stage = serializers.CharField()
     context = serializers.CharField()  # type: ignore[assignment]
     confidence = serializers.FloatField()
-    decayed_confidence = serializers.FloatField()
+    decayed_confidence = serializers.SerializerMethodField(
+        help_text="confidence now, after decay (traits.lifecycle.trait_decayed_confidence)")
     supporting = serializers.IntegerField()
     contradicting = serializers.IntegerField()
     reinforcement_count = serializers.IntegerField()
@@ -28,6 +29,9 @@ class TraitSerializer(serializers.Serializer):
     children = serializers.SerializerMethodField(help_text="ids of traits whose parent this is (GET /traits/{id})")
     last_reinforced_at = serializers.DateTimeField(allow_null=True)
     data = serializers.JSONField(source="memory.data")  # type: ignore[assignment]
+
+    def get_decayed_confidence(self, trait) -> float:
+        return round(selectors.trait_confidence_now(trait), 4)
 
     def get_children(self, trait) -> list[str]:
         return [str(child.pk) for child in trait.children.all()]
@@ -40,6 +44,9 @@ class EvidenceSerializer(serializers.Serializer):
     quality = serializers.CharField()
     context = serializers.CharField()  # type: ignore[assignment]
     created_at = serializers.DateTimeField()
+    withdrawn_at = serializers.DateTimeField(allow_null=True, help_text="support that stopped holding")
+    cycle_id = serializers.IntegerField(allow_null=True, help_text="the reflection cycle that recorded or "
+                                                                   "withdrew it")
 
 
 class UserTraitsSerializer(serializers.Serializer):
@@ -105,6 +112,7 @@ class TraitDetailView(APIView):
                          "parent_chain": [{"id": str(p.pk), "text": p.memory.text, "subtype": p.subtype,
                                            "stage": p.stage} for p in selectors.trait_parent_chain(trait)],
                          "child_traits": [{"id": str(c.pk), "text": c.memory.text, "subtype": c.subtype,
-                                           "stage": c.stage, "decayed_confidence": c.decayed_confidence}
+                                           "stage": c.stage,
+                                           "decayed_confidence": round(selectors.trait_confidence_now(c), 4)}
                                           for c in selectors.trait_children(trait)],
                          "confidence_history": selectors.trait_confidence_history(trait)})

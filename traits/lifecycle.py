@@ -54,13 +54,37 @@ def decayed_confidence(confidence: float, subtype: str, reinforcements: int, day
     return confidence * math.exp(-effective_lambda(subtype, reinforcements) * max(days_since_reinforced, 0.0))
 
 
+# Stages that do not decay: a trend lives and dies by its observation window (seed 004, 5.1), and a dissolved
+# trait is gone. A pinned trait does not decay either: an operator decided it holds.
+UNDECAYED_STAGES = ("trend", "dissolved")
+
+
+def decay_clock_start(last_reinforced_at: datetime | None, first_observed_at: datetime | None) -> datetime | None:
+    """The one clock decay runs on (seed 004: NOW() - COALESCE(last reinforced, created)): the last
+    reinforcement, or the first observation for a trait never reinforced."""
+    return last_reinforced_at or first_observed_at
+
+
+def trait_decayed_confidence(*, confidence: float, subtype: str, stage: str, pinned: bool, reinforcements: int,
+                             last_reinforced_at: datetime | None, first_observed_at: datetime | None,
+                             now: datetime) -> float:
+    """A trait's confidence now: the write path, the periodic refresh (as SQL, decayed_confidence_sql) and
+    the API all read it from here."""
+    if pinned or stage in UNDECAYED_STAGES:
+        return confidence
+    started = decay_clock_start(last_reinforced_at, first_observed_at)
+    return decayed_confidence(confidence, subtype, reinforcements, days_between(started, now))
+
+
 def decayed_confidence_sql(now_param: str = "%s") -> str:
-    """The same formula as decayed_confidence, as SQL over the traits table,
-    built from the same constants (the bulk refresh runs it in one UPDATE)."""
+    """trait_decayed_confidence as SQL over the traits table, built from the same constants and the same
+    clock (the bulk refresh runs it in one UPDATE); `now_param` appears twice."""
     lambdas = " ".join(f"WHEN '{subtype}' THEN {value!r}" for subtype, value in DECAY_LAMBDA.items())
+    undecayed = ", ".join(f"'{stage}'" for stage in UNDECAYED_STAGES)
     days = (f"GREATEST(extract(epoch FROM ({now_param} - coalesce(last_reinforced_at, first_observed_at, "
             f"{now_param}))) / 86400.0, 0)")
-    return f"confidence * exp(-(CASE subtype {lambdas} END) / (1 + 0.1 * reinforcement_count) * {days})"
+    return (f"CASE WHEN pinned OR stage IN ({undecayed}) THEN confidence ELSE "
+            f"confidence * exp(-(CASE subtype {lambdas} END) / (1 + 0.1 * reinforcement_count) * {days}) END")
 
 
 def days_between(earlier: datetime | None, later: datetime) -> float:
@@ -119,6 +143,44 @@ def apply_evidence(state: TraitState, *, kind: str, quality: str, now: datetime)
     state.stage = next_stage(stage=state.stage, confidence=state.confidence, supporting=state.supporting, now=now,
                              window_end=state.window_end)
     return state
+
+
+# How strongly each way a supporting fact can stop holding speaks against the trait (seed 004's contradiction
+# rule, contradict(), at this quality): a fact contradicted by a newer one is as strong as evidence gets; a
+# fact the user asked to forget, or that was erased, is support withdrawn; a superseded fact whose new
+# version no longer agrees with the trait is a correction.
+WITHDRAWAL_QUALITY = {"invalidated": "A", "forgotten": "B", "erased": "B", "superseded": "C"}
+
+
+def stage_for_support(*, stage: str, confidence: float, live_supporting: int) -> str:
+    """The stage a trait can still claim after support was withdrawn: dissolved with no live support or
+    confidence under the floor; otherwise it steps down while its live support or confidence no longer meets
+    its stage's entry (with the demotion margin). Never up: promotion is reflection's job. A trend stays a
+    trend (its window decides), and a candidate is the floor for a trait that still has support."""
+    if stage in ("dissolved", "trend"):
+        return stage if live_supporting > 0 or stage == "dissolved" else "dissolved"
+    if live_supporting <= 0 or confidence < DISSOLVE_BELOW:
+        return "dissolved"
+    while stage != "candidate":
+        entry_confidence, entry_evidence = STAGE_ENTRY[stage]
+        if live_supporting >= entry_evidence and confidence >= entry_confidence - DEMOTION_MARGIN:
+            break
+        stage = STAGE_ORDER[STAGE_ORDER.index(stage) - 1]
+    return stage
+
+
+def withdraw_support(state: TraitState, *, withdrawn: int, cause: str, contradicting_quality: str | None,
+                     now: datetime) -> TraitState:
+    """Support withdrawn from a trait (facts invalidated, superseded, forgotten or erased): one contradiction
+    step (at the contradicting memory's quality, else the cause's), the supporting count less what was
+    withdrawn, and the stage the remaining support can claim."""
+    quality = contradicting_quality or WITHDRAWAL_QUALITY[cause]
+    supporting = max(state.supporting - withdrawn, 0)
+    confidence = contradict(state.confidence, quality)
+    stage = stage_for_support(stage=state.stage, confidence=confidence, live_supporting=supporting)
+    return TraitState(state.subtype, stage, confidence, state.reinforcements,
+                      state.contradictions + (1 if contradicting_quality else 0), supporting,
+                      state.last_reinforced_at, state.window_end)
 
 
 def should_lift_to_preference(*, subtype: str, stage: str, reinforcements: int, depth: int) -> bool:

@@ -103,6 +103,11 @@ class TraitEvidence(models.Model):
     quality = models.CharField(max_length=1, choices=EvidenceQuality.choices)
     context = models.CharField(max_length=16, choices=TraitContext.choices, default=TraitContext.GENERAL)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Supporting evidence whose fact stopped holding (invalidated, superseded, forgotten): kept for the
+    # audit, no longer counted as support.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    # The reflection cycle that recorded this evidence, or withdrew it (reflection builds on traits, so an id).
+    cycle_id = models.PositiveBigIntegerField(null=True, blank=True)
 
     class Meta:
         db_table = "trait_evidence"

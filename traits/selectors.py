@@ -2,22 +2,37 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from memories.errors import get_or_not_found
 from memories.models import HistoryEvent, MemoryHistory, Tenant
-from traits.lifecycle import MAX_PARENT_DEPTH
+from traits.lifecycle import MAX_PARENT_DEPTH, trait_decayed_confidence
 from traits.models import Trait, TraitStage
 
 ACTIVE_STAGES = (TraitStage.EMERGING, TraitStage.ESTABLISHED, TraitStage.CORE)  # what an agent is shown
+# Evidence that counts: support still standing (withdrawn support stays for the audit), and contradictions.
+LIVE_SUPPORT = Q(evidence__kind="supporting", evidence__withdrawn_at__isnull=True)
+CONTRADICTING = Q(evidence__kind="contradicting")
+
+
+def trait_confidence_now(trait: Trait, now: datetime | None = None) -> float:
+    """The trait's decayed confidence at this moment, by the one decay rule (the stored column is as of
+    the last write or refresh)."""
+    return trait_decayed_confidence(
+        confidence=trait.confidence, subtype=trait.subtype, stage=trait.stage, pinned=trait.pinned,
+        reinforcements=trait.reinforcement_count, last_reinforced_at=trait.last_reinforced_at,
+        first_observed_at=trait.first_observed_at, now=now or timezone.now())
 
 
 def traits_of_user(*, tenant: Tenant, user_id: str, stages: list[str] | None = None) -> dict[str, list[Trait]]:
     """A user's traits by subtype, most confident first: the active stages unless `stages` says otherwise."""
     queryset = (Trait.objects.filter(memory__tenant=tenant, memory__user_id=user_id,
                                      stage__in=list(stages or ACTIVE_STAGES)).select_related("memory")
-                .annotate(supporting=Count("evidence", filter=Q(evidence__kind="supporting")),
-                          contradicting=Count("evidence", filter=Q(evidence__kind="contradicting")))
+                .annotate(supporting=Count("evidence", filter=LIVE_SUPPORT),
+                          contradicting=Count("evidence", filter=CONTRADICTING))
                 .prefetch_related("children")
                 .order_by("-decayed_confidence", "pk"))
     grouped: dict[str, list[Trait]] = {"behavior": [], "preference": [], "core": []}
@@ -29,8 +44,8 @@ def traits_of_user(*, tenant: Tenant, user_id: str, stages: list[str] | None = N
 def trait_get(*, tenant: Tenant, trait_id) -> Trait:
     return get_or_not_found(
         Trait.objects.select_related("memory", "parent__memory").filter(memory__tenant=tenant)
-        .annotate(supporting=Count("evidence", filter=Q(evidence__kind="supporting")),
-                  contradicting=Count("evidence", filter=Q(evidence__kind="contradicting"))),
+        .annotate(supporting=Count("evidence", filter=LIVE_SUPPORT),
+                  contradicting=Count("evidence", filter=CONTRADICTING)),
         "trait", pk=trait_id)
 
 

@@ -7,6 +7,7 @@ column (optimistic lock: a conflict re-reads and retries, never overwrites).
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,6 +40,7 @@ class TraitChange:
     trait: Trait
     old_stage: str
     new_stage: str
+    evidence_added: int = 0  # observations recorded (a memory already counted adds none)
 
     @property
     def stage_changed(self) -> bool:
@@ -71,7 +73,7 @@ def trait_create(*, tenant: Tenant, user_id: str, text: str, subtype: str, conte
                  actor: str, evidence: list[tuple[MemoryItem, str]] | None = None,
                  derived_from: str = TraitOrigin.REFLECTION, parent: Trait | None = None,
                  data: dict | None = None, stage: str = TraitStage.TREND,
-                 confidence: float = lifecycle.TREND_CONFIDENCE) -> Trait:
+                 confidence: float = lifecycle.TREND_CONFIDENCE, cycle_id: int | None = None) -> Trait:
     """A new trait (a trend unless told otherwise) with its first supporting evidence."""
     now = timezone.now()
     with transaction.atomic():
@@ -86,7 +88,7 @@ def trait_create(*, tenant: Tenant, user_id: str, text: str, subtype: str, conte
             return trait
         _stage_event(trait, "", stage, actor=actor, reason=f"created by {derived_from}").save()
     if evidence:
-        trait_observe(trait_id=trait.pk, actor=actor, observations=[
+        trait_observe(trait_id=trait.pk, actor=actor, cycle_id=cycle_id, observations=[
             Observation(item, EvidenceKind.SUPPORTING, quality) for item, quality in evidence])
     trait.refresh_from_db()
     return trait
@@ -99,8 +101,13 @@ def trait_add_evidence(*, trait_id, memory: MemoryItem, kind: str, quality: str,
                          actor=actor, now=now)
 
 
+def live_support(trait: Trait) -> int:
+    """Supporting evidence that still holds (withdrawn support is kept for the audit, not counted)."""
+    return trait.evidence.filter(kind=EvidenceKind.SUPPORTING, withdrawn_at__isnull=True).count()
+
+
 def trait_observe(*, trait_id, observations: Sequence[Observation], actor: str,
-                  now: datetime | None = None) -> TraitChange:
+                  now: datetime | None = None, cycle_id: int | None = None) -> TraitChange:
     """Record observations of one trait in order and move confidence, counts
     and stage, under the optimistic lock: one read and one compare-and-set
     per batch, not per observation (a reflection cycle brings dozens). A
@@ -116,7 +123,7 @@ def trait_observe(*, trait_id, observations: Sequence[Observation], actor: str,
                        .values_list("memory_id", flat=True))
             state = lifecycle.TraitState(
                 trait.subtype, trait.stage, trait.confidence, trait.reinforcement_count, trait.contradiction_count,
-                trait.evidence.filter(kind=EvidenceKind.SUPPORTING).count(), trait.last_reinforced_at,
+                live_support(trait), trait.last_reinforced_at,
                 trait.window_end)
             applied: list[Observation] = []
             steps: list[tuple[str, str, float, Observation]] = []
@@ -139,7 +146,8 @@ def trait_observe(*, trait_id, observations: Sequence[Observation], actor: str,
                 transaction.set_rollback(True)
                 continue
             TraitEvidence.objects.bulk_create(
-                TraitEvidence(trait=trait, memory=o.memory, kind=o.kind, quality=o.quality, context=o.context)
+                TraitEvidence(trait=trait, memory=o.memory, kind=o.kind, quality=o.quality, context=o.context,
+                              cycle_id=cycle_id)
                 for o in applied)
             trait.refresh_from_db()
             for before, after, confidence, o in steps:
@@ -149,18 +157,101 @@ def trait_observe(*, trait_id, observations: Sequence[Observation], actor: str,
                 # One dissolution path: evidence, an operator and the beat job all archive the trait's memory.
                 memory_set_status(tenant=trait.memory.tenant, memory_id=trait.memory_id, actor=actor,
                                   status=MemoryStatus.ARCHIVED, reason="trait dissolved by contradicting evidence")
-            return TraitChange(trait, old_stage, state.stage)
+            return TraitChange(trait, old_stage, state.stage, evidence_added=len(applied))
     raise TraitConflict(f"trait {trait_id} changed concurrently {MAX_ATTEMPTS} times")
 
 
+@dataclass(frozen=True)
+class Withdrawn:
+    """Support a trait lost: the facts that stopped holding (ids: an erased fact's row is gone), why, and
+    the memory that contradicts the trait, if one does."""
+
+    memory_ids: tuple[str, ...]
+    cause: str  # memories.withdrawals.WithdrawalCause
+    contradicting: MemoryItem | None = None
+    quality: str | None = None  # the contradicting memory's quality
+
+
+def trait_withdraw_support(*, trait_id, withdrawn: Withdrawn, actor: str, cycle_id: int,
+                           now: datetime | None = None) -> TraitChange:
+    """Contradiction-focused re-evaluation of one trait (seed 004, 5.3): the withdrawn support is marked as
+    such, the contradicting memory (if any) is recorded as evidence, confidence takes one contradiction
+    step, and the stage falls to what the remaining support can claim (lifecycle.withdraw_support); with no
+    support left the trait dissolves, unless an operator pinned it. One history row names the cycle."""
+    now = now or timezone.now()
+    for _attempt in range(MAX_ATTEMPTS):
+        with transaction.atomic():
+            trait = Trait.objects.select_related("memory").get(pk=trait_id)
+            old_stage = trait.stage
+            if old_stage == TraitStage.DISSOLVED:
+                return TraitChange(trait, old_stage, old_stage)
+            lost = TraitEvidence.objects.filter(trait=trait, memory_id__in=[uuid.UUID(m) for m in withdrawn.memory_ids],
+                                                kind=EvidenceKind.SUPPORTING, withdrawn_at__isnull=True)
+            count = lost.count() if withdrawn.cause != "erased" else len(withdrawn.memory_ids)
+            state = lifecycle.TraitState(
+                trait.subtype, trait.stage, trait.confidence, trait.reinforcement_count, trait.contradiction_count,
+                live_support(trait) + (0 if withdrawn.cause != "erased" else count), trait.last_reinforced_at,
+                trait.window_end)
+            state = lifecycle.withdraw_support(state, withdrawn=count, cause=withdrawn.cause, now=now,
+                                               contradicting_quality=withdrawn.quality if withdrawn.contradicting
+                                               else None)
+            if trait.pinned and state.stage == TraitStage.DISSOLVED:
+                state.stage = old_stage  # an operator pinned it: it does not dissolve on its own
+            if not _compare_and_set(trait, state, now, actor=actor, evidence=count,
+                                    reason=f"cycle {cycle_id}: {count} supporting fact(s) {withdrawn.cause}"):
+                transaction.set_rollback(True)
+                continue
+            lost.update(withdrawn_at=now, cycle_id=cycle_id)
+            if withdrawn.contradicting is not None:
+                TraitEvidence.objects.get_or_create(
+                    trait=trait, memory=withdrawn.contradicting,
+                    defaults=dict(kind=EvidenceKind.CONTRADICTING, quality=withdrawn.quality or "A",
+                                  context=trait.context, cycle_id=cycle_id))
+            trait.refresh_from_db()
+            if state.stage != old_stage:
+                _stage_event(trait, old_stage, state.stage, actor=actor,
+                             reason=f"cycle {cycle_id}: support {withdrawn.cause}").save()
+            if state.stage == TraitStage.DISSOLVED:
+                memory_set_status(tenant=trait.memory.tenant, memory_id=trait.memory_id, actor=actor,
+                                  status=MemoryStatus.ARCHIVED, reason=f"trait dissolved: its support was "
+                                                                       f"{withdrawn.cause} (cycle {cycle_id})")
+            return TraitChange(trait, old_stage, state.stage, evidence_added=count)
+    raise TraitConflict(f"trait {trait_id} changed concurrently {MAX_ATTEMPTS} times")
+
+
+def trait_carry_support(*, trait_id, from_memory_ids: Sequence[str], to: Sequence[MemoryItem], actor: str,
+                        cycle_id: int) -> TraitChange:
+    """A supporting fact was superseded by a version that still says the same: the support moves to the new
+    version (the old evidence is marked withdrawn, the new one recorded at the same quality), and neither
+    confidence nor stage moves."""
+    with transaction.atomic():
+        trait = Trait.objects.select_related("memory").get(pk=trait_id)
+        old = list(TraitEvidence.objects.filter(trait=trait, memory_id__in=[uuid.UUID(m) for m in from_memory_ids],
+                                                kind=EvidenceKind.SUPPORTING, withdrawn_at__isnull=True))
+        if not old:
+            return TraitChange(trait, trait.stage, trait.stage)
+        now = timezone.now()
+        TraitEvidence.objects.filter(id__in=[e.id for e in old]).update(withdrawn_at=now, cycle_id=cycle_id)
+        for evidence, memory in zip(old, to, strict=False):
+            TraitEvidence.objects.get_or_create(trait=trait, memory=memory, defaults=dict(
+                kind=EvidenceKind.SUPPORTING, quality=evidence.quality, context=evidence.context,
+                cycle_id=cycle_id))
+        memory_note(memory=trait.memory, event=HistoryEvent.UPDATE, actor=actor,
+                    new_data={"evidence_carried_to": [str(m.id) for m in to]},
+                    reason=f"cycle {cycle_id}: supporting fact superseded by a version that still agrees")
+        return TraitChange(trait, trait.stage, trait.stage, evidence_added=len(old))
+
+
 def _compare_and_set(trait: Trait, state: lifecycle.TraitState, now: datetime, *, actor: str,
-                     evidence: int) -> bool:
+                     evidence: int, reason: str = "") -> bool:
     """Write the new state only if the trait's memory is still at the version we read."""
     if not memory_compare_and_set_confidence(memory=trait.memory, confidence=state.confidence, actor=actor,
-                                             now=now, reason=f"{evidence} observations of the trait"):
+                                             now=now, reason=reason or f"{evidence} observations of the trait"):
         return False
-    decayed = lifecycle.decayed_confidence(state.confidence, trait.subtype, state.reinforcements,
-                                           lifecycle.days_between(state.last_reinforced_at, now))
+    decayed = lifecycle.trait_decayed_confidence(
+        confidence=state.confidence, subtype=trait.subtype, stage=state.stage, pinned=trait.pinned,
+        reinforcements=state.reinforcements, last_reinforced_at=state.last_reinforced_at,
+        first_observed_at=trait.first_observed_at, now=now)
     Trait.objects.filter(pk=trait.pk).update(
         stage=state.stage, confidence=state.confidence, reinforcement_count=state.reinforcements,
         contradiction_count=state.contradictions, last_reinforced_at=state.last_reinforced_at,
@@ -204,6 +295,31 @@ def trait_depth(trait: Trait) -> int:
     return depth
 
 
+def _chinese(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def lifted_text(behaviour: str) -> str:
+    """The preference a behaviour repeated again and again becomes, as a sentence in its language:
+    "Has a flat white most mornings" -> "Makes a point of it: has a flat white most mornings"."""
+    if _chinese(behaviour):
+        return f"坚持{behaviour}"
+    return f"Makes a point of it: {behaviour[:1].lower()}{behaviour[1:]}"
+
+
+def contextual_text(text: str, holds_in: str, not_in: str | None) -> str:
+    """A trait that holds in one context and not another: "Usually runs before work (at work, not socially)"."""
+    where = {"work": "at work", "personal": "at home", "social": "socially", "learning": "when learning",
+             "general": "in general"}
+    where_zh = {"work": "工作时", "personal": "在家时", "social": "社交时", "learning": "学习时", "general": "一般"}
+    if _chinese(text):
+        return f"{text}（{where_zh.get(holds_in, holds_in)}）" if not_in is None else \
+            f"{text}（{where_zh.get(holds_in, holds_in)}，{where_zh.get(not_in, not_in)}不然）"
+    if not_in is None:
+        return f"Not so {where.get(holds_in, holds_in)}: {text[:1].lower()}{text[1:]} does not hold there"
+    return f"{text} ({where.get(holds_in, holds_in)}, not {where.get(not_in, not_in)})"
+
+
 def trait_lift_to_preference(*, trait: Trait, actor: str) -> Trait | None:
     """A behavior reinforced often becomes the child of a new preference."""
     if trait.parent_id or not lifecycle.should_lift_to_preference(
@@ -211,7 +327,7 @@ def trait_lift_to_preference(*, trait: Trait, actor: str) -> Trait | None:
             depth=trait_depth(trait)):
         return None
     memory = trait.memory
-    parent = trait_create(tenant=memory.tenant, user_id=memory.user_id, text=f"Prefers: {memory.text}",
+    parent = trait_create(tenant=memory.tenant, user_id=memory.user_id, text=lifted_text(memory.text),
                           subtype="preference", context=trait.context, actor=actor,
                           derived_from=TraitOrigin.TREND_PROMOTION, stage=TraitStage.EMERGING,
                           confidence=trait.confidence)
@@ -230,11 +346,11 @@ def trait_split_by_context(*, trait: Trait, actor: str) -> Trait | None:
         return None
     memory = trait.memory
     contextual = trait_create(
-        tenant=memory.tenant, user_id=memory.user_id, text=f"{memory.text} (depends on context)",
+        tenant=memory.tenant, user_id=memory.user_id, text=contextual_text(memory.text, trait.context, other),
         subtype=trait.subtype, context="contextual", actor=actor, derived_from=TraitOrigin.CONTRADICTION_SPLIT,
         parent=trait.parent, stage=TraitStage.CANDIDATE, confidence=trait.confidence,
         data={"contexts": {trait.context: {"tendency": memory.text, "confidence": round(trait.confidence, 3)},
-                           other: {"tendency": f"not: {memory.text}", "confidence": 0.5}},
+                           other: {"tendency": contextual_text(memory.text, other, None), "confidence": 0.5}},
               "split_from": str(trait.pk)})
     trait_set_stage(trait=trait, stage=TraitStage.DISSOLVED, actor=actor,
                     reason=f"split into contextual trait {contextual.pk} ({other} contradicts)")
@@ -257,7 +373,8 @@ def traits_expire_trends(*, now: datetime | None = None, actor: str = "scheduler
 
 def traits_refresh_decay(*, now: datetime | None = None) -> int:
     """Recompute decayed_confidence for every live trait in one UPDATE (the
-    Python loop with bulk_update took 3.8 s for 5,000 traits)."""
+    Python loop with bulk_update took 3.8 s for 5,000 traits), by the same
+    rule as the write path (lifecycle.trait_decayed_confidence)."""
     from django.db import connection
 
     now = now or timezone.now()

@@ -1,6 +1,7 @@
 """The Model Context Protocol server: the memory service as tools an agent calls.
 
-Tools: add_memory, search_memories, get_context, list_memories, delete_memory; one
+Tools: add_memory, search_memories, get_context, list_memories, delete_memory, and
+the tools apps above memories register (register_tool: reflection's end_session); one
 resource template, memory://{memory_id}. Every call is one tenant's, through one
 of its API keys: stdio takes the key when it starts (`manage.py mcp_server --key`);
 streamable HTTP takes it from each request's `Authorization: Bearer KEY` and
@@ -67,6 +68,22 @@ def _valid(serializer_class: type[drf_serializers.Serializer], data: dict) -> di
     if not serializer.is_valid():
         raise ToolError(_field_errors(serializer.errors))
     return dict(serializer.validated_data)
+
+
+# A tool from an app built on memories (which this module may not import): a factory given `call`, the
+# server's runner of Django work, that returns the async tool function. Apps register from AppConfig.ready.
+ToolFactory = Callable[[Callable[..., Any]], Callable[..., Any]]
+_REGISTERED_TOOLS: list[ToolFactory] = []
+
+
+def register_tool(factory: ToolFactory) -> None:
+    if factory not in _REGISTERED_TOOLS:
+        _REGISTERED_TOOLS.append(factory)
+
+
+def valid_arguments(serializer_class: type[drf_serializers.Serializer], data: dict) -> dict:
+    """A registered tool's arguments through a serializer: a tool error naming the field, or the values."""
+    return _valid(serializer_class, data)
 
 
 def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: int = 8001) -> FastMCP:
@@ -185,6 +202,9 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
             assert change.result is not None
             return {"operation": change.result.operation, "memory_id": str(change.result.memory.id)}
         return await call(ctx, work)
+
+    for factory in _REGISTERED_TOOLS:
+        server.tool()(factory(call))
 
     @server.resource("memory://{memory_id}", mime_type="application/json")
     async def memory_resource(memory_id: str) -> str:

@@ -265,6 +265,11 @@ class Endpoints:
         """Queue a reflection cycle; poll reflection_cycle(id) or use wait_for_reflection."""
         return self._send(Call("POST", f"users/{_segment(user_id)}/reflect", ReflectionCycle.from_json, json={}))
 
+    def end_session(self, session_id: str, *, user_id: str) -> ReflectionCycle:
+        """Say a session ended: its reflection cycle (trigger session_end) is queued, once per session."""
+        return self._send(Call("POST", f"sessions/{_segment(session_id)}/end", ReflectionCycle.from_json,
+                               json={"user_id": user_id}))
+
     def reflection_cycle(self, cycle_id: int) -> ReflectionCycle:
         return self._send(Call("GET", f"reflection-cycles/{int(cycle_id)}", ReflectionCycle.from_json))
 

@@ -240,6 +240,8 @@ class ReflectionCycle:
     user_id: str
     status: str
     trigger: str = ""
+    session_id: str = ""
+    memories_scanned: int = 0
     traits_created: int = 0
     traits_updated: int = 0
     traits_dissolved: int = 0
