@@ -1,3 +1,5 @@
+import pytest
+
 from memories.models import MemoryHistory, MemoryItem, MemoryVector
 
 
@@ -90,7 +92,8 @@ def test_over_long_ids_and_tags_are_refused_not_truncated(tenant_a):
 
     from memories.bulk import insert_objects
     from memories.errors import InvalidOperation
-    from memories.writing import INDEXED_TEXT, MemorySpec, _new_item, memory_create_batch
+    from memories.writing import INDEXED_TEXT, MemorySpec, memory_create_batch
+    from memories.writing.core import _new_item
 
     for spec, field in ((MemorySpec(user_id="u" * 256, text="Too long a user."), "user_id"),
                         (MemorySpec(user_id="u", text="Too long a session.", session_id="s" * 256), "session_id"),
@@ -107,3 +110,34 @@ def test_over_long_ids_and_tags_are_refused_not_truncated(tenant_a):
         insert_objects(MemoryItem, [item], {"search_vector": INDEXED_TEXT})
     assert not MemoryItem.objects.filter(text="Direct insert.").exists()
     assert connection.is_usable()
+
+
+def _key(text: str, *, user: str = "alice", archived: bool = False, tags=(), data=()):
+    from memories.writing.create import SpecKey
+
+    return SpecKey(user, f"h:{text}", archived, tuple(tags), tuple(data))
+
+
+@pytest.mark.parametrize("case, specs, stored, expected", [
+    ("a new text is added", [_key("tea")], {}, [("ADD", None, None, (), ())]),
+    ("a stored text again is a NOOP", [_key("tea")], {("alice", "h:tea", False): ()},
+     [("NOOP", ("alice", "h:tea", False), None, (), ())]),
+    ("with a new tag it is an UPDATE of the stored row", [_key("tea", tags=["drink"])],
+     {("alice", "h:tea", False): ()}, [("UPDATE", ("alice", "h:tea", False), None, ("drink",), ())]),
+    ("twice in one batch: the second matches the first", [_key("tea"), _key("tea", data=["k"])], {},
+     [("ADD", None, None, (), ()), ("UPDATE", None, 0, (), ("k",))]),
+    ("another user's same text is their own", [_key("tea"), _key("tea", user="bob")], {},
+     [("ADD", None, None, (), ()), ("ADD", None, None, (), ())]),
+    ("an archived text may be saved again", [_key("tea")], {("alice", "h:tea", True): ()},
+     [("ADD", None, None, (), ())]),
+    ("a re-import of an archived row is a NOOP", [_key("tea", archived=True)], {("alice", "h:tea", True): ()},
+     [("NOOP", ("alice", "h:tea", True), None, (), ())]),
+    ("a tag the row already has is no change", [_key("tea", tags=["drink"]), _key("tea", tags=["drink"])],
+     {("alice", "h:tea", False): ()},
+     [("UPDATE", ("alice", "h:tea", False), None, ("drink",), ()), ("NOOP", ("alice", "h:tea", False), None, (), ())]),
+])
+def test_the_batch_plan(case, specs, stored, expected):
+    from memories.writing.create import Stored, plan_batch
+
+    plans = plan_batch(specs, {key: Stored() for key in stored})
+    assert [(p.operation, p.stored, p.earlier, p.new_tags, p.new_data_keys) for p in plans] == expected, case

@@ -3,7 +3,8 @@
 import pytest
 
 from memories.models import MemoryItem, MemorySource
-from memories.writing import EPISODE_TAG, _episode_groups, episode_lines
+from memories.writing import EPISODE_TAG, episode_lines
+from memories.writing.episodes import _episode_groups
 from reflection.engine import memories_since_watermark
 from tests.conftest import converse
 

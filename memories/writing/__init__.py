@@ -1,0 +1,101 @@
+"""The writer: every rule about changing a memory, in one package.
+
+core      what a write is given and answers; the rules every memory obeys; apply_change,
+          the one versioned change (snapshot -> change -> version + 1 -> save -> history)
+create    one memory or a batch (lookup -> pure plan -> write), deduplicated by content hash
+change    update, supersede, invalidate, merge, archive/restore, expiry; trait and review plumbing
+episodes  a session's original turns as episodic memories
+derived   columns computed from the content (hash, embedding state, full text, reads, provenance)
+erase     one user's memories, vectors, sources, traits and history content
+
+Each public function is one transaction and writes its MemoryHistory rows in
+it; embedding is enqueued only after commit. Views, admin actions, tasks and
+commands call these and nothing else to change a memory. A memory that stops
+holding is announced (memories.withdrawals) for the apps built on memories.
+"""
+
+from __future__ import annotations
+
+from memories.writing.change import (
+    UNCHANGED,
+    memories_archive_expired,
+    memory_bump_version,
+    memory_compare_and_set_confidence,
+    memory_invalidate,
+    memory_merge,
+    memory_note,
+    memory_record_approval,
+    memory_set_status,
+    memory_supersede,
+    memory_update,
+    merged_text_default,
+)
+from memories.writing.core import (
+    INDEXED_TEXT,
+    MemorySpec,
+    WriteResult,
+    apply_change,
+    current_memories,
+    default_expiry,
+    search_document,
+    user_write_lock,
+    validate_spec,
+)
+from memories.writing.create import (
+    memory_create,
+    memory_create_batch,
+    reflection_nudge,
+)
+from memories.writing.derived import (
+    memory_add_reads,
+    memory_add_session_sources,
+    memory_refresh_content_hash,
+    memory_refresh_search_vectors,
+    memory_set_embedding_state,
+)
+from memories.writing.episodes import (
+    EPISODE_TAG,
+    episode_append,
+    episode_lines,
+)
+from memories.writing.erase import (
+    HISTORY_HAS_CONTENT,
+    user_forget,
+)
+
+__all__ = [
+    "EPISODE_TAG",
+    "HISTORY_HAS_CONTENT",
+    "INDEXED_TEXT",
+    "MemorySpec",
+    "UNCHANGED",
+    "WriteResult",
+    "apply_change",
+    "current_memories",
+    "default_expiry",
+    "episode_append",
+    "episode_lines",
+    "memories_archive_expired",
+    "memory_add_reads",
+    "memory_add_session_sources",
+    "memory_bump_version",
+    "memory_compare_and_set_confidence",
+    "memory_create",
+    "memory_create_batch",
+    "memory_invalidate",
+    "memory_merge",
+    "memory_note",
+    "memory_record_approval",
+    "memory_refresh_content_hash",
+    "memory_refresh_search_vectors",
+    "memory_set_embedding_state",
+    "memory_set_status",
+    "memory_supersede",
+    "memory_update",
+    "merged_text_default",
+    "reflection_nudge",
+    "search_document",
+    "user_forget",
+    "user_write_lock",
+    "validate_spec",
+]

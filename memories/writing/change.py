@@ -1,0 +1,380 @@
+"""Changing a memory: update, supersede, invalidate, merge, archive and restore,
+expiry, and the trait and review plumbing kept beside the row (notes, the
+optimistic confidence step, approvals). Every in-place change goes through
+core.apply_change."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memories import vocabulary, withdrawals
+from memories.bulk import insert_objects
+from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict
+from memories.models import (
+    CURRENT_STATUSES,
+    EmbeddingState,
+    HistoryEvent,
+    MemoryHistory,
+    MemoryItem,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    MemoryVector,
+    Tenant,
+)
+from memories.text import content_hash
+from memories.writing.core import (
+    MemorySpec,
+    WriteResult,
+    _check_version,
+    _copy_sources,
+    _current_with_text,
+    _enqueue_embedding,
+    _history,
+    _insert_memories,
+    _lock_memory,
+    _new_item,
+    _snapshot,
+    _sync_vector_status,
+    apply_change,
+    search_document,
+    validate_spec,
+)
+
+# --------------------------------------------------------------------------- change
+
+
+UNCHANGED = object()  # memory_update: leave this field as it is
+
+
+def memory_update(
+    *,
+    tenant: Tenant,
+    memory_id: uuid.UUID | str,
+    actor: str,
+    text: str | None = None,
+    importance: float | None = None,
+    tags: list[str] | None = None,
+    data: dict | None = None,
+    expires_at: datetime | None | object = UNCHANGED,
+    expected_version: int | None = None,
+    reason: str = "",
+) -> WriteResult:
+    """Change a memory. A new text supersedes it (a new row, version + 1);
+    other fields change in place with version + 1. Stale versions conflict.
+    expires_at: a moment, None to never expire, UNCHANGED to keep it."""
+    with transaction.atomic():
+        memory = _lock_memory(tenant, memory_id)
+        _check_version(memory, expected_version)
+        if text is not None and content_hash(text) != memory.content_hash and memory.memory_type == MemoryType.TRAIT:
+            return WriteResult("UPDATE", _retext_trait_locked(memory, text, actor=actor, reason=reason),
+                               reason="trait text changed in place: the trait keeps its evidence")
+        if text is not None and content_hash(text) != memory.content_hash:
+            new = _supersede_locked(memory, new_text=text, actor=actor, reason=reason,
+                                    importance=importance, tags=tags, data=data)
+            if expires_at is not UNCHANGED and expires_at != new.expires_at:
+                MemoryItem.objects.filter(id=new.id).update(expires_at=expires_at)
+                new.expires_at = expires_at  # type: ignore[assignment]
+            return WriteResult("UPDATE", new, reason="text changed: new version")
+        def change(row: MemoryItem) -> None:
+            if importance is not None:
+                row.importance = importance
+            if tags is not None:
+                row.tags = list(dict.fromkeys(tags))
+            if data is not None:
+                row.data = data
+            if expires_at is not UNCHANGED:
+                row.expires_at = expires_at  # type: ignore[assignment]
+
+        if apply_change(memory, change, actor=actor, event=HistoryEvent.UPDATE, reason=reason,
+                        fields=["importance", "tags", "data", "expires_at"], skip_if_unchanged=True) is None:
+            return WriteResult("NOOP", memory, reason="nothing changed")
+        return WriteResult("UPDATE", memory)
+
+
+def _retext_trait_locked(memory: MemoryItem, text: str, *, actor: str, reason: str) -> MemoryItem:
+    """A trait's row is its identity (evidence and stage hang on it), so its
+    text changes in place, with the old and new text in the history."""
+    validate_spec(MemorySpec(user_id=memory.user_id, text=text))
+    if _current_with_text(memory.tenant_id, memory.user_id, content_hash(text), exclude_id=memory.id):
+        raise VersionConflict("another current memory of this user already has this text",
+                              current_version=memory.version)
+    def change(row: MemoryItem) -> None:
+        row.text, row.content_hash, row.embedding_state = text, content_hash(text), EmbeddingState.PENDING
+
+    apply_change(memory, change, actor=actor, event=HistoryEvent.UPDATE, old_text=memory.text, new_text=text,
+                 reason=reason or "trait text edited", fields=["text", "content_hash", "embedding_state"],
+                 record_data=False)
+    MemoryItem.objects.filter(id=memory.id).update(search_vector=search_document(text))
+    MemoryVector.objects.filter(item_id=memory.id).delete()
+    _enqueue_embedding([memory.id])
+    return memory
+
+
+
+def memory_supersede(
+    *,
+    tenant: Tenant,
+    memory_id: uuid.UUID | str,
+    new_text: str,
+    actor: str,
+    reason: str = "",
+    expected_version: int | None = None,
+    job_id: str = "",
+) -> MemoryItem:
+    """Replace a memory's text with a new version; the old row is expired, never overwritten."""
+    with transaction.atomic():
+        memory = _lock_memory(tenant, memory_id)
+        _check_version(memory, expected_version)
+        return _supersede_locked(memory, new_text=new_text, actor=actor, reason=reason, job_id=job_id)
+
+
+def _supersede_locked(
+    memory: MemoryItem,
+    *,
+    new_text: str,
+    actor: str,
+    reason: str = "",
+    importance: float | None = None,
+    tags: list[str] | None = None,
+    data: dict | None = None,
+    job_id: str = "",
+    event: str = HistoryEvent.SUPERSEDE,
+) -> MemoryItem:
+    now = timezone.now()
+    clash = _current_with_text(memory.tenant_id, memory.user_id, content_hash(new_text), exclude_id=memory.id)
+    if clash:
+        raise VersionConflict(f"memory {clash.id} of this user already has this text",
+                              current_version=memory.version)
+    validate_spec(MemorySpec(user_id=memory.user_id, text=new_text, tags=tags or [], data=data or {}))
+    spec = MemorySpec(
+        user_id=memory.user_id, text=new_text, memory_type=memory.memory_type,
+        importance=memory.importance if importance is None else importance, confidence=memory.confidence,
+        tags=list(memory.tags) if tags is None else tags, data=memory.data if data is None else data,
+        agent_id=memory.agent_id, session_id=memory.session_id, group_id=memory.group_id,
+        valid_at=memory.valid_at, status=memory.status,
+    )
+    memory.expired_at = now
+    memory.updated_at = now
+    memory.save(update_fields=["expired_at", "updated_at"])
+    new = _new_item(memory.tenant, spec, now, version=memory.version + 1, expires_at=memory.expires_at)
+    _insert_memories([new])
+    memory.superseded_by = new
+    memory.save(update_fields=["superseded_by"])
+    _copy_sources([memory], new)
+    MemoryHistory.objects.bulk_create([
+        _history(memory, event, actor=actor, old_text=memory.text, new_text=new_text,
+                 reason=reason or f"superseded by {new.id}", job_id=job_id),
+        _history(new, HistoryEvent.ADD, actor=actor, old_text=memory.text, new_text=new_text,
+                 new_data=_snapshot(new), reason=f"new version of {memory.id}", job_id=job_id),
+    ])
+    _enqueue_embedding([new.id])
+    withdrawals.announce(tenant_id=memory.tenant_id, user_id=memory.user_id, memory_ids=[memory.id],
+                         cause="superseded", replaced_by={str(memory.id): str(new.id)})
+    return new
+
+
+def memory_invalidate(
+    *, tenant: Tenant, memory_id: uuid.UUID | str, invalid_at: datetime, actor: str, reason: str, job_id: str = "",
+    contradicted_by: MemoryItem | None = None,
+) -> MemoryItem:
+    """A contradicted fact stops holding at `invalid_at` (world time) and stops
+    being current now (system time). It is kept for as_of queries, never deleted.
+    `contradicted_by`: the memory that says otherwise, when it is already saved
+    (what the fact supported is re-evaluated against it)."""
+    with transaction.atomic():
+        memory = _lock_memory(tenant, memory_id)
+        _check_version(memory, None)
+        now = timezone.now()
+
+        def change(row: MemoryItem) -> None:
+            row.invalid_at, row.expired_at = invalid_at, now
+
+        apply_change(memory, change, actor=actor, event=HistoryEvent.INVALIDATE, old_text=memory.text,
+                     reason=reason, job_id=job_id, now=now, fields=["invalid_at", "expired_at"])
+        withdrawals.announce(tenant_id=memory.tenant_id, user_id=memory.user_id, memory_ids=[memory.id],
+                             cause="invalidated",
+                             replaced_by={str(memory.id): str(contradicted_by.id)} if contradicted_by else {})
+        return memory
+
+
+def merged_text_default(texts: Sequence[str]) -> str:
+    """The merged text when none is given: the distinct texts, in order, as one."""
+    parts = list(dict.fromkeys(" ".join(t.split()).rstrip(".;") for t in texts))
+    return "; ".join(parts) + "."
+
+
+def memory_merge(
+    *, tenant: Tenant, memory_ids: Sequence[uuid.UUID | str], merged_text: str | None, actor: str, reason: str = "",
+    expected_versions: dict[str, int] | None = None,
+) -> MemoryItem:
+    """Merge memories of one user into one new memory; the originals are superseded by it.
+    expected_versions (id -> version) makes a stale view a conflict, as for an update."""
+    ids = list(dict.fromkeys(map(str, memory_ids)))
+    if len(ids) < 2:
+        raise InvalidOperation("select at least two memories to merge", field="memory_ids")
+    unknown = set(expected_versions or {}) - set(ids)
+    if unknown:
+        raise InvalidOperation(f"expected_versions names memories not being merged: {sorted(unknown)}",
+                               field="expected_versions")
+    with transaction.atomic():
+        memories = list(MemoryItem.objects.select_for_update().filter(tenant=tenant, id__in=ids).order_by("id"))
+        if len(memories) != len(ids):
+            raise MemoryNotFound("one or more memories to merge were not found")
+        if len({m.user_id for m in memories}) > 1:
+            raise InvalidOperation("memories of different users cannot be merged", field="memory_ids")
+        for memory in memories:
+            _check_version(memory, (expected_versions or {}).get(str(memory.id)))
+        if merged_text is None:
+            by_time = sorted(memories, key=lambda m: (m.valid_at or m.created_at, str(m.id)))
+            merged_text = merged_text_default([m.text for m in by_time])
+        now = timezone.now()
+        first = memories[0]
+        tags = list(dict.fromkeys(t for m in memories for t in m.tags))
+        data: dict = {}
+        for m in memories:
+            data = {**m.data, **data}
+        for m in memories:
+            m.expired_at = now
+            m.updated_at = now
+        MemoryItem.objects.bulk_update(memories, ["expired_at", "updated_at"])
+        spec = MemorySpec(
+            user_id=first.user_id, text=merged_text, memory_type=first.memory_type,
+            importance=max(m.importance for m in memories), confidence=max(m.confidence for m in memories),
+            tags=tags, data=data, agent_id=first.agent_id, group_id=first.group_id,
+            valid_at=min((m.valid_at for m in memories if m.valid_at), default=now),
+        )
+        validate_spec(spec)
+        # It expires only when every original would have: one that never expires keeps its words.
+        expiries = [m.expires_at for m in memories]
+        merged = _new_item(tenant, spec, now, version=max(m.version for m in memories) + 1,
+                           expires_at=None if None in expiries else max(e for e in expiries if e))
+        clash = _current_with_text(tenant.id, first.user_id, merged.content_hash)
+        if clash:
+            raise VersionConflict(f"memory {clash.id} of this user already has the merged text")
+        _insert_memories([merged])
+        for m in memories:
+            m.superseded_by = merged
+        MemoryItem.objects.bulk_update(memories, ["superseded_by"])
+        _copy_sources(memories, merged)
+        merged_ids = ", ".join(str(m.id) for m in memories)
+        MemoryHistory.objects.bulk_create(
+            [_history(m, HistoryEvent.MERGE, actor=actor, old_text=m.text, new_text=merged_text,
+                      reason=reason or f"merged into {merged.id}") for m in memories]
+            + [_history(merged, HistoryEvent.MERGE, actor=actor, new_text=merged_text, new_data=_snapshot(merged),
+                        reason=reason or f"merged from {merged_ids}")]
+        )
+        _enqueue_embedding([merged.id])
+        withdrawals.announce(tenant_id=tenant.id, user_id=first.user_id, memory_ids=[m.id for m in memories],
+                             cause="superseded", replaced_by={str(m.id): str(merged.id) for m in memories})
+        return merged
+
+
+def memory_set_status(
+    *, tenant: Tenant, memory_id: uuid.UUID | str, status: str, actor: str, reason: str = "",
+    expected_version: int | None = None,
+) -> WriteResult:
+    """Archive (soft delete), restore, approve or reject a memory, as a history event."""
+    events: dict[str, str] = {
+        MemoryStatus.ARCHIVED: HistoryEvent.DELETE,
+        MemoryStatus.ACTIVE: HistoryEvent.RESTORE,
+        MemoryStatus.REJECTED: HistoryEvent.REJECT,
+    }
+    with transaction.atomic():
+        memory = _lock_memory(tenant, memory_id)
+        if expected_version is not None and expected_version != memory.version:
+            raise VersionConflict(f"expected version {expected_version}, memory is at version {memory.version}",
+                                  current_version=memory.version)
+        if memory.status == status:
+            return WriteResult("NOOP", memory, reason=f"already {status}")
+        if status in CURRENT_STATUSES and memory.expired_at is None:
+            clash = _current_with_text(tenant.id, memory.user_id, memory.content_hash, exclude_id=memory.id)
+            if clash:
+                raise VersionConflict(f"memory {clash.id} with the same text is already current")
+        approving = memory.status == MemoryStatus.PENDING and status == MemoryStatus.ACTIVE
+        event = HistoryEvent.APPROVE if approving else events[status]
+        was_current = memory.status in CURRENT_STATUSES
+        now = timezone.now()
+
+        def change(row: MemoryItem) -> None:
+            row.status, row.archived_at = status, now if status == MemoryStatus.ARCHIVED else None
+
+        apply_change(memory, change, actor=actor, event=event, reason=reason, now=now,
+                     fields=["status", "archived_at"])
+        _sync_vector_status([memory])
+        if status not in CURRENT_STATUSES and was_current:
+            withdrawals.announce(tenant_id=tenant.id, user_id=memory.user_id, memory_ids=[memory.id],
+                                 cause="forgotten")
+        return WriteResult("DELETE" if status == MemoryStatus.ARCHIVED else "UPDATE", memory)
+
+
+def memories_archive_expired(*, now: datetime | None = None, limit: int = 500) -> int:
+    """Archive memories past their expires_at (search already skips them), each
+    with a DELETE history row saying so; returns how many. Rows locked by a
+    writer are left for the next run."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        expired = list(MemoryItem.objects.select_for_update(skip_locked=True)
+                       .filter(vocabulary.is_expired(now)).order_by("expires_at")[:limit])
+        history = []
+        for memory in expired:
+            moment = memory.expires_at.isoformat() if memory.expires_at else ""
+
+            def change(row: MemoryItem) -> None:
+                row.status, row.archived_at = MemoryStatus.ARCHIVED, now
+
+            row = apply_change(memory, change, actor="expiry", event=HistoryEvent.DELETE, now=now,
+                               reason=f"expired at {moment}", fields=["status", "archived_at"], save=False)
+            history.append(row)  # type: ignore[arg-type]
+        MemoryItem.objects.bulk_update(expired, ["status", "version", "updated_at", "archived_at"])
+        _sync_vector_status(expired)
+        insert_objects(MemoryHistory, history)
+    return len(expired)
+
+
+def memory_note(*, memory: MemoryItem, event: str, actor: str, reason: str, old_data: dict | None = None,
+                new_data: dict | None = None, save: bool = True) -> MemoryHistory:
+    """A history row for a change kept beside the memory row (a trait's stage,
+    pin): the audit trail's one entry point outside the functions above."""
+    row = _history(memory, event, actor=actor, old_data=old_data, new_data=new_data, reason=reason)
+    if save:
+        row.save()
+    return row
+
+
+def memory_compare_and_set_confidence(*, memory: MemoryItem, confidence: float, actor: str, reason: str,
+                                      now: datetime) -> bool:
+    """Optimistic lock for trait evidence: set confidence and bump the version
+    only if the memory is still at the version the caller read; a history row
+    records the step. False when another writer got there first."""
+    new_confidence = min(max(confidence, 0.0), 1.0)
+    bumped = MemoryItem.objects.filter(id=memory.id, version=memory.version).update(
+        version=F("version") + 1, updated_at=now, confidence=new_confidence)
+    if bumped:
+        _history(memory, HistoryEvent.UPDATE, actor=actor, reason=reason,
+                 old_data={"confidence": round(memory.confidence, 4), "version": memory.version},
+                 new_data={"confidence": round(new_confidence, 4), "version": memory.version + 1}).save()
+    return bool(bumped)
+
+
+def memory_bump_version(*, memory_id: uuid.UUID | str) -> None:
+    """A change kept beside the memory row (a trait's stage) makes a new version of it."""
+    MemoryItem.objects.filter(id=memory_id).update(version=F("version") + 1, updated_at=timezone.now())
+
+
+def memory_record_approval(*, memory: MemoryItem, actor: str, reason: str, edited: bool, session_id: str,
+                           message_indices: list[int], job_id: str) -> None:
+    """The APPROVE event of a reviewed candidate (and its source, if the
+    memory has none). An edit is recorded as who and when, never the words
+    the reviewer removed."""
+    if session_id and not memory.sources.exists():
+        MemorySource.objects.create(item=memory, session_id=session_id, message_indices=message_indices,
+                                    job_id=job_id)
+    _history(memory, HistoryEvent.APPROVE, actor=actor, new_text=memory.text, reason=reason, job_id=job_id,
+             new_data={"edited_by_reviewer": edited}).save()

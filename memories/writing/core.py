@@ -1,0 +1,299 @@
+"""The writer's core: what a write is given (MemorySpec) and answers (WriteResult),
+the rules every saved memory obeys, and the one versioned change (apply_change)
+every other module of the writer uses."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.contrib.postgres.search import SearchVector
+from django.db import connection
+from django.db.models import Value
+from django.utils import timezone
+
+from memories import vocabulary
+from memories.bulk import Computed, insert_objects
+from memories.errors import InvalidOperation, VersionConflict, get_or_not_found
+from memories.identity import ID_FIELDS, normalize_identifier
+from memories.models import (
+    EmbeddingState,
+    MemoryHistory,
+    MemoryItem,
+    MemorySource,
+    MemoryStatus,
+    MemoryVector,
+    Tenant,
+)
+from memories.queue import enqueue
+from memories.text import content_hash, index_document
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class MemorySpec:
+    """What a client asks to remember; validated by the API before it gets here."""
+
+    user_id: str
+    text: str
+    memory_type: str = "fact"
+    importance: float = 0.5
+    confidence: float = 1.0
+    tags: list[str] = field(default_factory=list)
+    data: dict = field(default_factory=dict)
+    agent_id: str = ""
+    session_id: str = ""
+    group_id: str = ""
+    valid_at: datetime | None = None
+    expires_at: datetime | None = None  # None: the type's default TTL (MEMORY_TTL_DAYS_BY_TYPE), else never
+    status: str = MemoryStatus.ACTIVE
+    source_session_id: str = ""
+    source_message_indices: list[int] = field(default_factory=list)
+
+
+@dataclass
+class WriteResult:
+    operation: str  # ADD | NOOP | UPDATE | DELETE
+    memory: MemoryItem
+    reason: str = ""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _history(
+    memory: MemoryItem,
+    event: str,
+    *,
+    actor: str,
+    old_text: str | None = None,
+    new_text: str | None = None,
+    old_data: dict | None = None,
+    new_data: dict | None = None,
+    reason: str = "",
+    job_id: str = "",
+) -> MemoryHistory:
+    return MemoryHistory(
+        memory_id=memory.id,
+        tenant_id=memory.tenant_id,
+        user_id=memory.user_id,
+        event=event,
+        old_text=old_text,
+        new_text=new_text,
+        old_data=old_data,
+        new_data=new_data,
+        actor=actor,
+        reason=reason,
+        job_id=job_id,
+    )
+
+
+def _snapshot(memory: MemoryItem) -> dict:
+    """The non-text fields a history row records as old/new data."""
+    return {
+        "memory_type": memory.memory_type,
+        "importance": memory.importance,
+        "confidence": memory.confidence,
+        "tags": list(memory.tags),
+        "data": memory.data,
+        "status": memory.status,
+        "valid_at": memory.valid_at.isoformat() if memory.valid_at else None,
+        "invalid_at": memory.invalid_at.isoformat() if memory.invalid_at else None,
+        "expires_at": memory.expires_at.isoformat() if memory.expires_at else None,
+        "version": memory.version,
+    }
+
+
+def _changes(before: dict, after: dict) -> tuple[dict, dict]:
+    """What a change did, not two full copies: the fields that differ (and,
+    inside `data`, only the keys that differ; a removed key is in old only)."""
+    old: dict = {}
+    new: dict = {}
+    for name in before.keys() | after.keys():
+        if before.get(name) == after.get(name):
+            continue
+        if name == "data" and isinstance(before.get(name), dict) and isinstance(after.get(name), dict):
+            was, now = before[name], after[name]
+            old["data"] = {k: was[k] for k in was if k not in now or now[k] != was[k]}
+            new["data"] = {k: now[k] for k in now if k not in was or was[k] != now[k]}
+            continue
+        old[name], new[name] = before.get(name), after.get(name)
+    return old, new
+
+
+def search_document(text: str) -> SearchVector:
+    """The full-text vector of a text, computed by the INSERT itself: Python
+    segments (jieba for Chinese), Postgres builds the tsvector."""
+    return SearchVector(Value(index_document(text)), config="simple")
+
+
+# The full-text column as inserts compute it: the same document as search_document.
+INDEXED_TEXT = Computed("to_tsvector('simple', {})", "text",
+                        lambda item: index_document(item.text))  # type: ignore[attr-defined]
+
+
+def _enqueue_embedding(item_ids: Iterable[uuid.UUID]) -> None:
+    ids = [str(i) for i in item_ids]
+    if ids:  # broker down: the rows stay 'pending' for the backfill
+        enqueue(vocabulary.TASK_EMBED_MEMORIES, ids, swallow_broker_errors=True)
+
+
+def _sync_vector_status(items: Iterable[MemoryItem]) -> None:
+    for item in items:
+        MemoryVector.objects.filter(item_id=item.id).update(status=item.status, memory_type=item.memory_type)
+
+
+def current_memories(tenant_id: int, user_id: str):
+    """A user's current memories (not replaced, active or pending): what a new
+    text is deduplicated against, and what the unique hash index covers."""
+    return MemoryItem.objects.filter(vocabulary.is_current(), tenant_id=tenant_id, user_id=user_id)
+
+
+def _current_with_text(tenant_id: int, user_id: str, digest: str, *, exclude_id=None) -> MemoryItem | None:
+    queryset = current_memories(tenant_id, user_id).filter(content_hash=digest)
+    return (queryset.exclude(id=exclude_id) if exclude_id else queryset).first()
+
+
+def _copy_sources(originals: Iterable[MemoryItem], to: MemoryItem) -> None:
+    """A new version or merge keeps the provenance of what it replaces."""
+    MemorySource.objects.bulk_create(
+        MemorySource(item=to, session_id=s.session_id, message_indices=s.message_indices, job_id=s.job_id)
+        for s in MemorySource.objects.filter(item__in=list(originals))
+    )
+
+
+def user_write_lock(tenant_id: int, user_id: str) -> None:
+    """Serialise writes for one user until the transaction ends: ingestion
+    holds it while it decides and applies a job (parallel jobs cannot add the
+    same memory twice), erasure while it erases (a job never writes between)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"ingest:{tenant_id}:{user_id}"])
+
+
+def _lock_memory(tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
+    return get_or_not_found(MemoryItem.objects.select_for_update().filter(tenant=tenant), "memory", id=memory_id)
+
+
+def _check_version(memory: MemoryItem, expected_version: int | None) -> None:
+    if memory.expired_at is not None:
+        raise VersionConflict(
+            f"memory {memory.id} is no longer current",
+            current_version=memory.version,
+            superseded_by=str(memory.superseded_by_id) if memory.superseded_by_id else None,
+        )
+    if expected_version is not None and expected_version != memory.version:
+        raise VersionConflict(
+            f"expected version {expected_version}, memory is at version {memory.version}",
+            current_version=memory.version,
+        )
+
+
+def _max_length(field_name: str) -> int:
+    field = MemoryItem._meta.get_field(field_name)
+    return int(getattr(field, "max_length", 0) or 0)
+
+
+def validate_spec(spec: MemorySpec) -> None:
+    """The rules every saved memory obeys, whoever calls (API, admin, import,
+    extraction): PostgreSQL refuses NUL characters in text and JSON, so they
+    are refused here as bad input rather than surfacing as a database error."""
+    from django.conf import settings
+
+    if not spec.user_id or "\x00" in spec.user_id:
+        raise InvalidOperation("user_id must be a non-empty string without NUL characters", field="user_id")
+    for name in ID_FIELDS:
+        setattr(spec, name, normalize_identifier(getattr(spec, name), field=name))
+    if not spec.text or not spec.text.strip() or "\x00" in spec.text:
+        raise InvalidOperation("text must be non-empty and contain no NUL characters", field="text")
+    if len(spec.text) > settings.MEMORY_MAX_TEXT_CHARS:
+        raise InvalidOperation(f"text is longer than {settings.MEMORY_MAX_TEXT_CHARS} characters", field="text")
+    for name in ("user_id", "agent_id", "session_id", "group_id"):
+        limit = _max_length(name)
+        if len(getattr(spec, name)) > limit:
+            raise InvalidOperation(f"{name} is longer than {limit} characters", field=name)
+    if any("\x00" in tag for tag in spec.tags):
+        raise InvalidOperation("tags must not contain NUL characters", field="tags")
+    tag_limit = int(MemoryItem._meta.get_field("tags").base_field.max_length or 0)
+    if any(len(tag) > tag_limit for tag in spec.tags):
+        raise InvalidOperation(f"each tag must be at most {tag_limit} characters", field="tags")
+    try:
+        encoded = json.dumps(spec.data, allow_nan=False)
+    except (TypeError, ValueError):
+        raise InvalidOperation("data must be JSON without NaN or Infinity", field="data") from None
+    if "\\u0000" in encoded:
+        raise InvalidOperation("data must not contain NUL characters", field="data")
+    if not 0 <= spec.importance <= 1 or not 0 <= spec.confidence <= 1:
+        raise InvalidOperation("importance and confidence must be between 0 and 1", field="importance")
+
+
+def default_expiry(memory_type: str, now: datetime) -> datetime | None:
+    """When a memory of this type saved now expires by default (MEMORY_TTL_DAYS_BY_TYPE), or None."""
+    from django.conf import settings
+
+    days = settings.MEMORY_TTL_DAYS_BY_TYPE.get(memory_type)
+    return now + timedelta(days=days) if days else None
+
+
+def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides) -> MemoryItem:
+    values = dict(
+        id=uuid.uuid4(),
+        tenant=tenant,
+        user_id=spec.user_id,
+        agent_id=spec.agent_id,
+        session_id=spec.session_id,
+        group_id=spec.group_id,
+        memory_type=spec.memory_type,
+        text=spec.text,
+        data=spec.data,
+        importance=spec.importance,
+        confidence=spec.confidence,
+        tags=list(dict.fromkeys(spec.tags)),
+        content_hash=content_hash(spec.text),
+        status=spec.status,
+        archived_at=now if spec.status == MemoryStatus.ARCHIVED else None,
+        valid_at=spec.valid_at or now,
+        expires_at=spec.expires_at or default_expiry(spec.memory_type, now),
+        created_at=now,
+        updated_at=now,
+        embedding_state=EmbeddingState.PENDING,
+    )
+    values.update(overrides)
+    return MemoryItem(**values)
+
+
+def _insert_memories(items: Sequence[MemoryItem]) -> None:
+    """The one way new memory rows are written (batches, new versions, merges):
+    the full-text column is computed by the INSERT from each text's document."""
+    insert_objects(MemoryItem, items, {"search_vector": INDEXED_TEXT})
+
+
+def apply_change(memory: MemoryItem, change: Callable[[MemoryItem], object], *, actor: str, event: str,
+                 fields: Sequence[str], reason: str = "", old_text: str | None = None, new_text: str | None = None,
+                 job_id: str = "", now: datetime | None = None, record_data: bool = True, save: bool = True,
+                 skip_if_unchanged: bool = False) -> MemoryHistory | None:
+    """The versioned change, written once: snapshot -> change -> version + 1 -> save -> history.
+
+    `change` edits the locked row in place; `fields` are what it may touch. The history row carries the
+    fields that differ (record_data=False when they would only repeat the text, as an episode's turns do).
+    save=False leaves the row and its history unsaved for a caller that writes a batch of them
+    (bulk_update + one insert). skip_if_unchanged: nothing differs, nothing is written, None is returned.
+    """
+    before = _snapshot(memory)
+    change(memory)
+    after = _snapshot(memory)
+    if skip_if_unchanged and after == before and old_text == new_text:
+        return None
+    memory.version += 1
+    memory.updated_at = now or timezone.now()
+    old, new = _changes(before, _snapshot(memory)) if record_data else ({}, {})
+    row = _history(memory, event, actor=actor, old_text=old_text, new_text=new_text, old_data=old or None,
+                   new_data=new or None, reason=reason, job_id=job_id)
+    if save:
+        memory.save(update_fields=[*dict.fromkeys([*fields, "version", "updated_at"])])
+        row.save()
+    return row

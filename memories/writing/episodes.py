@@ -1,0 +1,112 @@
+"""Episodes: a session's original turns kept as episodic memories (seed 002's
+MemUnit), grown in place while they fit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memories import vocabulary
+from memories.models import (
+    EmbeddingState,
+    HistoryEvent,
+    MemoryItem,
+    MemorySource,
+    MemoryType,
+    Tenant,
+)
+from memories.text import content_hash
+from memories.writing.core import (
+    MemorySpec,
+    _enqueue_embedding,
+    apply_change,
+    search_document,
+)
+from memories.writing.create import _create_batch
+
+EPISODE_TAG = "episode"  # an episode memory: a session's original turns (seed 002's MemUnit)
+
+
+def episode_lines(turns: Sequence[dict]) -> str:
+    """One line per turn: "[2023-05-08 13:56] Caroline: I went to a support group yesterday"."""
+    return "\n".join(f"[{t.get('at', '')[:16].replace('T', ' ')}] {t['speaker']}: {' '.join(t['text'].split())}"
+                      for t in turns)
+
+
+def _episode_groups(turns: Sequence[dict], room: int, max_chars: int) -> list[list[dict]]:
+    """Split turns into groups whose lines fit: the first into `room` (what the current
+    episode has left), the others into max_chars each; a turn is never split."""
+    groups: list[list[dict]] = [[]]
+    left = room
+    for turn in turns:
+        size = len(episode_lines([turn])) + 1
+        if size > left and (groups[-1] or left < max_chars):  # a fresh part takes even an oversized turn
+            groups.append([])
+            left = max_chars
+        groups[-1].append(turn)
+        left -= size
+    return groups
+
+
+def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequence[dict], actor: str,
+                   job_id: str = "", agent_id: str = "", group_id: str = "", max_chars: int = 2000,
+                   narrative: str | None = None) -> list[MemoryItem]:
+    """Keep a speaker's original turns of a session as episodic memories (seed 002's MemUnit):
+    appended to the session's current episode (text, full text, data.turns; a history UPDATE
+    with the added lines; re-embedded) while it stays under max_chars, then in new parts.
+    Call under the user's write lock (ingestion holds it). A narrative (with an LLM) is added
+    to the last episode touched, as a "Summary:" line and in data.narratives."""
+    from django.conf import settings
+
+    longest = settings.MEMORY_MAX_TEXT_CHARS - 200  # a title and one very long turn still fit a memory
+    turns = [{**t, "text": t["text"][:longest]} for t in turns]
+    episode = (MemoryItem.objects.select_for_update()
+               .filter(vocabulary.is_current(), tenant=tenant, user_id=user_id, session_id=session_id,
+                       memory_type=MemoryType.EPISODIC, tags__contains=[EPISODE_TAG])
+               .order_by("-created_at").first())
+    room = max_chars - len(episode.text) if episode is not None else 0
+    touched: list[MemoryItem] = []
+    for index, group in enumerate(_episode_groups(turns, room, max_chars)):
+        if not group:
+            continue
+        lines = episode_lines(group)
+        indices = [int(t["index"]) for t in group if "index" in t]
+        if index == 0 and episode is not None:
+            grown = episode
+
+            def grow(row: MemoryItem, lines: str = lines, group: list[dict] = group) -> None:
+                row.text = f"{row.text}\n{lines}"
+                row.content_hash = content_hash(row.text)
+                row.data = {**row.data, "turns": [*row.data.get("turns", []), *group]}
+                row.embedding_state = EmbeddingState.PENDING
+
+            apply_change(grown, grow, actor=actor, event=HistoryEvent.UPDATE, new_text=lines, job_id=job_id,
+                         reason=f"episode grew by {len(group)} turn(s)", record_data=False,
+                         fields=["text", "content_hash", "data", "embedding_state"])
+            MemoryItem.objects.filter(id=grown.id).update(search_vector=search_document(grown.text))
+            MemorySource.objects.create(item=grown, session_id=session_id, message_indices=indices, job_id=job_id)
+            _enqueue_embedding([episode.id])
+            touched.append(episode)
+            continue
+        part = 1 + MemoryItem.objects.filter(tenant=tenant, user_id=user_id, session_id=session_id,
+                                             tags__contains=[EPISODE_TAG], expired_at__isnull=True).count()
+        day = str(group[0].get("at", ""))[:10]
+        title = f"Conversation {session_id}" + (f", {day}" if day else "") + (f" (part {part})" if part > 1 else "")
+        spec = MemorySpec(user_id=user_id, text=f"{title}\n{lines}", memory_type=MemoryType.EPISODIC,
+                          importance=0.3, confidence=1.0, tags=[EPISODE_TAG],
+                          data={"session_id": session_id, "part": part, "turns": list(group)}, agent_id=agent_id,
+                          session_id=session_id, group_id=group_id, source_session_id=session_id,
+                          source_message_indices=indices)
+        touched.append(_create_batch(tenant, [spec], actor, job_id, True)[0].memory)
+    summary = f"Summary: {' '.join((narrative or '').split())[:500]}"
+    if narrative and touched and len(touched[-1].text) + len(summary) < settings.MEMORY_MAX_TEXT_CHARS:
+        last = touched[-1]
+
+        def narrate(row: MemoryItem) -> None:
+            row.text = f"{row.text}\n{summary}"
+            row.content_hash = content_hash(row.text)
+            row.data = {**row.data, "narratives": [*row.data.get("narratives", []), summary[9:]]}
+
+        apply_change(last, narrate, actor=actor, event=HistoryEvent.UPDATE, new_text=summary, job_id=job_id,
+                     reason="episode narrative", record_data=False, fields=["text", "content_hash", "data"])
+        MemoryItem.objects.filter(id=last.id).update(search_vector=search_document(last.text))
+    return touched
