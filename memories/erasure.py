@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.apps import apps
 from django.db import transaction
 from django.db.models import Q
 
+from memories import withdrawals
 from memories.models import Candidate, CandidateStatus, ConversationJob, ErasureReceipt, MemoryItem, Tenant
 from memories.quota import forget_usage
 from memories.writing import user_forget, user_write_lock
@@ -36,23 +36,38 @@ class Store:
     why: str
 
 
-REGISTRY: tuple[Store, ...] = (
+# Memories' own stores; the apps built on memories add theirs from their app configs (register_store).
+REGISTRY: list[Store] = [
     Store("memories", ("memories.MemoryItem",), "delete", "the memories themselves"),
     Store("vectors", ("memories.MemoryVector",), "delete", "embeddings and chunk texts (with their memory)"),
     Store("sources", ("memories.MemorySource",), "delete", "provenance (with their memory)"),
-    Store("traits", ("traits.Trait",), "delete", "traits are trait memories (with their memory)"),
-    Store("trait_evidence", ("traits.TraitEvidence",), "delete", "links to the user's memories"),
     Store("history_scrubbed", ("memories.MemoryHistory",), "scrub",
           "audit rows stay with events, actors and times; texts, data and reasons are emptied"),
     Store("candidates", ("memories.Candidate",), "scrub", "pending ones rejected; text, data and changes emptied"),
     Store("jobs", ("memories.ConversationJob",), "scrub",
           "messages, participants, operations, warnings and errors emptied; status and counts kept"),
-    Store("reflection_cycles", ("reflection.ReflectionCycle",), "scrub", "error texts emptied; counts kept"),
     Store("admin_log", ("admin.LogEntry",), "scrub", "the admin's own log quotes a changed object's text"),
     Store("receipts", ("memories.ErasureReceipt",), "kept", "the proof of erasure: counts, actor, time, no content"),
     Store("working_memory", (), "delete", "Redis list of the user's recent items"),
     Store("access_counts", (), "delete", "buffered read counts (Redis and this process) of the erased memories"),
-)
+]
+
+# A step erases (or, dry_run, counts) one store of one user: (tenant, user id, dry run, agent id or None)
+# -> counts by store name. Steps registered with before_memories run before the memory rows go (a store
+# that hangs on them); the rest after.
+ErasureStep = Callable[[Tenant, str, bool, "str | None"], dict[str, int]]
+_STEPS_BEFORE_MEMORIES: list[ErasureStep] = []
+_STEPS_AFTER_MEMORIES: list[ErasureStep] = []
+
+
+def register_store(*stores: Store, step: ErasureStep, before_memories: bool = False) -> None:
+    """An app's stores and the step that erases them (from its AppConfig.ready; once)."""
+    steps = _STEPS_BEFORE_MEMORIES if before_memories else _STEPS_AFTER_MEMORIES
+    if step in steps:
+        return
+    REGISTRY.extend(stores)
+    steps.append(step)
+
 
 # Tables that hold text but never a memory user's words (checked by the registry test too).
 NOT_USER_DATA: dict[str, str] = {
@@ -90,10 +105,15 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
                       .values_list("id", flat=True)]
         candidate_ids = [str(i) for i in Candidate.objects.filter(tenant=tenant, user_id=user_id, **scope)
                          .values_list("id", flat=True)]
-        counts = user_forget(tenant=tenant, user_id=user_id, actor=actor, reason=reason, dry_run=dry_run,
-                             agent_id=agent_id)
-        for name, step in _DATABASE_STEPS:
-            counts[name] = step(tenant, user_id, dry_run, agent_id)
+        if agent_id is not None and not dry_run:  # the user's traits stay: what they stood on is withdrawn
+            withdrawals.announce(tenant_id=tenant.id, user_id=user_id, memory_ids=memory_ids, cause="erased")
+        counts: dict[str, int] = {}
+        for step in _STEPS_BEFORE_MEMORIES:
+            counts.update(step(tenant, user_id, dry_run, agent_id))
+        counts.update(user_forget(tenant=tenant, user_id=user_id, actor=actor, reason=reason, dry_run=dry_run,
+                                  agent_id=agent_id))
+        for step in (_scrub_candidates, _scrub_jobs, *_STEPS_AFTER_MEMORIES):
+            counts.update(step(tenant, user_id, dry_run, agent_id))
         counts["admin_log"] = _scrub_admin_log(memory_ids + candidate_ids, dry_run)
         counts.update(_caches(tenant, user_id, memory_ids, dry_run, whole_user=agent_id is None))
         receipt = None
@@ -117,20 +137,21 @@ def _agent_scope(agent_id: str | None) -> Q:
     return Q(agent_id=agent_id) if agent_id is not None else Q()
 
 
-def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> int:
+def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> dict[str, int]:
     rows = Candidate.objects.filter(_agent_scope(agent_id), tenant=tenant, user_id=user_id).filter(
         ~Q(text=ERASED) | ~Q(data={}) | ~Q(changes={}) | ~Q(tags=[]) | ~Q(reason_detail=ERASED)
         | ~Q(source_messages=[]) | Q(status=CandidateStatus.PENDING))
     if dry_run:
-        return rows.count()
+        return {"candidates": rows.count()}
     from django.utils import timezone
 
     rows.filter(status=CandidateStatus.PENDING).update(status=CandidateStatus.REJECTED, resolved_at=timezone.now(),
                                                        resolved_by="erasure")
-    return rows.update(text=ERASED, data={}, changes={}, tags=[], reason_detail=ERASED, source_messages=[])
+    return {"candidates": rows.update(text=ERASED, data={}, changes={}, tags=[], reason_detail=ERASED,
+                                      source_messages=[])}
 
 
-def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> int:
+def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> dict[str, int]:
     """Jobs of the user, and jobs of others in which the user spoke (participants)."""
     spoke_in = ConversationJob.objects.filter(_agent_scope(agent_id), tenant=tenant).extra(
         where=["EXISTS (SELECT 1 FROM jsonb_each_text(conversation_jobs.participants) AS p "
@@ -138,17 +159,9 @@ def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | Non
     rows = (ConversationJob.objects.filter(_agent_scope(agent_id), tenant=tenant, user_id=user_id) | spoke_in).filter(
         ~Q(messages=[]) | ~Q(operations=[]) | ~Q(participants={}) | ~Q(warnings=[]) | ~Q(error=ERASED))
     if dry_run:
-        return rows.count()
-    return ConversationJob.objects.filter(id__in=list(rows.values_list("id", flat=True))).update(
-        messages=[], operations=[], participants={}, warnings=[], error=ERASED)
-
-
-def _scrub_reflection_cycles(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> int:
-    if agent_id is not None:
-        return 0  # cycles belong to the user, not to an agent
-    ReflectionCycle = apps.get_model("reflection", "ReflectionCycle")  # by label: reflection builds on memories
-    rows = ReflectionCycle.objects.filter(tenant=tenant, user_id=user_id).exclude(error=ERASED)
-    return rows.count() if dry_run else rows.update(error=ERASED)
+        return {"jobs": rows.count()}
+    return {"jobs": ConversationJob.objects.filter(id__in=list(rows.values_list("id", flat=True))).update(
+        messages=[], operations=[], participants={}, warnings=[], error=ERASED)}
 
 
 def _scrub_admin_log(object_ids: list[str], dry_run: bool) -> int:
@@ -156,13 +169,6 @@ def _scrub_admin_log(object_ids: list[str], dry_run: bool) -> int:
 
     rows = LogEntry.objects.filter(object_id__in=object_ids).exclude(object_repr=ERASED, change_message=ERASED)
     return rows.count() if dry_run else rows.update(object_repr=ERASED, change_message=ERASED)
-
-
-_DATABASE_STEPS: tuple[tuple[str, Callable[[Tenant, str, bool, str | None], int]], ...] = (
-    ("candidates", _scrub_candidates),
-    ("jobs", _scrub_jobs),
-    ("reflection_cycles", _scrub_reflection_cycles),
-)
 
 
 def _caches(tenant: Tenant, user_id: str, memory_ids: list[str], dry_run: bool,

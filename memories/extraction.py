@@ -47,7 +47,7 @@ class Message:
 
 
 @dataclass
-class CandidateMemory:
+class ExtractedStatement:
     subject: str  # participant name the memory is about
     text: str
     memory_type: str = MemoryType.FACT
@@ -72,7 +72,7 @@ class Extractor(Protocol):
     name: str
 
     def extract(self, *, messages: list[Message], speakers: dict[str, str], existing: list[ExistingMemory],
-                now: datetime) -> list[CandidateMemory]: ...
+                now: datetime) -> list[ExtractedStatement]: ...
 
 
 # --------------------------------------------------------------------------- dates
@@ -305,8 +305,8 @@ class RulesExtractor:
         self.use_classifier = use_classifier
 
     def extract(self, *, messages: list[Message], speakers: dict[str, str], existing: list[ExistingMemory],
-                now: datetime) -> list[CandidateMemory]:
-        ruled: list[tuple[str, CandidateMemory]] = []
+                now: datetime) -> list[ExtractedStatement]:
+        ruled: list[tuple[str, ExtractedStatement]] = []
         undecided: list[_Sentence] = []
         for message in messages:
             subject = self._subject(message, speakers)
@@ -343,7 +343,7 @@ class RulesExtractor:
                 out.append(self._classified(sentence, memory_type, probability))
         return out
 
-    def _forget(self, sentence: str, subject: str, moment: datetime, index: int) -> CandidateMemory | None:
+    def _forget(self, sentence: str, subject: str, moment: datetime, index: int) -> ExtractedStatement | None:
         """A request to forget ("forget that I like jazz", "别记住我喜欢爵士乐", "I don't smoke anymore",
         "我不再吃肉了"): a candidate whose text says what to forget."""
         clause = sentence.strip().rstrip(" .!。！")
@@ -361,7 +361,7 @@ class RulesExtractor:
         if not content or len(content.strip()) < 2:
             return None
         text, tags = self._rewrite(content.strip(), subject)
-        return CandidateMemory(subject=subject, text=text, memory_type=MemoryType.FACT, importance=1.0,
+        return ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.FACT, importance=1.0,
                                confidence=0.9, tags=["forget", *tags], valid_at=moment, source_messages=[index],
                                forget=True)
 
@@ -390,20 +390,20 @@ class RulesExtractor:
         other = (_ABOUT_OTHER_ZH if chinese else _ABOUT_OTHER_EN).match(clause)
         return text, [ABOUT_OTHER_TAG] if other else []
 
-    def _classified(self, sentence: _Sentence, memory_type: str, probability: float) -> CandidateMemory:
+    def _classified(self, sentence: _Sentence, memory_type: str, probability: float) -> ExtractedStatement:
         text, tags = self._rewrite(sentence.text, sentence.subject)
         text, when = anchor_relative_dates(text, sentence.moment)
         hedged = bool(_HEDGE.search(sentence.text))
-        return CandidateMemory(
+        return ExtractedStatement(
             subject=sentence.subject, text=text, memory_type=memory_type, importance=0.5 + 0.2 * probability,
             confidence=0.4 if hedged else round(min(0.6 + 0.3 * probability, 0.9), 2), tags=[*tags, "learned"],
             valid_at=when or sentence.moment, source_messages=[sentence.index])
 
-    def _sentence(self, sentence: str, subject: str, moment: datetime) -> CandidateMemory | None:
+    def _sentence(self, sentence: str, subject: str, moment: datetime) -> ExtractedStatement | None:
         chinese = has_han(sentence)
         if _CONTACT_DETAIL.search(sentence) and _FIRST_PERSON.search(sentence):
             text, tags = self._rewrite(sentence, subject)
-            return CandidateMemory(subject=subject, text=text, memory_type=MemoryType.PROFILE, importance=0.8,
+            return ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.PROFILE, importance=0.8,
                                    confidence=0.8, tags=["contact", *tags], valid_at=moment)
         for rule in _ZH_RULES if chinese else _EN_RULES:
             match = rule.pattern.search(sentence)
@@ -418,7 +418,7 @@ class RulesExtractor:
             text, when = anchor_relative_dates(text, moment)
             value = _slot_value(match.group(rule.value_group)) if rule.value_group else ""
             hedged = bool(_HEDGE.search(sentence))
-            return CandidateMemory(
+            return ExtractedStatement(
                 subject=subject, text=text, memory_type=rule.memory_type, importance=rule.importance,
                 confidence=0.4 if hedged else 0.8, tags=[rule.tag, *tags], valid_at=when or moment,
                 key=rule.key if value and not tags else "", value=value.lower() if value and not tags else "",
@@ -444,11 +444,11 @@ def about_the_group(sentence: str) -> bool:
 
 
 def group_profile_candidates(*, messages: list[Message], speakers: dict[str, str],
-                             now: datetime) -> list[CandidateMemory]:
+                             now: datetime) -> list[ExtractedStatement]:
     """Seed 002's group profile: who takes part, the roles people claim, and
     statements about the group itself ("we meet on Tuesdays", "我们每周二聚会").
     Each is a profile memory of its speaker, kept in the group's scope."""
-    out: list[CandidateMemory] = []
+    out: list[ExtractedStatement] = []
     seen: set[str] = set()
     for message in messages:
         subject = RulesExtractor._subject(message, speakers)
@@ -458,7 +458,7 @@ def group_profile_candidates(*, messages: list[Message], speakers: dict[str, str
         chinese = has_han(message.content)
         if subject not in seen:
             seen.add(subject)
-            out.append(CandidateMemory(subject=subject, text=f"{subject}是群组成员" if chinese else
+            out.append(ExtractedStatement(subject=subject, text=f"{subject}是群组成员" if chinese else
                                        f"{subject} is a member of the group", memory_type=MemoryType.PROFILE,
                                        importance=0.4, confidence=0.9, tags=["group", "member"], valid_at=moment,
                                        key=f"group_member:{subject}", value="yes", source_messages=[message.index]))
@@ -470,14 +470,14 @@ def group_profile_candidates(*, messages: list[Message], speakers: dict[str, str
             if role:
                 text = (f"{subject}是本群的{role.group(1)}" if has_han(sentence)
                         else f"{subject} is the group's {role.group(1).lower()}")
-                out.append(CandidateMemory(subject=subject, text=text, memory_type=MemoryType.PROFILE,
+                out.append(ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.PROFILE,
                                            importance=0.6, confidence=0.8, tags=["group", "role"], valid_at=moment,
                                            source_messages=[message.index]))
             elif about_the_group(sentence):
                 text = (f"群组（{subject}说）：{sentence}" if has_han(sentence)
                         else f"The group ({subject} said): {sentence}")
                 text, when = anchor_relative_dates(text, moment)
-                out.append(CandidateMemory(subject=subject, text=text, memory_type=MemoryType.PROFILE,
+                out.append(ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.PROFILE,
                                            importance=0.5, confidence=0.8, tags=["group"], valid_at=when or moment,
                                            source_messages=[message.index]))
     return out
@@ -522,7 +522,7 @@ def _parse_datetime(value) -> datetime | None:
 
 
 def parse_llm_reply(content: str | None, *, speakers: dict[str, str], message_count: int,
-                    existing_ids: set[str]) -> tuple[list[CandidateMemory], list[str]]:
+                    existing_ids: set[str]) -> tuple[list[ExtractedStatement], list[str]]:
     """Turn the model's reply into candidates. Bad items are dropped with a
     note; a reply that is not JSON at all raises a retryable error."""
     if not content:
@@ -566,7 +566,7 @@ def parse_llm_reply(content: str | None, *, speakers: dict[str, str], message_co
         sources = [i for i in item.get("source_messages", []) if isinstance(i, int) and 0 <= i < message_count] \
             if isinstance(item.get("source_messages"), list) else []
         contradicts = item.get("contradicts")
-        candidates.append(CandidateMemory(
+        candidates.append(ExtractedStatement(
             subject=subject, text=text.strip()[: settings.MEMORY_MAX_TEXT_CHARS], memory_type=memory_type,
             importance=_clamp(item.get("importance"), 0.5), confidence=_clamp(item.get("confidence"), 0.5),
             tags=tags, valid_at=_parse_datetime(item.get("valid_at")),
@@ -591,7 +591,7 @@ class LLMExtractor:
         self.notes: list[str] = []
 
     def extract(self, *, messages: list[Message], speakers: dict[str, str], existing: list[ExistingMemory],
-                now: datetime) -> list[CandidateMemory]:
+                now: datetime) -> list[ExtractedStatement]:
         import openai
 
         conversation = "\n".join(

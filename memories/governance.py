@@ -20,6 +20,7 @@ from memories.models import (
     Candidate,
     CandidateOperation,
     CandidateStatus,
+    ConversationJob,
     HistoryEvent,
     MemoryHistory,
     MemoryItem,
@@ -115,6 +116,26 @@ def review_hold(*, text: str, confidence: float, contradicted: MemoryItem | None
         reasons.append("sensitive")
         details.append("sensitive content: " + ", ".join(kinds))
     return HoldDecision(reasons=reasons, detail="; ".join(details))
+
+
+def review_candidate_create(*, tenant: Tenant, user_id: str, operation: str, spec: MemorySpec | None,
+                            target: MemoryItem | None, reasons: list[str], detail: str, api_key_id: int | None,
+                            job: ConversationJob | None = None, source_messages: list[int] | None = None,
+                            text: str | None = None, changes: dict | None = None) -> Candidate:
+    """The one constructor of review rows: a statement held by the gate (`spec`), or a change asked of
+    the memory `target` (no spec: the target's own fields; `changes` are the fields asked for)."""
+    base = target if spec is None else None
+    return Candidate.objects.create(
+        tenant=tenant, user_id=user_id, job=job, operation=operation, target=target, api_key_id=api_key_id,
+        text=text if text is not None else (spec.text if spec is not None else target.text),  # type: ignore[union-attr]
+        memory_type=spec.memory_type if spec is not None else base.memory_type,  # type: ignore[union-attr]
+        importance=spec.importance if spec is not None else base.importance,  # type: ignore[union-attr]
+        confidence=spec.confidence if spec is not None else base.confidence,  # type: ignore[union-attr]
+        tags=list(spec.tags if spec is not None else base.tags),  # type: ignore[union-attr]
+        data=spec.data if spec is not None else {}, valid_at=spec.valid_at if spec is not None else None,
+        reasons=reasons, reason_detail=detail, changes=changes or {}, source_messages=source_messages or [],
+        session_id=(spec or base).session_id, group_id=(spec or base).group_id,  # type: ignore[union-attr]
+        agent_id=(spec or base).agent_id)  # type: ignore[union-attr]
 
 
 # --------------------------------------------------------------------------- review queue
@@ -255,13 +276,11 @@ def _change_request(memory: MemoryItem, *, archive: bool, api_key_id: int, expec
                               current_version=memory.version)
     changes = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in fields.items()
                if v is not None or k == "expires_at"}
-    return Candidate.objects.create(
-        tenant_id=memory.tenant_id, user_id=memory.user_id, target=memory, api_key_id=api_key_id,
+    return review_candidate_create(
+        tenant=memory.tenant, user_id=memory.user_id, spec=None, target=memory, api_key_id=api_key_id,
         operation=CandidateOperation.ARCHIVE if archive else CandidateOperation.UPDATE,
-        text=changes.get("text", memory.text), memory_type=memory.memory_type, importance=memory.importance,
-        confidence=memory.confidence, tags=list(memory.tags), changes=changes, reasons=["changes_approved"],
-        reason_detail=f"an agent key asked to {'archive' if archive else 'change'} a memory an operator approved",
-        session_id=memory.session_id, group_id=memory.group_id, agent_id=memory.agent_id)
+        text=changes.get("text", memory.text), changes=changes, reasons=["changes_approved"],
+        detail=f"an agent key asked to {'archive' if archive else 'change'} a memory an operator approved")
 
 
 @transaction.atomic

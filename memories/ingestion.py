@@ -21,13 +21,14 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memories import vocabulary
-from memories.dedupe import DELETE, INVALIDATE, NOOP, UPDATE, Neighbour, Proposal, decide
+from memories.applier import Applied, Submitter, apply_decision
+from memories.dedupe import Neighbour, Proposal, decide
 from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.erasure import erased_since
 from memories.errors import InvalidOperation, TooBusy, get_or_not_found
 from memories.extraction import (
-    CandidateMemory,
     ExistingMemory,
+    ExtractedStatement,
     ExtractionError,
     LLMExtractor,
     Message,
@@ -35,15 +36,13 @@ from memories.extraction import (
     get_extractor,
     group_profile_candidates,
 )
-from memories.governance import redact_sensitive, review_hold, was_approved_by_operator
+from memories.governance import redact_sensitive
 from memories.models import (
     ApiKey,
-    Candidate,
-    CandidateOperation,
     ConversationJob,
     JobStatus,
+    KeyRole,
     MemoryItem,
-    MemoryStatus,
     MemoryType,
     Tenant,
 )
@@ -53,13 +52,8 @@ from memories.text import content_hash
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
 from memories.writing import (
     MemorySpec,
-    WriteResult,
     current_memories,
     episode_append,
-    memory_create,
-    memory_invalidate,
-    memory_set_status,
-    memory_supersede,
     user_write_lock,
 )
 
@@ -179,9 +173,9 @@ def conversation_job_run(job_id: str) -> ConversationJob:
     speakers = _speakers(job, messages)
     existing = _related(job.tenant, speakers, messages) if extractor.name == "llm" else []
     now = timezone.now()
-    candidates = extractor.extract(messages=messages, speakers=speakers, existing=existing, now=now)
+    statements = extractor.extract(messages=messages, speakers=speakers, existing=existing, now=now)
     if job.group_id:  # a group turn also keeps the group's profile (members, roles, shared facts)
-        candidates += group_profile_candidates(messages=messages, speakers=speakers, now=now)
+        statements += group_profile_candidates(messages=messages, speakers=speakers, now=now)
     outcome = JobOutcome(warnings=list(getattr(extractor, "notes", [])))
     narrative = None
     if settings.CONVERSATION_EPISODES and isinstance(extractor, LLMExtractor):
@@ -201,15 +195,15 @@ def conversation_job_run(job_id: str) -> ConversationJob:
         # job was queued gets nothing written from it.
         erased = erased_since(job.tenant, set(speakers.values()), job.created_at, job.agent_id)
         fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
-        for candidate in candidates:
-            if speakers[candidate.subject] in erased:
+        for statement in statements:
+            if speakers[statement.subject] in erased:
                 outcome.count("erased")
                 continue
             if time.monotonic() > deadline:  # the transaction rolls back: nothing of the job is written
                 raise ExtractionError(f"the job took longer than {settings.CONVERSATION_JOB_TIME_LIMIT} s "
                                       "(CONVERSATION_JOB_TIME_LIMIT); send the conversation in smaller parts",
                                       retryable=False)
-            _apply_candidate(job, candidate, speakers[candidate.subject], embedder, outcome, fresh, now)
+            _apply_statement(job, statement, speakers[statement.subject], embedder, outcome, fresh, now)
         if settings.CONVERSATION_EPISODES:
             _record_episodes(job, messages, speakers, erased, outcome, narrative)
         job.status = JobStatus.DONE
@@ -302,96 +296,68 @@ def gather_neighbours(tenant: Tenant, user_id: str, vector: np.ndarray, embedder
     return neighbours, rows
 
 
-def _apply_candidate(job: ConversationJob, candidate: CandidateMemory, user_id: str, embedder: Embedder,
+def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_id: str, embedder: Embedder,
                      outcome: JobOutcome, fresh: dict, now: datetime) -> None:
-    """Gather neighbours -> decide -> apply through the writer (or hold for review)."""
-    tenant = job.tenant
-    if candidate.importance < settings.MEMORY_IMPORTANCE_THRESHOLD:
+    """Gather neighbours -> decide -> apply (applier.apply_decision: written, or held for review)."""
+    if statement.importance < settings.MEMORY_IMPORTANCE_THRESHOLD:
         outcome.count("dropped")
         return
     try:
-        vector = embedder.embed_query(candidate.text)
+        vector = embedder.embed_query(statement.text)
     except Exception as exc:  # the transaction rolls back; the task retries the whole job with backoff
         raise ExtractionError(f"embedding failed: {type(exc).__name__}: {exc}", retryable=True) from exc
-    neighbours, rows = gather_neighbours(tenant, user_id, vector, embedder, key=candidate.key,
-                                         contradicts=candidate.contradicts, text=candidate.text,
+    neighbours, rows = gather_neighbours(job.tenant, user_id, vector, embedder, key=statement.key,
+                                         contradicts=statement.contradicts, text=statement.text,
                                          fresh=fresh.get(user_id, []))
-    decision = decide(Proposal(text=candidate.text, key=candidate.key, value=candidate.value,
-                               contradicts=candidate.contradicts, forget=candidate.forget),
+    decision = decide(Proposal(text=statement.text, key=statement.key, value=statement.value,
+                               contradicts=statement.contradicts, forget=statement.forget),
                       neighbours, near_duplicate=settings.MEMORY_NEAR_DUPLICATE)
     target = rows.get(decision.target) if decision.target else None
-    if decision.operation == NOOP:
-        outcome.record("NOOP", user_id=user_id, text=candidate.text, reason=decision.reason,
-                       memory_id=target.id if target is not None else None)
-        return
-    if decision.operation == DELETE:
-        assert target is not None
-        _forget(job, target, candidate, decision, outcome, user_id)
-        return
-
-    data = {"key": candidate.key, "value": candidate.value} if candidate.key and candidate.value else {}
-    spec = MemorySpec(user_id=user_id, text=candidate.text, memory_type=candidate.memory_type,
-                      importance=candidate.importance, confidence=candidate.confidence, tags=candidate.tags,
+    data = {"key": statement.key, "value": statement.value} if statement.key and statement.value else {}
+    spec = MemorySpec(user_id=user_id, text=statement.text, memory_type=statement.memory_type,
+                      importance=statement.importance, confidence=statement.confidence, tags=statement.tags,
                       data=data, agent_id=job.agent_id, session_id=job.session_id, group_id=job.group_id,
-                      valid_at=candidate.valid_at or now, source_session_id=job.session_id,
-                      source_message_indices=candidate.source_messages)
-    contradicted = target if decision.operation == INVALIDATE else None
-    operation = {INVALIDATE: CandidateOperation.INVALIDATE, UPDATE: CandidateOperation.UPDATE}.get(
-        decision.operation, CandidateOperation.ADD)
-    hold = review_hold(text=candidate.text, confidence=candidate.confidence, contradicted=contradicted)
-    if hold.held:
-        queued = Candidate.objects.create(
-            tenant=tenant, user_id=user_id, job=job, operation=operation, text=spec.text,
-            memory_type=spec.memory_type, importance=spec.importance, confidence=spec.confidence, tags=spec.tags,
-            data=spec.data, valid_at=spec.valid_at, target=target, reasons=hold.reasons,
-            reason_detail=hold.detail, session_id=job.session_id, group_id=job.group_id, agent_id=job.agent_id,
-            source_messages=candidate.source_messages, api_key_id=job.api_key_id,
-        )
-        outcome.record("REVIEW", user_id=user_id, text=spec.text, reason=hold.detail, candidate_id=queued.id,
-                       memory_id=target.id if target is not None else None)
-        return
+                      valid_at=statement.valid_at or now, source_session_id=job.session_id,
+                      source_message_indices=statement.source_messages)
+    applied = apply_decision(tenant=job.tenant, decision=decision, target=target, spec=spec,
+                             confidence=statement.confidence, submitter=Submitter(
+                                 actor=ACTOR, role=_job_role(job), api_key_id=job.api_key_id, job=job,
+                                 source_messages=tuple(statement.source_messages)))
+    _record_applied(outcome, applied, user_id, spec.text)
+    if applied.superseded is not None:
+        applied.superseded.expired_at = timezone.now()  # this job's own copy of it must stop matching
+    if applied.invalidated is not None:
+        applied.invalidated.expired_at = timezone.now()
+    if applied.operation == "DELETE" and applied.memory is not None:
+        applied.memory.expired_at = timezone.now()
+    if applied.operation in ("ADD", "UPDATE") and applied.memory is not None:
+        fresh.setdefault(user_id, []).append((vector, applied.memory))
+        outcome.added.append(applied.memory)
 
-    if decision.operation == UPDATE:
-        assert target is not None
-        memory = memory_supersede(tenant=tenant, memory_id=target.id, new_text=spec.text, actor=ACTOR,
-                                  reason=decision.reason, job_id=str(job.id))
-        target.expired_at = memory.created_at  # this job's own copy of it must stop matching
-        outcome.record("UPDATE", user_id=user_id, text=spec.text, memory_id=memory.id,
-                       reason=f"supersedes {target.id}: {decision.reason}")
+
+def _job_role(job: ConversationJob) -> str:
+    """The role of the key that sent the job (agent when none: imports and internal jobs)."""
+    return job.api_key.role if job.api_key_id and job.api_key is not None else KeyRole.AGENT
+
+
+def _record_applied(outcome: JobOutcome, applied: Applied, user_id: str, text: str) -> None:
+    """The job's operations list: what the applier did, one entry per write (an INVALIDATE and its ADD)."""
+    if applied.invalidated is not None:
+        outcome.record("INVALIDATE", user_id=user_id, text=applied.invalidated.text,
+                       memory_id=applied.invalidated.id, reason=f"contradicted by: {text}")
+    memory_id = applied.memory.id if applied.memory is not None else None
+    if applied.operation == "REVIEW":
+        assert applied.candidate is not None
+        outcome.record("REVIEW", user_id=user_id, text=applied.candidate.text, reason=applied.reason,
+                       candidate_id=applied.candidate.id, memory_id=memory_id)
+    elif applied.operation == "DELETE":
+        assert applied.memory is not None
+        outcome.record("DELETE", user_id=user_id, text=applied.memory.text, memory_id=memory_id,
+                       reason=applied.reason)
     else:
-        result = memory_create(tenant=tenant, spec=spec, actor=ACTOR, job_id=str(job.id), count_for_reflection=False)
-        memory = result.memory
-        if contradicted is not None:
-            memory_invalidate(tenant=tenant, memory_id=contradicted.id, invalid_at=spec.valid_at or now, actor=ACTOR,
-                              reason=f"contradicted by: {spec.text}", job_id=str(job.id), contradicted_by=memory)
-            contradicted.expired_at = timezone.now()
-            outcome.record("INVALIDATE", user_id=user_id, text=contradicted.text, memory_id=contradicted.id,
-                           reason=f"contradicted by: {spec.text}")
-        outcome.record(result.operation, user_id=user_id, text=spec.text, memory_id=memory.id,
-                       reason="new information" if contradicted is None else f"replaces {contradicted.id}")
-    fresh.setdefault(user_id, []).append((vector, memory))
-    outcome.added.append(memory)
-
-
-def _forget(job: ConversationJob, target: MemoryItem, candidate: CandidateMemory, decision, outcome: JobOutcome,
-            user_id: str) -> None:
-    """The user asked to forget a memory: archive it (history: DELETE), or hold the request for
-    review when an operator approved the memory and the tenant protects approved memories."""
-    if job.tenant.protect_approved and was_approved_by_operator(target):
-        queued = Candidate.objects.create(
-            tenant=job.tenant, user_id=user_id, job=job, operation=CandidateOperation.ARCHIVE, text=target.text,
-            memory_type=target.memory_type, importance=target.importance, confidence=target.confidence,
-            tags=list(target.tags), target=target, reasons=["changes_approved"],
-            reason_detail="the user asked to forget a memory an operator approved", session_id=job.session_id,
-            group_id=job.group_id, agent_id=job.agent_id, source_messages=candidate.source_messages,
-            api_key_id=job.api_key_id)
-        outcome.record("REVIEW", user_id=user_id, text=target.text, reason=queued.reason_detail,
-                       candidate_id=queued.id, memory_id=target.id)
-        return
-    memory_set_status(tenant=job.tenant, memory_id=target.id, status=MemoryStatus.ARCHIVED, actor=ACTOR,
-                      reason=decision.reason)
-    target.expired_at = timezone.now()
-    outcome.record("DELETE", user_id=user_id, text=target.text, memory_id=target.id, reason=decision.reason)
+        outcome.record(applied.operation, user_id=user_id, text=text, memory_id=memory_id,
+                       reason="new information" if applied.operation == "ADD" and applied.invalidated is None
+                       else applied.reason)
 
 
 def job_failure_reason(exc: Exception) -> str:
@@ -400,9 +366,11 @@ def job_failure_reason(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def memory_save_inferred(*, tenant: Tenant, spec: MemorySpec, actor: str) -> WriteResult:
-    """`POST /memories` with `infer: true`: the conversation path's decision (dedupe.decide) against
-    the user's near-duplicates, applied through the writer: NOOP, UPDATE (supersede), INVALIDATE + ADD, ADD."""
+def memory_save_inferred(*, tenant: Tenant, spec: MemorySpec, actor: str, role: str = KeyRole.AGENT,
+                         api_key_id: int | None = None) -> Applied:
+    """`POST /memories` with `infer: true` (and MCP's add_memory): the conversation path's decision
+    (dedupe.decide) against the user's near-duplicates, applied by the same applier: NOOP, UPDATE
+    (supersede), INVALIDATE + ADD, ADD, or REVIEW when the gate holds it."""
     embedder = get_embedder()
     try:
         vector = embedder.embed_query(spec.text)
@@ -415,14 +383,5 @@ def memory_save_inferred(*, tenant: Tenant, spec: MemorySpec, actor: str) -> Wri
         decision = decide(Proposal(text=spec.text, key=key, value=value), neighbours,
                           near_duplicate=settings.MEMORY_NEAR_DUPLICATE)
         target = rows.get(decision.target) if decision.target else None
-        if decision.operation == NOOP and target is not None:
-            return WriteResult("NOOP", target, reason=decision.reason)
-        if decision.operation == UPDATE and target is not None:
-            memory = memory_supersede(tenant=tenant, memory_id=target.id, new_text=spec.text, actor=actor,
-                                      reason=decision.reason)
-            return WriteResult("UPDATE", memory, reason=decision.reason)
-        result = memory_create(tenant=tenant, spec=spec, actor=actor)
-        if decision.operation == INVALIDATE and target is not None:
-            memory_invalidate(tenant=tenant, memory_id=target.id, invalid_at=spec.valid_at or timezone.now(),
-                              actor=actor, reason=f"contradicted by: {spec.text}", contradicted_by=result.memory)
-        return WriteResult(result.operation, result.memory, reason=decision.reason)
+        return apply_decision(tenant=tenant, decision=decision, target=target, spec=spec, confidence=spec.confidence,
+                              submitter=Submitter(actor=actor, role=role, api_key_id=api_key_id))

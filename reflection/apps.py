@@ -7,11 +7,14 @@ class ReflectionConfig(AppConfig):
 
     def ready(self) -> None:
         """A fact that stops holding re-evaluates the traits it supported (memories.withdrawals); MCP
-        clients can end a session (reflection.mcp)."""
+        clients can end a session (reflection.mcp); erasure scrubs the user's cycles."""
         from memories import withdrawals
         from memories.api.mcp_server import register_tool
-        from reflection.engine import on_evidence_withdrawn
+        from memories.erasure import Store, register_store
+        from reflection.engine import cycles_erase, on_evidence_withdrawn
         from reflection.mcp import end_session_tool
 
         withdrawals.listen(on_evidence_withdrawn)
         register_tool(end_session_tool)
+        register_store(Store("reflection_cycles", ("reflection.ReflectionCycle",), "scrub",
+                             "error texts emptied; counts kept"), step=cycles_erase)

@@ -654,3 +654,12 @@ def reflection_reevaluate(*, tenant: Tenant, user_id: str, cause: str, lost: dic
     cycle.completed_at = timezone.now()
     cycle.save()
     return cycle
+
+
+def cycles_erase(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> dict[str, int]:
+    """Erasure's step for reflection (registered from ReflectionConfig.ready): a cycle's error text may
+    quote the user; counts and times stay. Cycles belong to the user, not to an agent."""
+    if agent_id is not None:
+        return {"reflection_cycles": 0}
+    rows = ReflectionCycle.objects.filter(tenant=tenant, user_id=user_id).exclude(error="")
+    return {"reflection_cycles": rows.count() if dry_run else rows.update(error="")}

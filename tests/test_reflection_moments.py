@@ -10,6 +10,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from memories.erasure import user_erase
 from memories.models import MemoryHistory, MemoryItem
 from memories.writing import (
     MemorySpec,
@@ -17,7 +18,6 @@ from memories.writing import (
     memory_invalidate,
     memory_set_status,
     memory_supersede,
-    user_forget,
 )
 from reflection.engine import (
     on_evidence_withdrawn,
@@ -310,7 +310,7 @@ def test_every_way_a_fact_stops_holding_is_announced_with_the_traits_it_supporte
         "superseded": lambda: memory_supersede(tenant=tenant_a, memory_id=target.id, actor="t",
                                                new_text="I stopped the morning flat whites."),
         "forgotten": lambda: memory_set_status(tenant=tenant_a, memory_id=target.id, status="archived", actor="t"),
-        "erased": lambda: user_forget(tenant=tenant_a, user_id="alice", actor="t", agent_id="travel-bot"),
+        "erased": lambda: user_erase(tenant=tenant_a, user_id="alice", actor="t", agent_id="travel-bot"),
     }
     withdrawal, lost = _reevaluate_as_announced(tenant_a, django_capture_on_commit_callbacks, writes[how])
     assert withdrawal.cause == how and withdrawal.memory_ids == (str(target.id),)

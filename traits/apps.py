@@ -4,3 +4,13 @@ from django.apps import AppConfig
 class TraitsConfig(AppConfig):
     name = "traits"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        """Traits are memories' derived store: erasure erases them through this app's step."""
+        from memories.erasure import Store, register_store
+        from traits.services import traits_erase
+
+        register_store(
+            Store("traits", ("traits.Trait",), "delete", "traits are trait memories (with their memory)"),
+            Store("trait_evidence", ("traits.TraitEvidence",), "delete", "links to the user's memories"),
+            step=traits_erase, before_memories=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memories.models import HistoryEvent, MemoryHistory, MemoryItem, MemoryStatus, Tenant
@@ -392,3 +393,23 @@ def traits_dissolve_weak(*, now: datetime | None = None, actor: str = "scheduler
     return sum(trait_set_stage(trait=t, stage=TraitStage.DISSOLVED, actor=actor,
                                reason=f"decayed confidence {t.decayed_confidence:.3f} < "
                                       f"{lifecycle.DISSOLVE_BELOW}").stage_changed for t in weak)
+
+
+# --------------------------------------------------------------------------- erasure
+
+
+def traits_erase(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> dict[str, int]:
+    """Erasure's step for traits (registered from TraitsConfig.ready, run before the memory rows go): the
+    user's traits and every evidence link to the erased memories. With agent_id only that agent's
+    memories go: the user's traits stay and lose the evidence those memories gave."""
+    items = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
+    if agent_id is not None:
+        items = items.filter(agent_id=agent_id)
+    traits = Trait.objects.filter(memory__in=items)
+    evidence = TraitEvidence.objects.filter(Q(memory__in=items) | Q(trait__memory__in=items))
+    counts = {"traits": traits.count(), "trait_evidence": evidence.count()}
+    if not dry_run:
+        evidence.delete()
+        Trait.objects.filter(parent__memory__in=items).update(parent=None)
+        traits.delete()
+    return counts

@@ -22,8 +22,7 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from rest_framework import serializers as drf_serializers
 
-from memories import governance, ingestion, ratelimit, selectors, writing
-from memories.access import record_memory_access
+from memories import agents, governance, ratelimit, selectors
 from memories.api.auth import ApiClient
 from memories.api.serializers import (
     ContextRequestSerializer,
@@ -33,12 +32,11 @@ from memories.api.serializers import (
     MemorySearchSerializer,
     MemorySerializer,
 )
-from memories.context import ContextRequest, build_context
+from memories.context import ContextRequest
 from memories.errors import MemoryError_
 from memories.keys import api_key_authenticate
 from memories.models import ApiKey
-from memories.replicas import on_replica
-from memories.search import SearchPlan, SearchQuery, listed_in_scope, memory_search
+from memories.search import SearchPlan, SearchQuery, listed_in_scope
 
 INSTRUCTIONS = (
     "Long-term memory for this user. Call get_context at the start of a turn to learn what you should know; "
@@ -123,8 +121,7 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
             if messages is not None:
                 data = _valid(ConversationSerializer, {"user_id": user_id, "session_id": session_id or "mcp",
                                                        "agent_id": agent_id, "messages": messages})
-                job = ingestion.conversation_job_create(tenant=caller.tenant, api_key=caller.key, **data)
-                job.refresh_from_db()
+                job = agents.conversation_submit(tenant=caller.tenant, api_key=caller.key, **data)
                 return {"job_id": str(job.id), "status": job.status, "operations": job.operations}
             serializer = MemoryCreateSerializer(data={k: v for k, v in {
                 "user_id": user_id, "text": text, "memory_type": memory_type, "importance": importance,
@@ -132,10 +129,12 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
                 if v is not None})
             if not serializer.is_valid():
                 raise ToolError(_field_errors(serializer.errors))
-            save = ingestion.memory_save_inferred if infer else writing.memory_create
-            result = save(tenant=caller.tenant, spec=serializer.to_spec(), actor=caller.actor)
-            return {"operation": result.operation, "reason": result.reason,
-                    "memory": MemorySerializer(result.memory, context={"include_data": False}).data}
+            applied = agents.memory_save(tenant=caller.tenant, spec=serializer.to_spec(), actor=caller.actor,
+                                         infer=infer, role=caller.role, api_key_id=caller.key_id)
+            if applied.candidate is not None:
+                return {"operation": "REVIEW", "reason": applied.reason, "candidate_id": str(applied.candidate.id)}
+            return {"operation": applied.operation, "reason": applied.reason,
+                    "memory": MemorySerializer(applied.memory, context={"include_data": False}).data}
         return await call(ctx, work)
 
     @server.tool()
@@ -148,8 +147,7 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
                                                    "agent_id": agent_id, "session_id": session_id,
                                                    "group_id": group_id, "mode": mode})
             plan = SearchPlan()
-            results = on_replica(lambda: memory_search(tenant=caller.tenant, query=SearchQuery(**data), plan=plan))
-            record_memory_access([str(r.memory.id) for r in results])
+            results = agents.search_for_agent(tenant=caller.tenant, query=SearchQuery(**data), plan=plan)
             return {"results": [{"id": str(r.memory.id), "text": r.memory.text, "memory_type": r.memory.memory_type,
                                  "created_at": r.memory.created_at.isoformat(), "score": r.score,
                                  "scores": r.scores} for r in results],
@@ -166,8 +164,7 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
             data = _valid(ContextRequestSerializer, {"user_id": user_id, "query": query, "agent_id": agent_id,
                                                      "session_id": session_id, "group_id": group_id,
                                                      "format": format})
-            built = on_replica(lambda: build_context(tenant=caller.tenant, request=ContextRequest(**data)))
-            record_memory_access([str(r.memory.id) for r in built.memories])
+            built = agents.context_for_agent(tenant=caller.tenant, request=ContextRequest(**data))
             return {"context": built.text, "status": built.status}
         return await call(ctx, work)
 

@@ -28,8 +28,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories import erasure, governance, ingestion, selectors, writing
-from memories.access import record_memory_access
+from memories import agents, erasure, governance, selectors, writing
 from memories.api.auth import ApiKeyAuthentication
 from memories.api.serializers import (
     ConversationSerializer,
@@ -40,8 +39,7 @@ from memories.api.serializers import (
     path_identifier,
 )
 from memories.models import MemoryItem
-from memories.replicas import on_replica
-from memories.search import SearchQuery, listed_in_scope, memory_search
+from memories.search import SearchQuery, listed_in_scope
 
 # Filter keys with a meaning here, and what they are called in this service.
 IDENTITY_KEYS = {"user_id": "user_id", "agent_id": "agent_id", "run_id": "session_id"}
@@ -247,16 +245,15 @@ class AddView(Mem0View):
             raise _invalid("messages", "a non-empty list of {role, content}")
         if payload.get("infer", True) is False:
             specs = _verbatim_specs(messages, scope, payload)
-            results = writing.memory_create_batch(tenant=request.user.tenant, specs=specs, actor=request.user.actor)
+            results = agents.memory_save_batch(tenant=request.user.tenant, specs=specs, actor=request.user.actor)
             return Response({"results": [{"id": str(r.memory.id), "memory": r.memory.text, "event": r.operation,
                                           "data": {"memory": r.memory.text}} for r in results]})
         conversation = ConversationSerializer(data={
             "user_id": scope["user_id"], "session_id": scope.get("session_id", DEFAULT_SESSION),
             "agent_id": scope.get("agent_id", ""), "messages": messages})
         conversation.is_valid(raise_exception=True)
-        job = ingestion.conversation_job_create(tenant=request.user.tenant, api_key=request.user.key,
-                                                **conversation.validated_data)
-        job.refresh_from_db()
+        job = agents.conversation_submit(tenant=request.user.tenant, api_key=request.user.key,
+                                         **conversation.validated_data)
         return Response({"results": _job_events(job), "job_id": str(job.id), "status": job.status.upper()})
 
 
@@ -337,9 +334,8 @@ class SearchView(Mem0View):
         data = checked.validated_data
         start = scope.get("created_at__gte") or scope.get("created_at__gt")
         end = scope.get("created_at__lte") or scope.get("created_at__lt")
-        results = on_replica(lambda: memory_search(tenant=request.user.tenant, query=SearchQuery(
-            **data, **({"start_time": start} if start else {}), **({"end_time": end} if end else {}))))
-        record_memory_access([r.memory.id for r in results])
+        results = agents.search_for_agent(tenant=request.user.tenant, query=SearchQuery(
+            **data, **({"start_time": start} if start else {}), **({"end_time": end} if end else {})))
         return Response({"results": [{**mem0_memory(r.memory, r.score), "scores": r.scores} for r in results]})
 
 

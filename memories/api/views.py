@@ -9,8 +9,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories import erasure, governance, ingestion, selectors, writing
-from memories.access import record_memory_access
+from memories import agents, erasure, governance, ingestion, selectors, writing
 from memories.api.auth import ApiKeyAuthentication, IsReviewerKey
 from memories.api.filters import MemoryFilter
 from memories.api.pagination import HistoryCursorPagination
@@ -37,13 +36,12 @@ from memories.api.serializers import (
     WriteResultSerializer,
     path_identifier,
 )
-from memories.context import ContextRequest, build_context
+from memories.context import ContextRequest
 from memories.errors import MemoryNotFound
 from memories.health import service_health
 from memories.models import MemoryItem
 from memories.permissions import key_may_read_job
-from memories.replicas import on_replica
-from memories.search import SearchPlan, SearchQuery, memory_search
+from memories.search import SearchPlan, SearchQuery
 
 
 def _write_results(results: list[writing.WriteResult]) -> list[dict]:
@@ -99,13 +97,14 @@ class MemoryListCreateView(generics.ListAPIView):
         """Save one memory: ADD, NOOP or UPDATE (infer: decided against near-duplicates)."""
         serializer = MemoryCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        if serializer.validated_data.get("infer"):
-            result = ingestion.memory_save_inferred(tenant=request.user.tenant, spec=serializer.to_spec(),
-                                                    actor=request.user.actor)
-        else:
-            result = writing.memory_create(tenant=request.user.tenant, spec=serializer.to_spec(),
-                                           actor=request.user.actor)
-        return Response(_write_result(result), status=status.HTTP_201_CREATED)
+        applied = agents.memory_save(tenant=request.user.tenant, spec=serializer.to_spec(), actor=request.user.actor,
+                                     infer=bool(serializer.validated_data.get("infer")), role=request.user.role,
+                                     api_key_id=request.user.key_id)
+        if applied.candidate is not None:
+            return _held_response(applied.candidate)
+        assert applied.memory is not None
+        return Response(_write_result(writing.WriteResult(applied.operation, applied.memory, applied.reason)),
+                        status=status.HTTP_201_CREATED)
 
 
 class MemoryBatchView(APIView):
@@ -114,8 +113,8 @@ class MemoryBatchView(APIView):
         """Save up to MEMORY_BATCH_MAX memories in one transaction."""
         serializer = MemoryBatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        results = writing.memory_create_batch(tenant=request.user.tenant, specs=serializer.to_specs(),
-                                              actor=request.user.actor)
+        results = agents.memory_save_batch(tenant=request.user.tenant, specs=serializer.to_specs(),
+                                           actor=request.user.actor)
         return Response({"results": _write_results(results)}, status=status.HTTP_201_CREATED)
 
 
@@ -159,12 +158,16 @@ class MemoryDetailView(APIView):
         return _change_response(change)
 
 
+def _held_response(candidate) -> Response:
+    """Held for review: 202 and the review candidate."""
+    return Response({"operation": "REVIEW", "reason": candidate.reason_detail,
+                     "candidate": CandidateSerializer(candidate).data}, status=status.HTTP_202_ACCEPTED)
+
+
 def _change_response(change: governance.ClientChange) -> Response:
     """Applied: the write result. Held (an operator-approved memory): 202 and the review candidate."""
     if change.candidate is not None:
-        return Response({"operation": "REVIEW", "reason": change.candidate.reason_detail,
-                         "candidate": CandidateSerializer(change.candidate).data},
-                        status=status.HTTP_202_ACCEPTED)
+        return _held_response(change.candidate)
     assert change.result is not None
     return Response(_write_result(change.result))
 
@@ -186,9 +189,8 @@ class MemorySearchView(APIView):
         serializer = MemorySearchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         plan = SearchPlan()
-        results = on_replica(lambda: memory_search(tenant=request.user.tenant,
-                                                   query=SearchQuery(**serializer.validated_data), plan=plan))
-        record_memory_access([r.memory.id for r in results])
+        results = agents.search_for_agent(tenant=request.user.tenant, query=SearchQuery(**serializer.validated_data),
+                                          plan=plan)
         return Response({"results": _scored(results, request), "degraded": plan.degraded,
                          "degraded_reason": plan.degraded_reason})
 
@@ -240,9 +242,8 @@ class ConversationView(APIView):
         """Send a conversation's turns; the service extracts what is worth keeping (a job)."""
         serializer = ConversationSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        job = ingestion.conversation_job_create(tenant=request.user.tenant, api_key=request.user.key,
-                                                **serializer.validated_data)
-        job.refresh_from_db()  # in-process mode the job has already run: return its outcome inline
+        job = agents.conversation_submit(tenant=request.user.tenant, api_key=request.user.key,
+                                         **serializer.validated_data)
         return Response(_job_body(job), status=status.HTTP_202_ACCEPTED)
 
 
@@ -302,9 +303,8 @@ class ContextView(APIView):
         """What the agent should know right now: traits, the group, memories, working memory."""
         serializer = ContextRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        built = on_replica(lambda: build_context(tenant=request.user.tenant,
-                                                 request=ContextRequest(**serializer.validated_data)))
-        record_memory_access([r.memory.id for r in built.memories])
+        built = agents.context_for_agent(tenant=request.user.tenant,
+                                         request=ContextRequest(**serializer.validated_data))
         return Response({"context": built.text, "format": built.format, "sections": built.sections(),
                          "status": built.status, "working_memory": built.status.get("working_memory", ""),
                          "memories": _scored(built.memories, request)})

@@ -3,10 +3,8 @@ every other store)."""
 
 from __future__ import annotations
 
-from django.apps import apps
 from django.db.models import Q
 
-from memories import withdrawals
 from memories.bulk import insert_objects
 from memories.models import (
     HistoryEvent,
@@ -20,15 +18,12 @@ from memories.models import (
 
 def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasure request",
                 dry_run: bool = False, agent_id: str | None = None) -> dict[str, int]:
-    """Erase one user's memories with their vectors (chunk texts), sources,
-    traits and evidence; scrub the content of their history rows and add one
-    ERASE row per erased memory. Counts only what still held content, so a
-    second call reports zeros. Part of memories.erasure.user_erase, which
-    owns every other store; call that, not this. With agent_id, only the
-    memories that agent saved (every version) go; the user's traits stay and
-    lose the evidence those memories gave."""
-    # By label, not import: traits build on memories, never the other way round.
-    Trait, TraitEvidence = apps.get_model("traits", "Trait"), apps.get_model("traits", "TraitEvidence")
+    """Erase one user's memories with their vectors (chunk texts) and sources;
+    scrub the content of their history rows and add one ERASE row per erased
+    memory. Counts only what still held content, so a second call reports
+    zeros. Part of memories.erasure.user_erase, which owns every other store
+    (traits and reflection register theirs); call that, not this. With
+    agent_id, only the memories that agent saved (every version) go."""
     items = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
     if agent_id is not None:
         items = items.filter(agent_id=agent_id)
@@ -41,22 +36,15 @@ def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "eras
         "memories": len(ids),
         "vectors": MemoryVector.objects.filter(item__in=items).count(),
         "sources": MemorySource.objects.filter(item__in=items).count(),
-        "traits": Trait.objects.filter(memory__in=items).count(),
-        "trait_evidence": TraitEvidence.objects.filter(Q(memory__in=items) | Q(trait__memory__in=items)).count(),
         "history_scrubbed": with_content.count(),
     }
     if dry_run:
         return counts
-    if agent_id is not None:  # the user's traits stay: what they stood on is withdrawn
-        withdrawals.announce(tenant_id=tenant.id, user_id=user_id, memory_ids=ids, cause="erased")
     with_content.update(old_text=None, new_text=None, old_data=None, new_data=None, reason="")
     insert_objects(MemoryHistory, [
         MemoryHistory(memory_id=i, tenant=tenant, user_id=user_id, event=HistoryEvent.ERASE, actor=actor,
                       reason=reason) for i in ids
     ])
-    TraitEvidence.objects.filter(Q(memory__in=items) | Q(trait__memory__in=items)).delete()
-    Trait.objects.filter(parent__memory__in=items).update(parent=None)
-    Trait.objects.filter(memory__in=items).delete()
     MemoryItem.objects.filter(superseded_by__in=items).update(superseded_by=None)
     # Vectors and sources first, as plain DELETEs: left to the cascade, Django
     # loads every one of them into Python before deleting it.

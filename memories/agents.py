@@ -1,0 +1,62 @@
+"""What an agent asks of the service, once for every interface: the REST API,
+Mem0's routes and the MCP tools call these and only translate around them.
+
+Reads (search_for_agent, context_for_agent) run on the replica when one is
+configured and count the reads of what they return (access counting feeds
+recency of use); writes (memory_save, conversation_submit) go through the
+writer or the applier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memories import writing
+from memories.access import record_memory_access
+from memories.applier import Applied
+from memories.context import ContextRequest, PromptContext, build_context
+from memories.ingestion import conversation_job_create, memory_save_inferred
+from memories.models import ApiKey, ConversationJob, KeyRole, Tenant
+from memories.replicas import on_replica
+from memories.search import ScoredMemory, SearchPlan, SearchQuery, memory_search
+
+
+def search_for_agent(*, tenant: Tenant, query: SearchQuery, plan: SearchPlan | None = None) -> list[ScoredMemory]:
+    """A search as an agent reads it: on the replica, the reads counted."""
+    results = on_replica(lambda: memory_search(tenant=tenant, query=query, plan=plan))
+    record_memory_access([str(r.memory.id) for r in results])
+    return results
+
+
+def context_for_agent(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
+    """The prompt block for an agent turn: on the replica, the reads of its memories counted."""
+    built = on_replica(lambda: build_context(tenant=tenant, request=request))
+    record_memory_access([str(r.memory.id) for r in built.memories])
+    return built
+
+
+def memory_save(*, tenant: Tenant, spec: writing.MemorySpec, actor: str, infer: bool,
+                role: str = KeyRole.AGENT, api_key_id: int | None = None) -> Applied:
+    """Save one memory as given (ADD, or NOOP/UPDATE of the same text), or with infer: decided against the
+    user's near-duplicates and applied by the applier (which may hold it for review)."""
+    if infer:
+        return memory_save_inferred(tenant=tenant, spec=spec, actor=actor, role=role, api_key_id=api_key_id)
+    result = writing.memory_create(tenant=tenant, spec=spec, actor=actor)
+    return Applied(result.operation, result.memory, reason=result.reason)  # type: ignore[arg-type]
+
+
+def memory_save_batch(*, tenant: Tenant, specs: Sequence[writing.MemorySpec], actor: str) -> list[writing.WriteResult]:
+    """Save many memories as given, in one transaction."""
+    return writing.memory_create_batch(tenant=tenant, specs=specs, actor=actor)
+
+
+def conversation_submit(*, tenant: Tenant, api_key: ApiKey | None, user_id: str, session_id: str,
+                        messages: list[dict], agent_id: str = "", group_id: str = "",
+                        participants: dict | None = None) -> ConversationJob:
+    """Send a conversation for extraction; the job as it stands when the call returns (in-process mode it
+    has already run, so its outcome is there)."""
+    job = conversation_job_create(tenant=tenant, api_key=api_key, user_id=user_id, session_id=session_id,
+                                  messages=messages, agent_id=agent_id, group_id=group_id,
+                                  participants=participants)
+    job.refresh_from_db()
+    return job

@@ -1,0 +1,116 @@
+"""One applier: a deduplication decision (dedupe.decide) becomes writes through
+the writer, or a review candidate.
+
+Conversation jobs (REST, Mem0's add, MCP's add_memory with messages) and
+`infer` saves (REST and MCP) all come here, so the review gate is the same at
+every door: a statement that is unsure, sensitive or contradicts what an
+operator approved waits for a person, and a key whose changes to
+operator-approved memories go through review (permissions.change_needs_review)
+cannot supersede or forget one directly, whatever door it uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from django.utils import timezone
+
+from memories.dedupe import DELETE, INVALIDATE, NOOP, UPDATE, Decision
+from memories.governance import review_candidate_create, review_hold, was_approved_by_operator
+from memories.models import Candidate, CandidateOperation, ConversationJob, MemoryItem, MemoryStatus, Tenant
+from memories.permissions import change_needs_review
+from memories.writing import MemorySpec, memory_create, memory_invalidate, memory_set_status, memory_supersede
+
+AppliedOperation = Literal["ADD", "NOOP", "UPDATE", "DELETE", "REVIEW"]
+
+
+@dataclass(frozen=True)
+class Submitter:
+    """Who asked: the actor the history names, the key's role (the gate), and what a review candidate
+    records (the key, its job, the turns the statement came from)."""
+
+    actor: str
+    role: str
+    api_key_id: int | None = None
+    job: ConversationJob | None = None
+    source_messages: tuple[int, ...] = ()
+
+
+@dataclass
+class Applied:
+    """What a decision did. `memory`: the memory written, matched or forgotten; `invalidated`: the memory
+    a contradiction ended; `candidate`: the review row when a person must decide."""
+
+    operation: AppliedOperation
+    memory: MemoryItem | None = None
+    invalidated: MemoryItem | None = None
+    candidate: Candidate | None = None
+    reason: str = ""
+    superseded: MemoryItem | None = field(default=None)
+
+
+def _protected(tenant: Tenant, target: MemoryItem | None, role: str) -> bool:
+    """An operator approved the target, the tenant protects approved memories, and this key's changes to
+    them go through review."""
+    return target is not None and change_needs_review(
+        role=role, approved_by_operator=was_approved_by_operator(target),
+        tenant_protects_approved=tenant.protect_approved)
+
+
+def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | None, spec: MemorySpec,
+                   confidence: float, submitter: Submitter) -> Applied:
+    """Apply one decision for one user's statement (the caller holds the user's write lock)."""
+    if decision.operation == NOOP:
+        return Applied("NOOP", target, reason=decision.reason)
+    protected = _protected(tenant, target, submitter.role)
+    if decision.operation == DELETE:
+        assert target is not None
+        if protected:
+            held = _hold(tenant, CandidateOperation.ARCHIVE, target, spec, ["changes_approved"],
+                         "the user asked to forget a memory an operator approved", submitter, text=target.text)
+            return Applied("REVIEW", target, candidate=held, reason=held.reason_detail)
+        memory_set_status(tenant=tenant, memory_id=target.id, status=MemoryStatus.ARCHIVED, actor=submitter.actor,
+                          reason=decision.reason)
+        return Applied("DELETE", target, reason=decision.reason)
+
+    operation = {INVALIDATE: CandidateOperation.INVALIDATE, UPDATE: CandidateOperation.UPDATE}.get(
+        decision.operation, CandidateOperation.ADD)
+    hold = review_hold(text=spec.text, confidence=confidence,
+                       contradicted=target if decision.operation == INVALIDATE else None)
+    reasons, details = list(hold.reasons), [hold.detail] if hold.detail else []
+    if decision.operation in (UPDATE, INVALIDATE) and protected and "contradicts_approved" not in reasons:
+        reasons.append("changes_approved")
+        details.append(f"changes approved memory {target.id}")  # type: ignore[union-attr]
+    if reasons:
+        held = _hold(tenant, operation, target, spec, reasons, "; ".join(details), submitter)
+        return Applied("REVIEW", target, candidate=held, reason=held.reason_detail)
+
+    if decision.operation == UPDATE:
+        assert target is not None
+        memory = memory_supersede(tenant=tenant, memory_id=target.id, new_text=spec.text, actor=submitter.actor,
+                                  reason=decision.reason, job_id=_job_id(submitter))
+        return Applied("UPDATE", memory, superseded=target, reason=f"supersedes {target.id}: {decision.reason}")
+    result = memory_create(tenant=tenant, spec=spec, actor=submitter.actor, job_id=_job_id(submitter),
+                           count_for_reflection=submitter.job is None)
+    if decision.operation == INVALIDATE and target is not None:
+        memory_invalidate(tenant=tenant, memory_id=target.id, invalid_at=spec.valid_at or timezone.now(),
+                          actor=submitter.actor, reason=f"contradicted by: {spec.text}", job_id=_job_id(submitter),
+                          contradicted_by=result.memory)
+        return Applied(result.operation, result.memory, invalidated=target,  # type: ignore[arg-type]
+                       reason=f"replaces {target.id}")
+    return Applied(result.operation, result.memory,  # type: ignore[arg-type]
+                   reason=decision.reason if result.operation == "ADD" else result.reason)
+
+
+def _job_id(submitter: Submitter) -> str:
+    return str(submitter.job.id) if submitter.job is not None else ""
+
+
+def _hold(tenant: Tenant, operation: str, target: MemoryItem | None, spec: MemorySpec, reasons: list[str],
+          detail: str, submitter: Submitter, *, text: str | None = None) -> Candidate:
+    job = submitter.job
+    return review_candidate_create(
+        tenant=tenant, user_id=spec.user_id, operation=operation, spec=spec, target=target, reasons=reasons,
+        detail=detail, api_key_id=submitter.api_key_id, job=job, source_messages=list(submitter.source_messages),
+        text=text)
