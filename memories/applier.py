@@ -98,7 +98,7 @@ def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | N
                           actor=submitter.actor, reason=f"contradicted by: {spec.text}", job_id=_job_id(submitter),
                           contradicted_by=result.memory)
         return Applied(result.operation, result.memory, invalidated=target,  # type: ignore[arg-type]
-                       reason=f"replaces {target.id}")
+                       reason=f"{decision.reason}; replaces {target.id}")
     return Applied(result.operation, result.memory,  # type: ignore[arg-type]
                    reason=decision.reason if result.operation == "ADD" else result.reason)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.utils import timezone
 
+from memories import vocabulary
 from memories.embedding import embed_query, get_embedder
 from memories.extraction import load_prompt
 from memories.models import MemoryItem, MemoryType, Tenant
@@ -44,7 +45,7 @@ logger = logging.getLogger(__name__)
 _EMBEDDING_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="context-embedding")
 
 FORMATS = ("markdown", "plain", "json")
-TRAIT_STAGES_SHOWN = ("emerging", "established", "core")
+TRAIT_STAGES_SHOWN = vocabulary.TRAIT_STAGES_SHOWN
 TRAIT_ORDER = ("core", "preference", "behavior")  # seed 004: core values, then preferences, then behaviours
 GROUP_PROFILE_LIMIT = 5
 
@@ -341,10 +342,9 @@ def condensed_or_offline(text: str, request: ContextRequest) -> tuple[str, str]:
 
 
 def llm_condense(text: str, *, max_chars: int) -> str:
-    from openai import OpenAI
+    from memories.llm import chat_client
 
-    client = OpenAI(base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY,
-                    timeout=settings.CONTEXT_CONDENSE_TIMEOUT, max_retries=0)
+    client = chat_client(timeout=settings.CONTEXT_CONDENSE_TIMEOUT)
     response = client.chat.completions.create(
         model=settings.LLM_MODEL, temperature=0,
         messages=[{"role": "system", "content": load_prompt("condense_system.md")},

@@ -252,22 +252,22 @@ class OpenAIEmbedder:
     """Any OpenAI-compatible /v1/embeddings endpoint."""
 
     def __init__(self, *, base_url: str, model: str, dimensions: int, api_key: str, timeout: float):
-        from openai import OpenAI
+        from memories.llm import openai_client
 
         if not model:
             raise EmbeddingError("EMBEDDING_MODEL must name the remote model")
         self.name = model
         self.dimensions = dimensions
-        self._client = OpenAI(base_url=base_url or None, api_key=api_key, timeout=timeout, max_retries=2)
+        self._client = openai_client(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=2)
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        import openai
+        from memories.llm import LLMError
 
         try:
             response = self._client.embeddings.create(model=self.name, input=texts)
-        except openai.OpenAIError as exc:
+        except LLMError as exc:
             raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
         rows = [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
         matrix = np.asarray(rows, dtype=np.float32)
@@ -280,13 +280,14 @@ class OpenAIEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """One query, on a short timeout and without retries: a search waiting on a
         slow endpoint answers from its keyword side instead (EMBEDDING_QUERY_TIMEOUT)."""
-        import openai
         from django.conf import settings
+
+        from memories.llm import LLMError
 
         client = self._client.with_options(timeout=settings.EMBEDDING_QUERY_TIMEOUT, max_retries=0)
         try:
             response = client.embeddings.create(model=self.name, input=[text])
-        except openai.OpenAIError as exc:
+        except LLMError as exc:
             raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
         vector = np.asarray(response.data[0].embedding, dtype=np.float32) if response.data else np.zeros(0)
         if vector.shape != (self.dimensions,):

@@ -20,6 +20,16 @@ from memories.models import CURRENT_STATUSES, JobStatus, MemoryStatus
 
 ACTIVE = MemoryStatus.ACTIVE.value
 
+# An episode memory: a session's original turns (seed 002's MemUnit), told apart by this tag.
+EPISODE_TAG = "episode"
+
+# A trait's stages, in order of growth, and the end of one (traits.models.TraitStage uses these words;
+# memories' own reads, context and the search's stage boost, need them and may not import traits).
+TREND, CANDIDATE, EMERGING, ESTABLISHED, CORE, DISSOLVED = (
+    "trend", "candidate", "emerging", "established", "core", "dissolved")
+TRAIT_STAGE_ORDER = (TREND, CANDIDATE, EMERGING, ESTABLISHED, CORE)
+TRAIT_STAGES_SHOWN = (EMERGING, ESTABLISHED, CORE)  # what an agent is shown (context, the traits API)
+
 # Tasks queued by name (memories.queue.enqueue): services sit below the task modules, so they name a task
 # instead of importing it. tests/test_celery_worker.py checks that each name is a registered task.
 TASK_EMBED_MEMORIES = "memories.tasks.embed_memories"

@@ -8,7 +8,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.serializers import IdentifierField, RejectUnknownFieldsMixin, path_identifier
-from reflection.engine import reflection_cycle_get, reflection_request, session_end_request
+from reflection.engine import reflection_cycle_get, reflection_request
+from reflection.moments import session_end_request
 
 
 class CycleSerializer(serializers.Serializer):

@@ -11,8 +11,8 @@ class ReflectionConfig(AppConfig):
         from memories import withdrawals
         from memories.api.mcp_server import register_tool
         from memories.erasure import Store, register_store
-        from reflection.engine import cycles_erase, on_evidence_withdrawn
         from reflection.mcp import end_session_tool
+        from reflection.moments import cycles_erase, on_evidence_withdrawn
 
         withdrawals.listen(on_evidence_withdrawn)
         register_tool(end_session_tool)

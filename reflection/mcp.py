@@ -10,7 +10,7 @@ from mcp.server.fastmcp import Context
 from memories.api.auth import ApiClient
 from memories.api.mcp_server import valid_arguments
 from reflection.api import SessionEndSerializer, SessionIdSerializer
-from reflection.engine import session_end_request
+from reflection.moments import session_end_request
 
 
 def end_session_tool(call: Callable[..., Any]) -> Callable[..., Any]:

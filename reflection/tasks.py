@@ -14,11 +14,10 @@ from reflection.engine import (
     maybe_reflect,
     memories_since_watermark,
     reflection_give_up,
-    reflection_reevaluate,
     reflection_run,
     reflection_run_queued,
-    sessions_end_idle,
 )
+from reflection.moments import reflection_reevaluate, sessions_end_idle
 from traits import services
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,8 @@
 """The governance admin through Django's test client: each action calls the
 service the API uses, with the operator's username as actor."""
 
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -198,6 +200,7 @@ def test_the_dashboard_counts_and_draws_without_a_cdn(api, tenant_a, reviewer):
     for chart in ("queue-size-chart", "queue-age-chart", "operations-chart", "traits-chart", "health-chart"):
         assert f'id="{chart}"' in page, chart
     assert "<title>" in page.split('id="queue-size-chart"')[1].split("</svg>")[0]  # values on hover
+    page = re.sub(r'value="[^"]*"', 'value=""', page)  # a CSRF token may spell "cdn" by chance
     assert "cdn" not in page.lower() and "https://" not in page
 
 

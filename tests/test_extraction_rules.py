@@ -9,7 +9,7 @@ import pytest
 from memories.durable import labelled_utterances
 from memories.extraction import ABOUT_OTHER_TAG, Message, RulesExtractor, is_about_someone_else
 from memories.models import MemoryHistory, MemoryItem
-from reflection.engine import memory_signal
+from reflection.reflectors import memory_signal
 from tests.conftest import converse
 
 NOW = datetime(2024, 6, 1, tzinfo=UTC)

@@ -68,6 +68,7 @@ def attacks(ids: dict) -> list[tuple[str, str, dict | None, str]]:
             ("get", f"users/{ids['user']}/traits?stage=dissolved", None, "users/<str:user_id>/traits"),
             ("get", f"traits/{ids['trait']}", None, "traits/<uuid:trait_id>"),
             ("post", f"users/{ids['user']}/reflect", {}, "users/<str:user_id>/reflect"),
+            ("post", "sessions/s1/end", {"user_id": ids["user"]}, "sessions/<str:session_id>/end"),
             ("post", "conversations", {"user_id": ids["user"], "session_id": "s",
                                        "messages": [{"role": "user", "content": "I like probes."}]}, "conversations"),
             ("delete", f"users/{ids['user']}/memories", None, "users/<str:user_id>/memories"),

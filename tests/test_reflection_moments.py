@@ -19,16 +19,16 @@ from memories.writing import (
     memory_set_status,
     memory_supersede,
 )
-from reflection.engine import (
+from reflection.engine import reflection_run
+from reflection.models import ReflectionCycle
+from reflection.moments import (
     on_evidence_withdrawn,
     reflection_reevaluate,
-    reflection_run,
     session_end_request,
     sessions_end_idle,
     sessions_gone_idle,
-    trait_text,
 )
-from reflection.models import ReflectionCycle
+from reflection.reflectors import trait_text
 from tests.conftest import converse
 from traits import lifecycle, services
 from traits.models import Trait, TraitEvidence

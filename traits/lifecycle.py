@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from memories import vocabulary
+
 QUALITY_WEIGHT = {"A": 1.0, "B": 0.7, "C": 0.4, "D": 0.2}
 REINFORCE_RATE = 0.2  # share of the remaining gap to 1.0 closed by one A-quality observation
 CONTRADICT_RATE = 0.3  # share of confidence removed by one A-quality contradiction
@@ -26,12 +28,12 @@ SPLIT_CONTRADICTIONS = 3
 
 # stage: (minimum confidence, minimum supporting evidence) to enter it
 STAGE_ENTRY = {
-    "candidate": (0.0, TREND_PROMOTION_OBSERVATIONS),
-    "emerging": (0.45, 3),
-    "established": (0.65, 5),
-    "core": (0.85, 10),
+    vocabulary.CANDIDATE: (0.0, TREND_PROMOTION_OBSERVATIONS),
+    vocabulary.EMERGING: (0.45, 3),
+    vocabulary.ESTABLISHED: (0.65, 5),
+    vocabulary.CORE: (0.85, 10),
 }
-STAGE_ORDER = ["trend", "candidate", "emerging", "established", "core"]
+STAGE_ORDER = list(vocabulary.TRAIT_STAGE_ORDER)
 DEMOTION_MARGIN = 0.1  # hysteresis: a stage is left only when confidence falls this far below its entry
 
 
@@ -56,7 +58,7 @@ def decayed_confidence(confidence: float, subtype: str, reinforcements: int, day
 
 # Stages that do not decay: a trend lives and dies by its observation window (seed 004, 5.1), and a dissolved
 # trait is gone. A pinned trait does not decay either: an operator decided it holds.
-UNDECAYED_STAGES = ("trend", "dissolved")
+UNDECAYED_STAGES = (vocabulary.TREND, vocabulary.DISSOLVED)
 
 
 def decay_clock_start(last_reinforced_at: datetime | None, first_observed_at: datetime | None) -> datetime | None:
@@ -94,16 +96,16 @@ def days_between(earlier: datetime | None, later: datetime) -> float:
 def next_stage(*, stage: str, confidence: float, supporting: int, now: datetime,
                window_end: datetime | None) -> str:
     """The stage a trait should be in now (one step at a time, up or down)."""
-    if stage == "dissolved":
+    if stage == vocabulary.DISSOLVED:
         return stage
-    if stage == "trend":
+    if stage == vocabulary.TREND:
         if supporting >= TREND_PROMOTION_OBSERVATIONS:
-            return "candidate"
+            return vocabulary.CANDIDATE
         if window_end is not None and now > window_end:
-            return "dissolved"  # the window closed without enough reinforcement
+            return vocabulary.DISSOLVED  # the window closed without enough reinforcement
         return stage
     if confidence < DISSOLVE_BELOW:
-        return "dissolved"
+        return vocabulary.DISSOLVED
     position = STAGE_ORDER.index(stage)
     if position + 1 < len(STAGE_ORDER):
         upper = STAGE_ORDER[position + 1]
@@ -111,7 +113,7 @@ def next_stage(*, stage: str, confidence: float, supporting: int, now: datetime,
         if confidence >= minimum and supporting >= evidence:
             return upper
     entry_confidence, _ = STAGE_ENTRY.get(stage, (0.0, 0))
-    if stage != "candidate" and confidence < entry_confidence - DEMOTION_MARGIN:
+    if stage != vocabulary.CANDIDATE and confidence < entry_confidence - DEMOTION_MARGIN:
         return STAGE_ORDER[position - 1]
     return stage
 
@@ -157,11 +159,11 @@ def stage_for_support(*, stage: str, confidence: float, live_supporting: int) ->
     confidence under the floor; otherwise it steps down while its live support or confidence no longer meets
     its stage's entry (with the demotion margin). Never up: promotion is reflection's job. A trend stays a
     trend (its window decides), and a candidate is the floor for a trait that still has support."""
-    if stage in ("dissolved", "trend"):
-        return stage if live_supporting > 0 or stage == "dissolved" else "dissolved"
+    if stage in (vocabulary.DISSOLVED, vocabulary.TREND):
+        return stage if live_supporting > 0 or stage == vocabulary.DISSOLVED else vocabulary.DISSOLVED
     if live_supporting <= 0 or confidence < DISSOLVE_BELOW:
-        return "dissolved"
-    while stage != "candidate":
+        return vocabulary.DISSOLVED
+    while stage != vocabulary.CANDIDATE:
         entry_confidence, entry_evidence = STAGE_ENTRY[stage]
         if live_supporting >= entry_evidence and confidence >= entry_confidence - DEMOTION_MARGIN:
             break
@@ -185,8 +187,8 @@ def withdraw_support(state: TraitState, *, withdrawn: int, cause: str, contradic
 
 def should_lift_to_preference(*, subtype: str, stage: str, reinforcements: int, depth: int) -> bool:
     """A behavior reinforced again and again becomes (the child of) a preference."""
-    return (subtype == "behavior" and stage in ("established", "core") and reinforcements >= LIFT_REINFORCEMENTS
-            and depth < MAX_PARENT_DEPTH)
+    return (subtype == "behavior" and stage in (vocabulary.ESTABLISHED, vocabulary.CORE)
+            and reinforcements >= LIFT_REINFORCEMENTS and depth < MAX_PARENT_DEPTH)
 
 
 def should_split(contradictions_by_context: dict[str, int], trait_context: str) -> str | None:

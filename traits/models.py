@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from memories import vocabulary
 from memories.models import MemoryItem
 
 
@@ -15,12 +16,14 @@ class TraitSubtype(models.TextChoices):
 
 
 class TraitStage(models.TextChoices):
-    TREND = "trend"
-    CANDIDATE = "candidate"
-    EMERGING = "emerging"
-    ESTABLISHED = "established"
-    CORE = "core"
-    DISSOLVED = "dissolved"
+    """The words are memories.vocabulary's (memories' own reads need them)."""
+
+    TREND = vocabulary.TREND
+    CANDIDATE = vocabulary.CANDIDATE
+    EMERGING = vocabulary.EMERGING
+    ESTABLISHED = vocabulary.ESTABLISHED
+    CORE = vocabulary.CORE
+    DISSOLVED = vocabulary.DISSOLVED
 
 
 class TraitContext(models.TextChoices):
@@ -66,7 +69,7 @@ class Trait(models.Model):
             models.Index(
                 fields=["stage", "-confidence"],
                 name="trait_active_confidence",
-                condition=~Q(stage__in=["dissolved", "trend"]),
+                condition=~Q(stage__in=[vocabulary.DISSOLVED, vocabulary.TREND]),
             ),
             models.Index(fields=["window_end"], name="trait_trend_window", condition=Q(stage="trend")),
             models.Index(fields=["parent"], name="trait_parent", condition=Q(parent__isnull=False)),

@@ -3,7 +3,7 @@ reciprocal rank fusion and the final score.
 
     query     what a search asks (SearchQuery), how it ran (SearchPlan), what it answers (ScoredMemory)
     filters   which memories it may see: scopes, bitemporal as_of, types, tags, time range
-    rows      the named rows the retrievers' SQL returns (CandidateRow)
+    rows      the named rows the retrievers' SQL returns (RetrievedRow)
     semantic  the vector side: exact per-user plan, HNSW beyond SEARCH_EXACT_MAX_ROWS and tenant-wide
     keyword   the keyword side: BM25 (or ts_rank_cd)
     scoring   the one scorer, shared with context.py: fusion x (1 + recency + importance + stage)
@@ -22,13 +22,13 @@ from memories.search.reads import (
     newest_in_scope,
     searchable_in_scope,
 )
-from memories.search.rows import CandidateRow, candidate_row
+from memories.search.rows import RetrievedRow, candidate_row
 from memories.search.scoring import demote_episodes, score_candidate
 from memories.search.semantic import exact_tenant_neighbours, nearest_memories, semantic_search
 from memories.search.service import memory_search
 
 __all__ = [
-    "MODES", "CandidateRow", "ScoredMemory", "SearchPlan", "SearchQuery", "TraitLineRow", "active_traits",
+    "MODES", "RetrievedRow", "ScoredMemory", "SearchPlan", "SearchQuery", "TraitLineRow", "active_traits",
     "candidate_row", "demote_episodes", "exact_tenant_neighbours", "jobs_of", "listed_in_scope", "memories_by_id",
     "memory_search", "nearest_memories", "newest_in_scope", "score_candidate", "scope_filter", "searchable_in_scope",
     "semantic_search",

@@ -9,14 +9,14 @@ from django.conf import settings
 from memories.models import Tenant
 from memories.search.filters import db, item_filters
 from memories.search.query import SearchQuery
-from memories.search.rows import SCORE_COLUMNS, CandidateRow, candidate, named
+from memories.search.rows import SCORE_COLUMNS, RetrievedRow, candidate, named
 from memories.text import query_tokens, tsquery_from_tokens
 
 BM25_K1 = 1.2
 BM25_B = 0.75
 
 
-def keyword_candidates(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> list[CandidateRow]:
+def keyword_candidates(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> list[RetrievedRow]:
     """Full-text candidates, best first."""
     statement = keyword_sql(tenant, q, pool, now)
     if statement is None:

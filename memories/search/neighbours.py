@@ -15,10 +15,10 @@ from datetime import datetime
 from memories.models import Tenant
 from memories.search.filters import db, item_filters
 from memories.search.query import SearchQuery
-from memories.search.rows import SCORE_COLUMNS, CandidateRow, candidate, named
+from memories.search.rows import SCORE_COLUMNS, RetrievedRow, candidate, named
 
 
-def next_in_session(tenant: Tenant, q: SearchQuery, hit_ids: list[str], now: datetime) -> dict[str, CandidateRow]:
+def next_in_session(tenant: Tenant, q: SearchQuery, hit_ids: list[str], now: datetime) -> dict[str, RetrievedRow]:
     """hit id -> the next memory of its session that the search may return (its scope and filters)."""
     if not hit_ids:
         return {}

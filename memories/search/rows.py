@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from memories.models import MemoryItem
-from memories.writing import EPISODE_TAG
+from memories.vocabulary import EPISODE_TAG
 
 # What the scorer needs, read in the same statement as the candidates (alias m = memory_items).
 # The moment as epoch seconds: parsing two timestamps per candidate cost 2.4 ms a search.
@@ -15,7 +15,7 @@ SCORE_COLUMNS = ("m.memory_type AS memory_type, m.importance AS importance, "
                  f"'{EPISODE_TAG}' = ANY(m.tags) AS episode, m.session_id <> '' AS in_session")
 
 
-class CandidateRow(NamedTuple):
+class RetrievedRow(NamedTuple):
     """One candidate from a retriever, with what the scorer needs."""
 
     id: str
@@ -34,17 +34,17 @@ def named(cursor) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def candidate(row: dict[str, Any]) -> CandidateRow:
+def candidate(row: dict[str, Any]) -> RetrievedRow:
     """A named SQL row (SCORE_COLUMNS plus id and rank_value) as the scorer's row."""
-    return CandidateRow(id=str(row["id"]), rank_value=float(row["rank_value"]), memory_type=row["memory_type"],
+    return RetrievedRow(id=str(row["id"]), rank_value=float(row["rank_value"]), memory_type=row["memory_type"],
                         importance=row["importance"], moment=row["moment"], arousal=row["arousal"],
                         episode=bool(row["episode"]), in_session=bool(row["in_session"]))
 
 
-def candidate_row(memory: MemoryItem, rank_value: float = 0.0) -> CandidateRow:
+def candidate_row(memory: MemoryItem, rank_value: float = 0.0) -> RetrievedRow:
     """A loaded memory as the scorer's row: the same columns SCORE_COLUMNS reads in SQL."""
     emotion = memory.data.get("emotion") if isinstance(memory.data, dict) else None
-    return CandidateRow(id=str(memory.id), rank_value=rank_value, memory_type=memory.memory_type,
+    return RetrievedRow(id=str(memory.id), rank_value=rank_value, memory_type=memory.memory_type,
                         importance=memory.importance, moment=(memory.valid_at or memory.created_at).timestamp(),
                         arousal=emotion.get("arousal") if isinstance(emotion, dict) else None,
                         episode=EPISODE_TAG in (memory.tags or []), in_session=bool(memory.session_id))

@@ -10,12 +10,13 @@ import math
 
 from django.conf import settings
 
-from memories.search.rows import CandidateRow
+from memories import vocabulary
+from memories.search.rows import RetrievedRow
 
 RECENCY_WEIGHT = 0.15
 RECENCY_SCALE_SECONDS = 30 * 24 * 3600.0
 IMPORTANCE_WEIGHT = 0.15
-STAGE_BOOST = {"core": 0.25, "established": 0.15, "emerging": 0.05}
+STAGE_BOOST = {vocabulary.CORE: 0.25, vocabulary.ESTABLISHED: 0.15, vocabulary.EMERGING: 0.05}
 ACTIVE_TRAIT_STAGES = tuple(STAGE_BOOST)
 
 
@@ -49,7 +50,7 @@ def relevance(fusion: float, best: float) -> float:
     return min(fusion / best, 1.0) if best > 0 else 0.0
 
 
-def score_candidate(row: CandidateRow, fusion: float, best: float, now_seconds: float,
+def score_candidate(row: RetrievedRow, fusion: float, best: float, now_seconds: float,
                     stage: str | None, time_match: float = 0.0) -> tuple[float, dict]:
     """The one scorer (search and context): fusion x (1 + recency + importance + stage boost)
     x (1 + time match: see search.temporal), times SEARCH_EPISODE_WEIGHT for an episode: a fact

@@ -18,7 +18,7 @@ from memories.models import MemoryStatus, Tenant
 from memories.replicas import read_alias
 from memories.search.filters import db, item_filters
 from memories.search.query import SearchQuery
-from memories.search.rows import SCORE_COLUMNS, CandidateRow, candidate, named
+from memories.search.rows import SCORE_COLUMNS, RetrievedRow, candidate, named
 
 _PLAN_CACHE: dict[tuple, tuple[float, str]] = {}
 PLAN_CACHE_SECONDS = 60.0
@@ -76,7 +76,7 @@ def exact_semantic_sql(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model
     return sql, args
 
 
-def exact_result(tenant: Tenant, q: SearchQuery, model: str, rows: list[dict[str, Any]]) -> list[CandidateRow] | None:
+def exact_result(tenant: Tenant, q: SearchQuery, model: str, rows: list[dict[str, Any]]) -> list[RetrievedRow] | None:
     """Candidate rows of the exact plan (named rows with `scanned`), or None
     when the user turned out to hold more vectors than the plan may scan; such
     a user is then searched through HNSW for the next PLAN_CACHE_SECONDS."""
@@ -89,7 +89,7 @@ def exact_result(tenant: Tenant, q: SearchQuery, model: str, rows: list[dict[str
 
 
 def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, dimensions: int, pool: int,
-                   now: datetime) -> list[CandidateRow]:
+                   now: datetime) -> list[RetrievedRow]:
     """The per-model HNSW index with iterative scan (filters cannot starve
     the result); the sized cast and model predicate match the partial index."""
     where, params = item_filters(tenant, q, now)
@@ -121,7 +121,7 @@ def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: st
 def semantic_search(
     tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, dimensions: int, pool: int, now: datetime,
     plan: str,
-) -> tuple[list[CandidateRow], str]:
+) -> tuple[list[RetrievedRow], str]:
     """(candidate rows, the plan that ran): exact falls back to hnsw for a user
     found to be larger than the exact plan may scan."""
     if plan == "exact" and q.user_id is not None:

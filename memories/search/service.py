@@ -19,7 +19,7 @@ from memories.search.keyword import keyword_candidates, keyword_sql, uses_kept_s
 from memories.search.neighbours import next_in_session, spread_to_neighbours
 from memories.search.query import MODES, ScoredMemory, SearchPlan, SearchQuery
 from memories.search.reads import jobs_of, memories_by_id, texts_of, trait_stages
-from memories.search.rows import CandidateRow, candidate, named
+from memories.search.rows import RetrievedRow, candidate, named
 from memories.search.scoring import (
     ACTIVE_TRAIT_STAGES,
     best_fusion,
@@ -51,7 +51,7 @@ def memory_search(
 
 
 def _exact_and_keyword(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, pool: int,
-                       now: datetime) -> tuple[list[CandidateRow] | None, list[CandidateRow]]:
+                       now: datetime) -> tuple[list[RetrievedRow] | None, list[RetrievedRow]]:
     """Both retrievers of a per-user hybrid search in one round trip:
     (exact semantic rows or None when the user is too large for the exact
     plan, keyword rows)."""
@@ -97,7 +97,7 @@ def below_their_facts(scored: list[tuple[float, str, dict]], episodes: set[str])
 
 
 def _with_neighbours(tenant: Tenant, query: SearchQuery, scored: list[tuple[float, str, dict]],
-                     facts: dict[str, CandidateRow], now: datetime) -> list[tuple[float, str, dict]]:
+                     facts: dict[str, RetrievedRow], now: datetime) -> list[tuple[float, str, dict]]:
     """search.neighbours for the best SEARCH_NEIGHBOUR_HITS hits (not episodes, which hold whole
     sessions, nor traits) that have a session; the neighbours' rows join `facts`."""
     weight, count = settings.SEARCH_NEIGHBOUR_WEIGHT, settings.SEARCH_NEIGHBOUR_HITS
@@ -121,8 +121,8 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
                    query_vector: Callable[[], np.ndarray] | None) -> list[ScoredMemory]:
     now = timezone.now()
     pool = max(query.limit * 3, 50)
-    semantic: list[CandidateRow] = []
-    keyword: list[CandidateRow] = []
+    semantic: list[RetrievedRow] = []
+    keyword: list[RetrievedRow] = []
     keyword_done = False  # per-user hybrid fetches both sides in one statement
     sides: list[float] = []  # the weights of the sides that ran
 
@@ -162,7 +162,7 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
     similarity = {r.id: 1.0 - r.rank_value for r in semantic}
     keyword_rank = {r.id: r.rank_value for r in keyword}
     # Score from the light columns the candidate queries returned; load full rows only for the winners.
-    facts: dict[str, CandidateRow] = {r.id: r for r in [*semantic, *keyword]}
+    facts: dict[str, RetrievedRow] = {r.id: r for r in [*semantic, *keyword]}
     stages = trait_stages([i for i, row in facts.items() if row.memory_type == "trait"])
 
     # Time in the question (hybrid): a "when" question prefers memories that say when; a named month or year

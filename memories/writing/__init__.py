@@ -35,6 +35,7 @@ from memories.writing.core import (
     MemorySpec,
     WriteResult,
     apply_change,
+    apply_change_unless_same,
     current_memories,
     default_expiry,
     search_document,
@@ -64,6 +65,7 @@ from memories.writing.erase import (
 )
 
 __all__ = [
+    "apply_change_unless_same",
     "EPISODE_TAG",
     "HISTORY_HAS_CONTENT",
     "INDEXED_TEXT",

@@ -43,6 +43,7 @@ from memories.writing.core import (
     _snapshot,
     _sync_vector_status,
     apply_change,
+    apply_change_unless_same,
     search_document,
     validate_spec,
 )
@@ -92,8 +93,8 @@ def memory_update(
             if expires_at is not UNCHANGED:
                 row.expires_at = expires_at  # type: ignore[assignment]
 
-        if apply_change(memory, change, actor=actor, event=HistoryEvent.UPDATE, reason=reason,
-                        fields=["importance", "tags", "data", "expires_at"], skip_if_unchanged=True) is None:
+        if apply_change_unless_same(memory, change, actor=actor, event=HistoryEvent.UPDATE, reason=reason,
+                                    fields=["importance", "tags", "data", "expires_at"]) is None:
             return WriteResult("NOOP", memory, reason="nothing changed")
         return WriteResult("UPDATE", memory)
 
@@ -331,7 +332,7 @@ def memories_archive_expired(*, now: datetime | None = None, limit: int = 500) -
 
             row = apply_change(memory, change, actor="expiry", event=HistoryEvent.DELETE, now=now,
                                reason=f"expired at {moment}", fields=["status", "archived_at"], save=False)
-            history.append(row)  # type: ignore[arg-type]
+            history.append(row)
         MemoryItem.objects.bulk_update(expired, ["status", "version", "updated_at", "archived_at"])
         _sync_vector_status(expired)
         insert_objects(MemoryHistory, history)

@@ -274,20 +274,35 @@ def _insert_memories(items: Sequence[MemoryItem]) -> None:
 
 def apply_change(memory: MemoryItem, change: Callable[[MemoryItem], object], *, actor: str, event: str,
                  fields: Sequence[str], reason: str = "", old_text: str | None = None, new_text: str | None = None,
-                 job_id: str = "", now: datetime | None = None, record_data: bool = True, save: bool = True,
-                 skip_if_unchanged: bool = False) -> MemoryHistory | None:
+                 job_id: str = "", now: datetime | None = None, record_data: bool = True,
+                 save: bool = True) -> MemoryHistory:
     """The versioned change, written once: snapshot -> change -> version + 1 -> save -> history.
 
     `change` edits the locked row in place; `fields` are what it may touch. The history row carries the
     fields that differ (record_data=False when they would only repeat the text, as an episode's turns do).
     save=False leaves the row and its history unsaved for a caller that writes a batch of them
-    (bulk_update + one insert). skip_if_unchanged: nothing differs, nothing is written, None is returned.
+    (bulk_update + one insert).
     """
     before = _snapshot(memory)
     change(memory)
-    after = _snapshot(memory)
-    if skip_if_unchanged and after == before and old_text == new_text:
+    return _record_change(memory, before, actor=actor, event=event, fields=fields, reason=reason,
+                          old_text=old_text, new_text=new_text, job_id=job_id, now=now, record_data=record_data,
+                          save=save)
+
+
+def apply_change_unless_same(memory: MemoryItem, change: Callable[[MemoryItem], object], *, actor: str,
+                             event: str, fields: Sequence[str], reason: str = "") -> MemoryHistory | None:
+    """apply_change, or nothing at all (None) when the change leaves every recorded field as it was."""
+    before = _snapshot(memory)
+    change(memory)
+    if _snapshot(memory) == before:
         return None
+    return _record_change(memory, before, actor=actor, event=event, fields=fields, reason=reason)
+
+
+def _record_change(memory: MemoryItem, before: dict, *, actor: str, event: str, fields: Sequence[str],
+                   reason: str = "", old_text: str | None = None, new_text: str | None = None, job_id: str = "",
+                   now: datetime | None = None, record_data: bool = True, save: bool = True) -> MemoryHistory:
     memory.version += 1
     memory.updated_at = now or timezone.now()
     old, new = _changes(before, _snapshot(memory)) if record_data else ({}, {})

@@ -216,7 +216,7 @@ def _write_batch(tenant: Tenant, specs: Sequence[MemorySpec], plans: Sequence[Pl
         else:
             row = apply_change(current, merge, actor=actor, event=HistoryEvent.UPDATE, now=now, job_id=job_id,
                                reason="same text with new tags or data", fields=(), save=False)
-            history.append(row)  # type: ignore[arg-type]
+            history.append(row)
             updated[current.id] = current
         results.append(WriteResult("UPDATE", current, reason="same text with new tags or data"))
 

@@ -23,7 +23,7 @@ from memories.writing.core import (
 )
 from memories.writing.create import _create_batch
 
-EPISODE_TAG = "episode"  # an episode memory: a session's original turns (seed 002's MemUnit)
+EPISODE_TAG = vocabulary.EPISODE_TAG
 
 
 def episode_lines(turns: Sequence[dict]) -> str:

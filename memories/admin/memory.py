@@ -1,0 +1,353 @@
+"""Memories in the admin: audit, edit, supersede, merge, archive, restore, search as the agent,
+forget a user."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django import forms
+from django.conf import settings
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from memories import erasure, vocabulary, writing
+from memories.admin.base import (
+    ChoiceListFilter,
+    TenantFilter,
+    TenantScopedAdmin,
+    actor_of,
+    shown_time,
+    text_diff,
+    visible_tenants,
+)
+from memories.context import ContextRequest, build_context
+from memories.errors import InvalidOperation, MemoryError_, MemoryNotFound, VersionConflict
+from memories.identity import normalize_identifier
+from memories.models import (
+    MemoryHistory,
+    MemoryItem,
+    MemorySource,
+    MemoryStatus,
+    MemoryVector,
+)
+from memories.search import MODES, SearchPlan, SearchQuery, memory_search
+from memories.selectors import memory_lineage_ids
+from memories.text import counted, query_tokens
+
+# --------------------------------------------------------------------------- memories
+
+
+class CurrentFilter(ChoiceListFilter):
+    title = "version"
+    parameter_name = "current"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "current"), ("no", "superseded or invalidated")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(vocabulary.is_latest_version())
+        if self.value() == "no":
+            return queryset.exclude(vocabulary.is_latest_version())
+        return queryset
+
+
+class EmbeddedFilter(ChoiceListFilter):
+    title = "has embedding"
+    parameter_name = "embedded"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "yes"), ("no", "not yet"), ("failed", "failed")]
+
+    def queryset(self, request, queryset):
+        states = {"yes": "done", "no": "pending", "failed": "failed"}
+        return queryset.filter(embedding_state=states[self.value()]) if self.value() else queryset
+
+
+class ImportanceFilter(ChoiceListFilter):
+    title = "importance"
+    parameter_name = "importance"
+
+    def lookups(self, request, model_admin):
+        return [("high", "0.7 and above"), ("mid", "0.3 to 0.7"), ("low", "under 0.3")]
+
+    def queryset(self, request, queryset):
+        ranges = {"high": (0.7, 1.01), "mid": (0.3, 0.7), "low": (0, 0.3)}
+        if not self.value():
+            return queryset
+        low, high = ranges[self.value()]
+        return queryset.filter(importance__gte=low, importance__lt=high)
+
+
+class CreatedFilter(ChoiceListFilter):
+    title = "created"
+    parameter_name = "created"
+
+    def lookups(self, request, model_admin):
+        return [("1", "last 24 hours"), ("7", "last 7 days"), ("30", "last 30 days"), ("old", "older")]
+
+    def queryset(self, request, queryset):
+        if not self.value():
+            return queryset
+        if self.value() == "old":
+            return queryset.filter(created_at__lt=timezone.now() - timedelta(days=30))
+        return queryset.filter(created_at__gte=timezone.now() - timedelta(days=int(self.value())))
+
+
+
+
+class MemoryEditForm(forms.ModelForm):
+    """Edits become a new version through memory_update; the row is never overwritten."""
+
+    expected_version = forms.IntegerField(widget=forms.HiddenInput)
+    tags = forms.CharField(required=False, help_text="comma-separated")
+
+    class Meta:
+        model = MemoryItem
+        fields = ("text", "importance")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and "tags" in self.fields:  # absent when read-only (auditors)
+            # self.initial, not field.initial: the admin's form puts the raw list there first.
+            self.initial["expected_version"] = self.instance.version
+            self.initial["tags"] = ", ".join(self.instance.tags)
+
+    def clean_tags(self) -> list[str]:
+        return [t.strip() for t in self.cleaned_data["tags"].split(",") if t.strip()]
+
+
+class MergeForm(forms.Form):
+    merged_text = forms.CharField(widget=forms.Textarea(attrs={"rows": 5, "cols": 90}))
+    reason = forms.CharField(required=False)
+
+
+@admin.register(MemoryItem)
+class MemoryItemAdmin(TenantScopedAdmin):
+    form = MemoryEditForm
+    list_display = ("short_text", "user_id", "tenant", "memory_type", "status", "version", "importance_shown",
+                    "is_current", "embedding_state", "created_at")
+    list_filter = (TenantFilter, "memory_type", "status", CurrentFilter, EmbeddedFilter, ImportanceFilter,
+                   CreatedFilter)
+    search_fields = ("text", "=user_id", "=tags")
+    list_select_related = ("tenant",)
+    ordering = ("-created_at",)
+    actions = ("archive_selected", "restore_selected", "merge_selected")
+    readonly_fields = ("id", "tenant", "user_id", "agent_id", "session_id", "group_id", "memory_type", "status",
+                       "version", "confidence", "data", "content_hash", "valid_at", "invalid_at", "created_at",
+                       "expired_at", "updated_at", "archived_at", "expires_at", "access_count", "last_accessed_at",
+                       "version_chain", "embedding_state", "embedding_error",
+                       "vector_table", "source_table", "history_timeline")
+    fieldsets = (
+        (None, {"fields": ("text", "importance", "tags", "expected_version")}),
+        ("Who and what", {"fields": ("id", "tenant", "user_id", "agent_id", "session_id", "group_id",
+                                     "memory_type", "status", "confidence", "data", "content_hash")}),
+        ("Time (bitemporal)", {"fields": ("valid_at", "invalid_at", "created_at", "expired_at", "updated_at",
+                                          "archived_at", "expires_at", "version", "version_chain")}),
+        ("Usage", {"fields": ("access_count", "last_accessed_at")}),
+        ("Sources", {"fields": ("source_table",)}),
+        ("Embedding", {"fields": ("embedding_state", "embedding_error", "vector_table")}),
+        ("History", {"fields": ("history_timeline",)}),
+    )
+
+    @admin.display(description="text")
+    def short_text(self, obj: MemoryItem):
+        # One line in the list (admin.css truncates it to the column); the whole text in the tooltip.
+        return format_html('<span title="{}">{}</span>', obj.text, obj.text if len(obj.text) <= 300
+                           else obj.text[:297] + "...")
+
+    @admin.display(description="importance", ordering="importance")
+    def importance_shown(self, obj: MemoryItem) -> str:
+        return f"{obj.importance:.2f}"
+
+    @admin.display(boolean=True, description="current")
+    def is_current(self, obj: MemoryItem) -> bool:
+        return obj.expired_at is None
+
+    def get_readonly_fields(self, request, obj=None):
+        editable = obj is not None and obj.expired_at is None and self.has_change_permission(request, obj)
+        return self.readonly_fields if editable else (*self.readonly_fields, "text", "importance", "tags")
+
+    def get_fieldsets(self, request, obj=None):
+        editable = obj is not None and obj.expired_at is None and self.has_change_permission(request, obj)
+        if editable:
+            return self.fieldsets
+        first, *rest = self.fieldsets
+        return ((None, {"fields": ("text", "importance", "tags")}), *rest)
+
+    @admin.display(description="version chain")
+    def version_chain(self, obj: MemoryItem):
+        links = []
+        for earlier in MemoryItem.objects.filter(superseded_by=obj).only("id", "version").order_by("version"):
+            links.append(format_html('supersedes <a href="{}">v{} ({})</a>',
+                                     reverse("admin:memories_memoryitem_change", args=[earlier.id]),
+                                     earlier.version, earlier.id))
+        if obj.superseded_by_id:
+            links.append(format_html('superseded by <a href="{}">{}</a>',
+                                     reverse("admin:memories_memoryitem_change", args=[obj.superseded_by_id]),
+                                     obj.superseded_by_id))
+        return format_html_join(mark_safe("<br>"), "{}", ((link,) for link in links)) if links else "-"
+
+    @admin.display(description="vectors")
+    def vector_table(self, obj: MemoryItem):
+        rows = MemoryVector.objects.filter(item=obj).values_list("model", "dimensions", "chunk_index", "created_at")
+        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                                ((model, dims, chunk, shown_time(at)) for model, dims, chunk, at in rows))
+        return format_html("<table><tr><th>model</th><th>dims</th><th>chunk</th><th>embedded</th></tr>{}</table>",
+                           body) if rows else "-"
+
+    @admin.display(description="sources")
+    def source_table(self, obj: MemoryItem):
+        rows = MemorySource.objects.filter(item=obj).values_list("session_id", "message_indices", "job_id")
+        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows)
+        return format_html("<table><tr><th>session</th><th>messages</th><th>job</th></tr>{}</table>",
+                           body) if rows else "-"
+
+    @admin.display(description="timeline")
+    def history_timeline(self, obj: MemoryItem):
+        rows = MemoryHistory.objects.filter(tenant_id=obj.tenant_id, memory_id__in=memory_lineage_ids(obj))
+        body = format_html_join(
+            "", '<tr class="history-row"><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td></tr>',
+            ((shown_time(h.created_at), h.event, h.actor,
+              text_diff(h.old_text, h.new_text) if (h.old_text or h.new_text) else "-", h.reason)
+             for h in rows.order_by("created_at", "id")),
+        )
+        return format_html('<table class="history-timeline"><thead><tr><th>when</th><th>event</th><th>actor</th>'
+                           "<th>text change</th><th>reason</th></tr></thead><tbody>{}</tbody></table>", body)
+
+    def save_model(self, request, obj, form, change):
+        try:
+            result = writing.memory_update(
+                tenant=obj.tenant, memory_id=obj.id, actor=actor_of(request), text=form.cleaned_data["text"],
+                importance=form.cleaned_data["importance"], tags=form.cleaned_data["tags"],
+                expected_version=form.cleaned_data["expected_version"], reason="edited in the admin")
+        except VersionConflict as exc:
+            self.message_user(request, f"Not saved: {exc}. Reload the page and try again.", messages.ERROR)
+            request._memory_saved_as = None
+            return
+        request._memory_saved_as = result.memory
+
+    def save_related(self, request, form, formsets, change):
+        pass  # inlines are read-only; the service wrote everything
+
+    def response_change(self, request, obj):
+        saved = getattr(request, "_memory_saved_as", None)
+        if saved is None:
+            return HttpResponseRedirect(request.path)
+        if saved.id != obj.id:
+            self.message_user(request, f"Saved as version {saved.version}; the old version is kept and expired.")
+        return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[saved.id]))
+
+    def _each(self, request, queryset, status: str, verb: str) -> None:
+        done = 0
+        for memory in queryset:
+            try:
+                result = writing.memory_set_status(tenant=memory.tenant, memory_id=memory.id, status=status,
+                                                   actor=actor_of(request), reason=f"{verb} in the admin")
+                done += result.operation != "NOOP"
+            except MemoryError_ as exc:
+                self.message_user(request, f"{memory.id}: {exc}", messages.ERROR)
+        self.message_user(request, f"{verb.capitalize()} {done} memories.")
+
+    @admin.action(description="Archive selected memories", permissions=["change"])
+    def archive_selected(self, request, queryset):
+        self._each(request, queryset, MemoryStatus.ARCHIVED, "archived")
+
+    @admin.action(description="Restore selected memories", permissions=["change"])
+    def restore_selected(self, request, queryset):
+        self._each(request, queryset, MemoryStatus.ACTIVE, "restored")
+
+    @admin.action(description="Merge selected memories into one", permissions=["change"])
+    def merge_selected(self, request, queryset):
+        memories = list(queryset.order_by("created_at"))
+        if len({(m.tenant_id, m.user_id) for m in memories}) > 1:
+            self.message_user(request, "Memories of different users or tenants cannot be merged.", messages.ERROR)
+            return None
+        if len(memories) < 2:
+            self.message_user(request, "Select at least two memories to merge.", messages.ERROR)
+            return None
+        if "apply" in request.POST:
+            form = MergeForm(request.POST)
+            if form.is_valid():
+                try:
+                    merged = writing.memory_merge(tenant=memories[0].tenant, memory_ids=[m.id for m in memories],
+                                                  merged_text=form.cleaned_data["merged_text"],
+                                                  actor=actor_of(request), reason=form.cleaned_data["reason"])
+                except (InvalidOperation, VersionConflict, MemoryNotFound) as exc:
+                    self.message_user(request, f"Not merged: {exc}", messages.ERROR)
+                    return None
+                self.message_user(request, f"Merged {len(memories)} memories into {merged.id}.")
+                return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[merged.id]))
+        else:
+            form = MergeForm(initial={"merged_text": " ".join(m.text.rstrip(".") + "." for m in memories)})
+        return TemplateResponse(request, "admin/memories/merge.html", {
+            **self.admin_site.each_context(request), "title": "Merge memories", "memories": memories,
+            "form": form, "opts": self.model._meta, "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        })
+
+    # ---- forget a user (erasure), behind a confirmation page
+
+    def get_urls(self):
+        return [path("forget/", self.admin_site.admin_view(self.forget_view), name="memories_forget_user"),
+                path("search-as-agent/", self.admin_site.admin_view(self.search_as_agent_view),
+                     name="memories_search_as_agent"),
+                *super().get_urls()]
+
+    # ---- search as the agent: the results with every score part, the plan, and the context block
+
+    def search_as_agent_view(self, request):
+        """What an agent of this tenant would get for a query, and why: an operator's read, so it is
+        not counted as an agent's access."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        tenants = list(visible_tenants(request))
+        asked = {name: (request.GET.get(name) or "").strip()
+                 for name in ("tenant", "user_id", "agent_id", "session_id", "group_id", "query", "mode")}
+        tenant = next((t for t in tenants if str(t.id) == asked["tenant"]), tenants[0] if len(tenants) == 1 else None)
+        context = {**self.admin_site.each_context(request), "title": "Search as the agent", "tenants": tenants,
+                   "tenant": tenant, "asked": asked, "modes": MODES, "opts": self.model._meta}
+        if tenant and asked["query"] and (asked["user_id"] or asked["group_id"]):
+            try:
+                scope = {name: normalize_identifier(asked[name], field=name)
+                         for name in ("user_id", "agent_id", "session_id", "group_id") if asked[name]}
+                if len(query_tokens(asked["query"])) > settings.SEARCH_MAX_QUERY_TERMS:
+                    raise InvalidOperation("the query has too many distinct words", field="query")
+                plan = SearchPlan()
+                mode = asked["mode"] if asked["mode"] in MODES else "hybrid"
+                context["results"] = memory_search(tenant=tenant, plan=plan, query=SearchQuery(
+                    query=asked["query"][:settings.SEARCH_MAX_QUERY_CHARS], mode=mode, limit=20, **scope))
+                context["plan"] = plan
+                context["agent_context"] = build_context(tenant=tenant, request=ContextRequest(
+                    query=asked["query"][:settings.SEARCH_MAX_QUERY_CHARS], **scope))
+            except InvalidOperation as exc:
+                context["error"] = f"{exc.field}: {exc}"
+        return TemplateResponse(request, "admin/memories/search_as_agent.html", context)
+
+    def forget_view(self, request):
+        if not request.user.has_perm("memories.delete_memoryitem"):
+            raise PermissionDenied
+        tenants = list(visible_tenants(request))
+        tenant_id, user_id = request.POST.get("tenant") or request.GET.get("tenant"), \
+            (request.POST.get("user_id") or request.GET.get("user_id") or "").strip()
+        tenant = next((t for t in tenants if str(t.id) == str(tenant_id)), None)
+        context = {**self.admin_site.each_context(request), "title": "Forget a user", "tenants": tenants,
+                   "tenant": tenant, "user_id": user_id, "opts": self.model._meta}
+        if tenant and user_id:
+            # The preview is the erasure's own dry run: the same function, the same counts.
+            context["counts"] = erasure.user_erase(tenant=tenant, user_id=user_id, actor=actor_of(request),
+                                                   dry_run=True).counts
+            context["registry"] = erasure.REGISTRY
+            if request.method == "POST" and request.POST.get("confirm") == "yes":
+                result = erasure.user_erase(tenant=tenant, user_id=user_id, actor=actor_of(request),
+                                            reason="erasure from the admin")
+                erased = ", ".join(counted(n, name) for name, n in result.counts.items() if n)
+                receipt = result.receipt.id if result.receipt else "-"
+                self.message_user(request, f"Forgot {user_id} (receipt {receipt}): {erased or 'nothing held'}.")
+                return HttpResponseRedirect(reverse("admin:memories_memoryitem_changelist"))
+        return TemplateResponse(request, "admin/memories/forget.html", context)
