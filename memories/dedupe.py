@@ -19,10 +19,16 @@ neighbours, call decide, and apply the decision through the writer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final, Literal
 
 from memories.text import normalize_text, query_tokens
 
-ADD, UPDATE, INVALIDATE, DELETE, NOOP = "ADD", "UPDATE", "INVALIDATE", "DELETE", "NOOP"
+Operation = Literal["ADD", "UPDATE", "INVALIDATE", "DELETE", "NOOP"]
+ADD: Final = "ADD"
+UPDATE: Final = "UPDATE"
+INVALIDATE: Final = "INVALIDATE"
+DELETE: Final = "DELETE"
+NOOP: Final = "NOOP"
 FORGET_MATCH = 0.6  # how closely a forget request must point at a memory (similarity or shared words)
 
 
@@ -50,7 +56,7 @@ class Neighbour:
 
 @dataclass(frozen=True)
 class Decision:
-    operation: str
+    operation: Operation
     target: str | None = None  # the neighbour it changes (UPDATE, INVALIDATE, DELETE, NOOP)
     reason: str = ""
 

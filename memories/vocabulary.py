@@ -12,6 +12,7 @@ waiting     (a conversation job) queued, running or retrying: counted against TE
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from django.db.models import Q
@@ -88,5 +89,5 @@ def sql_vector_searchable(alias: str = "v") -> str:
     return f"{alias}.status = '{ACTIVE}'"
 
 
-def sql_status_in(statuses, alias: str = "m") -> str:
+def sql_status_in(statuses: Iterable[str], alias: str = "m") -> str:
     return f"{alias}.status IN ({', '.join(repr(str(s)) for s in statuses)})"

@@ -160,8 +160,8 @@ def open_writes_started_at():
         cursor.execute(
             """SELECT min(xact_start) FROM pg_stat_activity
                WHERE datname = current_database() AND pid <> pg_backend_pid()
-                 AND backend_xid IS NOT NULL AND xact_start > now() - %s""",
-            [LONGEST_WRITE])
+                 AND backend_xid IS NOT NULL AND xact_start > now() - %s::interval""",
+            [f"{LONGEST_WRITE.total_seconds()} seconds"])
         started = cursor.fetchone()[0]
     return started - WRITE_CLOCK_MARGIN if started else None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -107,7 +109,8 @@ class TraitDetailView(APIView):
         """One trait with its evidence, parents, children and confidence history."""
         trait = selectors.trait_get(tenant=request.user.tenant, trait_id=trait_id)
         evidence = trait.evidence.select_related("memory").order_by("created_at")
-        return Response({**TraitSerializer(trait).data,
+        body: dict[str, Any] = dict(TraitSerializer(trait).data)  # type: ignore[call-overload]
+        return Response({**body,
                          "evidence": EvidenceSerializer(evidence, many=True).data,
                          "parent_chain": [{"id": str(p.pk), "text": p.memory.text, "subtype": p.subtype,
                                            "stage": p.stage} for p in selectors.trait_parent_chain(trait)],

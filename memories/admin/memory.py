@@ -4,10 +4,12 @@ forget a user."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -288,7 +290,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
             form = MergeForm(initial={"merged_text": " ".join(m.text.rstrip(".") + "." for m in memories)})
         return TemplateResponse(request, "admin/memories/merge.html", {
             **self.admin_site.each_context(request), "title": "Merge memories", "memories": memories,
-            "form": form, "opts": self.model._meta, "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            "form": form, "opts": self.model._meta, "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
         })
 
     # ---- forget a user (erasure), behind a confirmation page
@@ -314,7 +316,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
                    "tenant": tenant, "asked": asked, "modes": MODES, "opts": self.model._meta}
         if tenant and asked["query"] and (asked["user_id"] or asked["group_id"]):
             try:
-                scope = {name: normalize_identifier(asked[name], field=name)
+                scope: dict[str, Any] = {name: normalize_identifier(asked[name], field=name)
                          for name in ("user_id", "agent_id", "session_id", "group_id") if asked[name]}
                 if len(query_tokens(asked["query"])) > settings.SEARCH_MAX_QUERY_TERMS:
                     raise InvalidOperation("the query has too many distinct words", field="query")

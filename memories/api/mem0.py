@@ -357,7 +357,7 @@ MEM0_EVENTS = {"ADD": "ADD", "UPDATE": "UPDATE", "SUPERSEDE": "UPDATE", "MERGE":
                "ERASE": "DELETE", "REJECT": "DELETE"}
 
 
-def _change(request, memory_id: str, **fields) -> governance.ClientChange:
+def _change(request, memory_id: str | uuid.UUID, **fields) -> governance.ClientChange:
     return governance.memory_change_by_key(tenant=request.user.tenant, memory_id=memory_id, role=request.user.role,
                                            api_key_id=request.user.key_id, actor=request.user.actor, **fields)
 

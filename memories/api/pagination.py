@@ -18,7 +18,7 @@ class MemoryCursorPagination(CursorPagination):
             raise ValidationError({"cursor": ["invalid cursor: use the `next` or `previous` link as given"]}) from None
         if cursor is not None and cursor.position is not None:
             try:
-                valid = parse_datetime(cursor.position) is not None
+                valid = parse_datetime(str(cursor.position)) is not None
             except ValueError:
                 valid = False
             if not valid:

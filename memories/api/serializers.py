@@ -85,7 +85,7 @@ class BoundedDateTimeField(serializers.DateTimeField):
         return parsed
 
 
-class RejectUnknownFieldsMixin:
+class RejectUnknownFieldsMixin(serializers.Serializer):
     """Typos in field names are errors, not silently ignored options."""
 
     def to_internal_value(self, data):
@@ -297,7 +297,7 @@ class MemorySerializer(serializers.ModelSerializer):
             elif isinstance(value, uuid.UUID):
                 body[name] = str(value)
             elif isinstance(value, list):
-                body[name] = list(value)
+                body[name] = list(value)  # type: ignore[assignment]  # the field's JSON is a list
             else:
                 body[name] = super().to_representation(instance)[name]
         return body

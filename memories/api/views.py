@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import AuthenticationFailed
@@ -10,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import agents, erasure, governance, ingestion, selectors, writing
-from memories.api.auth import ApiKeyAuthentication, IsReviewerKey
+from memories.api.auth import ApiClient, ApiKeyAuthentication, IsReviewerKey
 from memories.api.filters import MemoryFilter
 from memories.api.pagination import HistoryCursorPagination
 from memories.api.serializers import (
@@ -86,7 +88,7 @@ class MemoryListCreateView(generics.ListAPIView):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation has no tenant
             return MemoryItem.objects.none()
-        return selectors.memory_list(tenant=self.request.user.tenant)
+        return selectors.memory_list(tenant=cast(ApiClient, self.request.user).tenant)
 
     def get(self, request, *args, **kwargs):
         """List memories, newest first, cursor-paginated (filters by user, scope, type, tag, status, dates)."""

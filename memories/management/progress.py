@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import TextIO, cast
 
+from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 
@@ -52,3 +53,8 @@ class Progress:
             self._bar.close()
         elif self.done:
             self.stream.write(self.line(time.monotonic()) + "\n")
+
+
+def command_stderr(command: BaseCommand) -> TextIO:
+    """A management command's raw stderr (its OutputWrapper would end every progress line)."""
+    return cast(TextIO, command.stderr._out)

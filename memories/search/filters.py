@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Q
 
 from memories import vocabulary
@@ -13,15 +15,15 @@ from memories.replicas import read_alias
 from memories.search.query import SearchQuery
 
 
-def db():
+def db() -> BaseDatabaseWrapper:
     """The connection this block reads from: the replica inside memories.replicas.on_replica, else the primary."""
     return connections[read_alias()]
 
 
-def item_filters(tenant: Tenant, q: SearchQuery, now: datetime) -> tuple[str, list]:
+def item_filters(tenant: Tenant, q: SearchQuery, now: datetime) -> tuple[str, list[Any]]:
     """SQL conditions on memory_items (alias m) shared by both retrievers."""
     clauses = ["m.tenant_id = %s"]
-    params: list = [tenant.id]
+    params: list[Any] = [tenant.id]
     if q.user_id is not None:
         clauses.append("m.user_id = %s")
         params.append(q.user_id)
@@ -56,7 +58,7 @@ def item_filters(tenant: Tenant, q: SearchQuery, now: datetime) -> tuple[str, li
     return " AND ".join(clauses), params
 
 
-def scope_clauses(q: SearchQuery) -> tuple[list[str], list]:
+def scope_clauses(q: SearchQuery) -> tuple[list[str], list[Any]]:
     """The scope rules, in SQL (see scope_filter for the same in the ORM):
     agent_id  the agent's memories and those saved with no agent;
     session_id that session's memories only (Mem0's run);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 
@@ -33,7 +34,7 @@ def uses_kept_statistics(q: SearchQuery) -> bool:
             and q.user_id is not None and q.as_of is None)
 
 
-def keyword_sql(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> tuple[str, list] | None:
+def keyword_sql(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> tuple[str, list[Any]] | None:
     """The full-text statement (columns id, rank_value and SCORE_COLUMNS) ranked
     as SEARCH_KEYWORD_RANKING says: bm25 (better recall; one heavier statement)
     or ts_rank (Postgres' ts_rank_cd: no IDF, about 1 ms cheaper per search).
@@ -49,7 +50,7 @@ def keyword_sql(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> tup
     return _bm25_sql(tenant, q, tokens, pool, now)
 
 
-def _ts_rank_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, now: datetime) -> tuple[str, list]:
+def _ts_rank_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, now: datetime) -> tuple[str, list[Any]]:
     where, params = item_filters(tenant, q, now)
     sql = f"""
         SELECT m.id AS id, ts_rank_cd(m.search_vector, query, 1) AS rank_value, {SCORE_COLUMNS}
@@ -74,7 +75,7 @@ _TERM_FREQUENCIES = """CROSS JOIN LATERAL (
 
 
 def _bm25_kept_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int,
-                   now: datetime) -> tuple[str, list]:
+                   now: datetime) -> tuple[str, list[Any]]:
     """BM25 with the user's document count, average length and document frequencies read
     from the kept statistics: a few primary-key lookups instead of a scan of every memory."""
     where, params = item_filters(tenant, q, now)
@@ -102,7 +103,7 @@ def _bm25_kept_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int,
                  pool]
 
 
-def _bm25_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, now: datetime) -> tuple[str, list]:
+def _bm25_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, now: datetime) -> tuple[str, list[Any]]:
     """BM25 over the searched memories: document frequencies and average
     length come from the same scope (the user, or the tenant), term
     frequencies from the tsvector's positions. ts_rank_cd has no IDF, so a

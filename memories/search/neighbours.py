@@ -11,6 +11,7 @@ the rows of a batch a microsecond apart, so a batch keeps the order it was sent 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from memories.models import Tenant
 from memories.search.filters import db, item_filters
@@ -38,8 +39,8 @@ def next_in_session(tenant: Tenant, q: SearchQuery, hit_ids: list[str], now: dat
         return {str(row["hit"]): candidate(row) for row in named(cursor)}
 
 
-def spread_to_neighbours(scored: list[tuple[float, str, dict]], following: dict[str, str],
-                         weight: float) -> list[tuple[float, str, dict]]:
+def spread_to_neighbours(scored: list[tuple[float, str, dict[str, Any]]], following: dict[str, str],
+                         weight: float) -> list[tuple[float, str, dict[str, Any]]]:
     """Pure rule: each hit in `following` (hit id -> the id of the memory after it) lends
     weight x its score to that memory, which keeps the larger of that and its own score
     (a memory not yet in the list enters with the lent score, and weight x the hit's

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any, Literal
 
 from memories.models import MemoryItem
 
-MODES = ("semantic", "keyword", "hybrid")
+SearchMode = Literal["semantic", "keyword", "hybrid"]
+MODES: tuple[SearchMode, ...] = ("semantic", "keyword", "hybrid")
+VectorPlan = Literal["", "exact", "hnsw", "none"]
+KeywordStatistics = Literal["", "kept", "scanned"]
 
 
 @dataclass
@@ -23,7 +27,7 @@ class SearchQuery:
     agent_id: str | None = None
     session_id: str | None = None
     group_id: str | None = None
-    mode: str = "hybrid"
+    mode: SearchMode = "hybrid"
     memory_types: list[str] | None = None
     tags: list[str] | None = None
     start_time: datetime | None = None
@@ -38,15 +42,15 @@ class SearchQuery:
 class ScoredMemory:
     memory: MemoryItem
     score: float
-    scores: dict = field(default_factory=dict)
+    scores: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class SearchPlan:
     """How the search ran; returned for benchmarks and debugging."""
 
-    vector_plan: str = ""  # exact | hnsw | none
-    keyword_statistics: str = ""  # kept (maintained per-user rows) | scanned (computed over the scope) | ""
+    vector_plan: VectorPlan = ""
+    keyword_statistics: KeywordStatistics = ""  # kept (maintained per-user rows) | scanned (over the scope)
     candidates_semantic: int = 0
     candidates_keyword: int = 0
     degraded: list[str] = field(default_factory=list)  # sides that could not run ("semantic")

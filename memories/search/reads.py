@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from memories import vocabulary
@@ -67,7 +68,8 @@ def jobs_of(memory_ids: list[str]) -> dict[str, set[str]]:
     return out
 
 
-def listed_in_scope(tenant: Tenant, *, user_id: str, agent_id: str | None = None, session_id: str | None = None):
+def listed_in_scope(tenant: Tenant, *, user_id: str, agent_id: str | None = None,
+                    session_id: str | None = None) -> QuerySet[MemoryItem]:
     """A user's searchable memories in a scope, as a queryset to page through (Mem0's get_all, MCP's list)."""
     return (MemoryItem.objects.filter(tenant=tenant).filter(vocabulary.is_searchable(timezone.now()))
             .filter(scope_filter(user_id=user_id, agent_id=agent_id, session_id=session_id)))

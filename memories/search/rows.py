@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from django.db.backends.utils import CursorWrapper
+
 from memories.models import MemoryItem
 from memories.vocabulary import EPISODE_TAG
 
@@ -28,7 +30,7 @@ class RetrievedRow(NamedTuple):
     in_session: bool = False  # saved with a session_id: it may have a neighbour (search.neighbours)
 
 
-def named(cursor) -> list[dict[str, Any]]:
+def named(cursor: CursorWrapper) -> list[dict[str, Any]]:
     """The cursor's rows as dicts keyed by column name."""
     names = [column.name for column in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

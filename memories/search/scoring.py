@@ -7,6 +7,7 @@ with each part returned so a person can see why a memory came back. Pure functio
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from django.conf import settings
 
@@ -20,7 +21,7 @@ STAGE_BOOST = {vocabulary.CORE: 0.25, vocabulary.ESTABLISHED: 0.15, vocabulary.E
 ACTIVE_TRAIT_STAGES = tuple(STAGE_BOOST)
 
 
-def recency_seconds_bonus(age_seconds: float, arousal) -> float:
+def recency_seconds_bonus(age_seconds: float, arousal: float | str | None) -> float:
     """0..0.15, decaying with a 30-day scale; emotionally charged memories
     (data.emotion.arousal, 0..1) fade up to 1.5x slower."""
     age = max(age_seconds, 0.0)
@@ -51,7 +52,7 @@ def relevance(fusion: float, best: float) -> float:
 
 
 def score_candidate(row: RetrievedRow, fusion: float, best: float, now_seconds: float,
-                    stage: str | None, time_match: float = 0.0) -> tuple[float, dict]:
+                    stage: str | None, time_match: float = 0.0) -> tuple[float, dict[str, Any]]:
     """The one scorer (search and context): fusion x (1 + recency + importance + stage boost)
     x (1 + time match: see search.temporal), times SEARCH_EPISODE_WEIGHT for an episode: a fact
     outranks the episode it came from."""
@@ -64,8 +65,8 @@ def score_candidate(row: RetrievedRow, fusion: float, best: float, now_seconds: 
         "stage": stage_boost, **({"time": time_match} if time_match else {})}
 
 
-def demote_episodes(scored: list[tuple[float, str, dict]], episodes: set[str],
-                    jobs: dict[str, set[str]]) -> list[tuple[float, str, dict]]:
+def demote_episodes(scored: list[tuple[float, str, dict[str, Any]]], episodes: set[str],
+                    jobs: dict[str, set[str]]) -> list[tuple[float, str, dict[str, Any]]]:
     """Pure rule over the answer's memories: an episode that ranks above the best fact in the
     answer that came from one of its turns moves just below that fact (the fact that holds the
     answer outranks the episode that holds the fact); other episodes keep their score. Nothing

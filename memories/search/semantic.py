@@ -17,10 +17,10 @@ from memories import vocabulary
 from memories.models import MemoryStatus, Tenant
 from memories.replicas import read_alias
 from memories.search.filters import db, item_filters
-from memories.search.query import SearchQuery
+from memories.search.query import SearchQuery, VectorPlan
 from memories.search.rows import SCORE_COLUMNS, RetrievedRow, candidate, named
 
-_PLAN_CACHE: dict[tuple, tuple[float, str]] = {}
+_PLAN_CACHE: dict[tuple[int, str, str, int], tuple[float, VectorPlan]] = {}
 PLAN_CACHE_SECONDS = 60.0
 
 
@@ -28,11 +28,11 @@ def vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.6g}" for x in vector.tolist()) + "]"
 
 
-def _plan_key(tenant: Tenant, user_id: str, model: str) -> tuple:
+def _plan_key(tenant: Tenant, user_id: str, model: str) -> tuple[int, str, str, int]:
     return tenant.id, user_id, model, settings.SEARCH_EXACT_MAX_ROWS
 
 
-def cached_vector_plan(tenant: Tenant, user_id: str | None, model: str) -> str:
+def cached_vector_plan(tenant: Tenant, user_id: str | None, model: str) -> VectorPlan:
     """hnsw for tenant-wide search and for users known to hold more than
     SEARCH_EXACT_MAX_ROWS vectors; exact otherwise. A user's size is learnt
     from the exact query itself (it counts what it scanned, up to the cap),
@@ -46,7 +46,7 @@ def cached_vector_plan(tenant: Tenant, user_id: str | None, model: str) -> str:
 
 
 def exact_semantic_sql(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, pool: int,
-                       now: datetime) -> tuple[str, list]:
+                       now: datetime) -> tuple[str, list[Any]]:
     """The user's own vectors by b-tree, at most SEARCH_EXACT_MAX_ROWS + 1 of
     them, with exact distance. Each row also carries how many vectors were
     scanned (column `scanned`): above the cap the result is partial and the
@@ -120,8 +120,8 @@ def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: st
 
 def semantic_search(
     tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, dimensions: int, pool: int, now: datetime,
-    plan: str,
-) -> tuple[list[RetrievedRow], str]:
+    plan: VectorPlan,
+) -> tuple[list[RetrievedRow], VectorPlan]:
     """(candidate rows, the plan that ran): exact falls back to hnsw for a user
     found to be larger than the exact plan may scan."""
     if plan == "exact" and q.user_id is not None:

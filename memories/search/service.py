@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -88,7 +89,8 @@ def _query_vector(query: SearchQuery, embedder: Embedder, plan: SearchPlan,
         return None
 
 
-def below_their_facts(scored: list[tuple[float, str, dict]], episodes: set[str]) -> list[tuple[float, str, dict]]:
+def below_their_facts(scored: list[tuple[float, str, dict[str, Any]]],
+                      episodes: set[str]) -> list[tuple[float, str, dict[str, Any]]]:
     """scoring.demote_episodes with the sources read from the database, when both kinds were found."""
     found = {memory_id for _, memory_id, _ in scored}
     if not found & episodes or not found - episodes:
@@ -96,8 +98,8 @@ def below_their_facts(scored: list[tuple[float, str, dict]], episodes: set[str])
     return demote_episodes(scored, episodes, jobs_of(sorted(found)))
 
 
-def _with_neighbours(tenant: Tenant, query: SearchQuery, scored: list[tuple[float, str, dict]],
-                     facts: dict[str, RetrievedRow], now: datetime) -> list[tuple[float, str, dict]]:
+def _with_neighbours(tenant: Tenant, query: SearchQuery, scored: list[tuple[float, str, dict[str, Any]]],
+                     facts: dict[str, RetrievedRow], now: datetime) -> list[tuple[float, str, dict[str, Any]]]:
     """search.neighbours for the best SEARCH_NEIGHBOUR_HITS hits (not episodes, which hold whole
     sessions, nor traits) that have a session; the neighbours' rows join `facts`."""
     weight, count = settings.SEARCH_NEIGHBOUR_WEIGHT, settings.SEARCH_NEIGHBOUR_HITS
@@ -171,7 +173,7 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
     says_when = ({i for i, text in texts_of(list(fused)).items() if mentions_time(text)}
                  if intent is not None and intent.asks_when else set())
 
-    scored: list[tuple[float, str, dict]] = []
+    scored: list[tuple[float, str, dict[str, Any]]] = []
     now_seconds = now.timestamp()
     for memory_id, fusion in fused.items():
         row = facts[memory_id]

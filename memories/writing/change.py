@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.db.models import F
@@ -62,7 +63,7 @@ def memory_update(
     text: str | None = None,
     importance: float | None = None,
     tags: list[str] | None = None,
-    data: dict | None = None,
+    data: dict[str, Any] | None = None,
     expires_at: datetime | None | object = UNCHANGED,
     expected_version: int | None = None,
     reason: str = "",
@@ -144,7 +145,7 @@ def _supersede_locked(
     reason: str = "",
     importance: float | None = None,
     tags: list[str] | None = None,
-    data: dict | None = None,
+    data: dict[str, Any] | None = None,
     job_id: str = "",
     event: str = HistoryEvent.SUPERSEDE,
 ) -> MemoryItem:
@@ -238,7 +239,7 @@ def memory_merge(
         now = timezone.now()
         first = memories[0]
         tags = list(dict.fromkeys(t for m in memories for t in m.tags))
-        data: dict = {}
+        data: dict[str, Any] = {}
         for m in memories:
             data = {**m.data, **data}
         for m in memories:
@@ -339,8 +340,8 @@ def memories_archive_expired(*, now: datetime | None = None, limit: int = 500) -
     return len(expired)
 
 
-def memory_note(*, memory: MemoryItem, event: str, actor: str, reason: str, old_data: dict | None = None,
-                new_data: dict | None = None, save: bool = True) -> MemoryHistory:
+def memory_note(*, memory: MemoryItem, event: str, actor: str, reason: str, old_data: dict[str, Any] | None = None,
+                new_data: dict[str, Any] | None = None, save: bool = True) -> MemoryHistory:
     """A history row for a change kept beside the memory row (a trait's stage,
     pin): the audit trail's one entry point outside the functions above."""
     row = _history(memory, event, actor=actor, old_data=old_data, new_data=new_data, reason=reason)

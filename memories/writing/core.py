@@ -10,10 +10,11 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.contrib.postgres.search import SearchVector
 from django.db import connection
-from django.db.models import Value
+from django.db.models import QuerySet, Value
 from django.utils import timezone
 
 from memories import vocabulary
@@ -45,7 +46,7 @@ class MemorySpec:
     importance: float = 0.5
     confidence: float = 1.0
     tags: list[str] = field(default_factory=list)
-    data: dict = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
     agent_id: str = ""
     session_id: str = ""
     group_id: str = ""
@@ -73,8 +74,8 @@ def _history(
     actor: str,
     old_text: str | None = None,
     new_text: str | None = None,
-    old_data: dict | None = None,
-    new_data: dict | None = None,
+    old_data: dict[str, Any] | None = None,
+    new_data: dict[str, Any] | None = None,
     reason: str = "",
     job_id: str = "",
 ) -> MemoryHistory:
@@ -93,7 +94,7 @@ def _history(
     )
 
 
-def _snapshot(memory: MemoryItem) -> dict:
+def _snapshot(memory: MemoryItem) -> dict[str, Any]:
     """The non-text fields a history row records as old/new data."""
     return {
         "memory_type": memory.memory_type,
@@ -109,11 +110,11 @@ def _snapshot(memory: MemoryItem) -> dict:
     }
 
 
-def _changes(before: dict, after: dict) -> tuple[dict, dict]:
+def _changes(before: dict[str, Any], after: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """What a change did, not two full copies: the fields that differ (and,
     inside `data`, only the keys that differ; a removed key is in old only)."""
-    old: dict = {}
-    new: dict = {}
+    old: dict[str, Any] = {}
+    new: dict[str, Any] = {}
     for name in before.keys() | after.keys():
         if before.get(name) == after.get(name):
             continue
@@ -148,15 +149,17 @@ def _sync_vector_status(items: Iterable[MemoryItem]) -> None:
         MemoryVector.objects.filter(item_id=item.id).update(status=item.status, memory_type=item.memory_type)
 
 
-def current_memories(tenant_id: int, user_id: str):
+def current_memories(tenant_id: int, user_id: str) -> QuerySet[MemoryItem]:
     """A user's current memories (not replaced, active or pending): what a new
     text is deduplicated against, and what the unique hash index covers."""
     return MemoryItem.objects.filter(vocabulary.is_current(), tenant_id=tenant_id, user_id=user_id)
 
 
-def _current_with_text(tenant_id: int, user_id: str, digest: str, *, exclude_id=None) -> MemoryItem | None:
+def _current_with_text(tenant_id: int, user_id: str, digest: str, *,
+                       exclude_id: uuid.UUID | str | None = None) -> MemoryItem | None:
     queryset = current_memories(tenant_id, user_id).filter(content_hash=digest)
-    return (queryset.exclude(id=exclude_id) if exclude_id else queryset).first()
+    found: MemoryItem | None = (queryset.exclude(id=exclude_id) if exclude_id else queryset).first()
+    return found
 
 
 def _copy_sources(originals: Iterable[MemoryItem], to: MemoryItem) -> None:
@@ -176,7 +179,9 @@ def user_write_lock(tenant_id: int, user_id: str) -> None:
 
 
 def _lock_memory(tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
-    return get_or_not_found(MemoryItem.objects.select_for_update().filter(tenant=tenant), "memory", id=memory_id)
+    locked: MemoryItem = get_or_not_found(MemoryItem.objects.select_for_update().filter(tenant=tenant), "memory",
+                                          id=memory_id)
+    return locked
 
 
 def _check_version(memory: MemoryItem, expected_version: int | None) -> None:
@@ -239,7 +244,7 @@ def default_expiry(memory_type: str, now: datetime) -> datetime | None:
     return now + timedelta(days=days) if days else None
 
 
-def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides) -> MemoryItem:
+def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides: Any) -> MemoryItem:
     values = dict(
         id=uuid.uuid4(),
         tenant=tenant,
@@ -300,7 +305,7 @@ def apply_change_unless_same(memory: MemoryItem, change: Callable[[MemoryItem], 
     return _record_change(memory, before, actor=actor, event=event, fields=fields, reason=reason)
 
 
-def _record_change(memory: MemoryItem, before: dict, *, actor: str, event: str, fields: Sequence[str],
+def _record_change(memory: MemoryItem, before: dict[str, Any], *, actor: str, event: str, fields: Sequence[str],
                    reason: str = "", old_text: str | None = None, new_text: str | None = None, job_id: str = "",
                    now: datetime | None = None, record_data: bool = True, save: bool = True) -> MemoryHistory:
     memory.version += 1

@@ -59,7 +59,8 @@ def memory_add_reads(*, counts: dict[str, tuple[int, float]]) -> int:
                WHERE m.id = u.id""",
             [ids, [counts[i][0] for i in ids], [datetime.fromtimestamp(counts[i][1], tz=UTC) for i in ids]],
         )
-        return cursor.rowcount
+        updated: int = cursor.rowcount
+        return updated
 
 
 

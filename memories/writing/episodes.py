@@ -4,6 +4,7 @@ MemUnit), grown in place while they fit."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from memories import vocabulary
 from memories.models import (
@@ -26,16 +27,16 @@ from memories.writing.create import _create_batch
 EPISODE_TAG = vocabulary.EPISODE_TAG
 
 
-def episode_lines(turns: Sequence[dict]) -> str:
+def episode_lines(turns: Sequence[dict[str, Any]]) -> str:
     """One line per turn: "[2023-05-08 13:56] Caroline: I went to a support group yesterday"."""
     return "\n".join(f"[{t.get('at', '')[:16].replace('T', ' ')}] {t['speaker']}: {' '.join(t['text'].split())}"
                       for t in turns)
 
 
-def _episode_groups(turns: Sequence[dict], room: int, max_chars: int) -> list[list[dict]]:
+def _episode_groups(turns: Sequence[dict[str, Any]], room: int, max_chars: int) -> list[list[dict[str, Any]]]:
     """Split turns into groups whose lines fit: the first into `room` (what the current
     episode has left), the others into max_chars each; a turn is never split."""
-    groups: list[list[dict]] = [[]]
+    groups: list[list[dict[str, Any]]] = [[]]
     left = room
     for turn in turns:
         size = len(episode_lines([turn])) + 1
@@ -47,7 +48,7 @@ def _episode_groups(turns: Sequence[dict], room: int, max_chars: int) -> list[li
     return groups
 
 
-def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequence[dict], actor: str,
+def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequence[dict[str, Any]], actor: str,
                    job_id: str = "", agent_id: str = "", group_id: str = "", max_chars: int = 2000,
                    narrative: str | None = None) -> list[MemoryItem]:
     """Keep a speaker's original turns of a session as episodic memories (seed 002's MemUnit):
@@ -73,7 +74,7 @@ def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequ
         if index == 0 and episode is not None:
             grown = episode
 
-            def grow(row: MemoryItem, lines: str = lines, group: list[dict] = group) -> None:
+            def grow(row: MemoryItem, lines: str = lines, group: list[dict[str, Any]] = group) -> None:
                 row.text = f"{row.text}\n{lines}"
                 row.content_hash = content_hash(row.text)
                 row.data = {**row.data, "turns": [*row.data.get("turns", []), *group]}

@@ -7,7 +7,7 @@ import builtins
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -31,15 +31,18 @@ RETRY_STATUSES = frozenset({429, 503})
 DEFAULT_TIMEOUT = 30.0
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True)
-class Call:
+class Call(Generic[T]):
     """One request and how to read its answer."""
 
     method: str
     path: str
-    parse: Callable[[Any], Any]
+    parse: Callable[[Any], T]
     json: Any = None
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -59,14 +62,15 @@ class RetryPolicy:
             return None
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_delay)
-        return min(self.base_delay * (2 ** attempt) * (0.5 + random.random() / 2), self.max_delay)
+        backoff: float = self.base_delay * (2 ** attempt) * (0.5 + random.random() / 2)
+        return min(backoff, self.max_delay)
 
 
 class Attempts:
     """The retry loop's decisions, shared by the sync and async clients: after each try, how long to wait
     before the next one, or that there is none (the answer is read, or TransportError raised)."""
 
-    def __init__(self, policy: RetryPolicy, call: Call, base: str):
+    def __init__(self, policy: RetryPolicy, call: Call[Any], base: str):
         self.policy, self.call, self.base, self.number = policy, call, base, 0
 
     def after_error(self, exc: httpx.ConnectError | httpx.TimeoutException) -> float:
@@ -98,7 +102,7 @@ def retry_after_seconds(response: httpx.Response) -> float | None:
         return None
 
 
-def read(response: httpx.Response, call: Call) -> Any:
+def read(response: httpx.Response, call: Call[T]) -> T:
     """The parsed answer, or the exception for an error answer."""
     try:
         body = response.json() if response.content else None
@@ -114,19 +118,19 @@ def _segment(value: str) -> str:
     return quote(str(value), safe="")
 
 
-def _clean(values: dict) -> dict:
+def _clean(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def _page(model: Callable[[dict], Any]) -> Callable[[dict], Page]:
+def _page(model: Callable[[dict[str, Any]], T]) -> Callable[[dict[str, Any]], Page[T]]:
     return lambda body: Page([model(r) for r in body["results"]], body.get("next"), body.get("previous"))
 
 
-def _write_or_review(body: dict) -> WriteResult:
+def _write_or_review(body: dict[str, Any]) -> WriteResult:
     return WriteResult.from_json(body)
 
 
-def _traits(body: dict) -> dict[str, list[Trait]]:
+def _traits(body: dict[str, Any]) -> dict[str, list[Trait]]:
     return {subtype: [Trait.from_json(t) for t in rows] for subtype, rows in body.items()}
 
 
@@ -134,12 +138,12 @@ class Endpoints:
     """Every endpoint of /api/v1, as a Call. Subclasses define `_send(call)`: the sync client returns the
     answer, the async client an awaitable of it."""
 
-    def _send(self, call: Call) -> Any:  # pragma: no cover - defined by the clients
+    def _send(self, call: Call[T]) -> T:  # pragma: no cover - defined by the clients
         raise NotImplementedError
 
     # -- memories
     def add(self, user_id: str, text: str, *, memory_type: str | None = None, importance: float | None = None,
-            tags: list[str] | None = None, data: dict | None = None, agent_id: str | None = None,
+            tags: list[str] | None = None, data: dict[str, Any] | None = None, agent_id: str | None = None,
             session_id: str | None = None, group_id: str | None = None, valid_at: str | None = None,
             expires_at: str | None = None, ttl_seconds: int | None = None, infer: bool | None = None) -> WriteResult:
         """Save one memory (verbatim; infer=True decides against the user's near-duplicates first)."""
@@ -148,7 +152,7 @@ class Endpoints:
             "data": data, "agent_id": agent_id, "session_id": session_id, "group_id": group_id,
             "valid_at": valid_at, "expires_at": expires_at, "ttl_seconds": ttl_seconds, "infer": infer})))
 
-    def add_batch(self, memories: list[dict]) -> list[WriteResult]:
+    def add_batch(self, memories: list[dict[str, Any]]) -> list[WriteResult]:
         """Save many memories in one transaction (each dict as for add)."""
         return self._send(Call("POST", "memories/batch",
                                lambda body: [WriteResult.from_json(r) for r in body["results"]],
@@ -172,8 +176,8 @@ class Endpoints:
                                params={} if cursor_url else params))
 
     def update(self, memory_id: str, *, text: str | None = None, importance: float | None = None,
-               tags: builtins.list[str] | None = None, data: dict | None = None, expires_at: str | None = None,
-               expected_version: int | None = None) -> WriteResult:
+               tags: builtins.list[str] | None = None, data: dict[str, Any] | None = None,
+               expires_at: str | None = None, expected_version: int | None = None) -> WriteResult:
         """Change a memory. A new text makes a new version (its id is in the result). Raises Conflict when
         expected_version is stale; an operator-approved memory may be held for review (held_for_review)."""
         return self._send(Call("PATCH", f"memories/{_segment(memory_id)}", _write_or_review, json=_clean({
@@ -214,7 +218,7 @@ class Endpoints:
                                params=_clean({"agent_id": agent_id})))
 
     # -- conversations and jobs
-    def add_conversation(self, user_id: str, session_id: str, messages: builtins.list[dict], *,
+    def add_conversation(self, user_id: str, session_id: str, messages: builtins.list[dict[str, Any]], *,
                          agent_id: str | None = None, group_id: str | None = None,
                          participants: dict[str, str] | None = None) -> Job:
         """Send turns ({role, content[, name, created_at]}); the service extracts what is worth keeping."""
@@ -274,11 +278,11 @@ class Endpoints:
         return self._send(Call("GET", f"reflection-cycles/{int(cycle_id)}", ReflectionCycle.from_json))
 
     # -- service
-    def health(self) -> dict:
+    def health(self) -> dict[str, Any]:
         """Liveness and, for a valid key, the checks (database, model, broker, Redis)."""
         return self._send(Call("GET", "health", lambda body: body))
 
-    def ready(self) -> dict:
+    def ready(self) -> dict[str, Any]:
         """Readiness: the database answers, migrations are applied, the model is loaded (else ServiceUnavailable)."""
         return self._send(Call("GET", "ready", lambda body: body))
 

@@ -15,6 +15,7 @@ from memory_client._core import (
     Call,
     Endpoints,
     RetryPolicy,
+    T,
     base_url,
     headers,
     read,
@@ -33,7 +34,7 @@ class MemoryClient(Endpoints):
         self._base = base_url(url)
         self._headers = headers(api_key)
 
-    def _send(self, call: Call) -> Any:
+    def _send(self, call: Call[T]) -> T:
         attempts = Attempts(self.retry, call, self._base)
         while True:
             try:
@@ -104,7 +105,7 @@ class AsyncMemoryClient(Endpoints):
         self._base = base_url(url)
         self._headers = headers(api_key)
 
-    async def _send(self, call: Call) -> Any:
+    async def _send(self, call: Call[T]) -> T:  # type: ignore[override]  # the same answers, awaited
         attempts = Attempts(self.retry, call, self._base)
         while True:
             try:
@@ -140,7 +141,7 @@ class AsyncMemoryClient(Endpoints):
     async def wait_for_job(self, job_id: str, *, timeout: float = 60.0, interval: float = 0.25) -> Job:
         deadline = time.monotonic() + timeout
         while True:
-            job = await self.job(job_id)  # type: ignore[misc]
+            job: Job = await self.job(job_id)  # type: ignore[misc]
             if job.finished:
                 return job
             if time.monotonic() > deadline:

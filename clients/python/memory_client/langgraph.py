@@ -54,8 +54,9 @@ def key_tag(namespace: tuple[str, ...], key: str) -> str:
 
 def item_text(value: Mapping[str, Any]) -> str:
     for field in ("text", "content", "memory"):
-        if isinstance(value.get(field), str) and value[field].strip():
-            return value[field]
+        text = value.get(field)
+        if isinstance(text, str) and text.strip():
+            return text
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 

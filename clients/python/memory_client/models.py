@@ -15,7 +15,7 @@ def _when(value: Any) -> datetime | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) and value else None
 
 
-def _pick(cls: type, body: dict, **converted: Any) -> dict:
+def _pick(cls: type, body: dict[str, Any], **converted: Any) -> dict[str, Any]:
     names = {f.name for f in dataclasses.fields(cls)}
     values = {k: v for k, v in body.items() if k in names}
     values.update(converted)
@@ -37,17 +37,17 @@ class Memory:
     tags: list[str] = field(default_factory=list)
     importance: float | None = None
     confidence: float | None = None
-    data: dict | None = None
+    data: dict[str, Any] | None = None
     superseded_by: str | None = None
     embedding_state: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
     valid_at: datetime | None = None
     expires_at: datetime | None = None
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_json(cls, body: dict) -> Memory:
+    def from_json(cls, body: dict[str, Any]) -> Memory:
         return cls(**_pick(cls, body, **{k: _when(body.get(k)) for k in ("created_at", "updated_at", "valid_at",
                                                                            "expires_at")}))
 
@@ -65,10 +65,10 @@ class ScoreParts:
     keyword: float | None = None
     trait_stage: str | None = None
     trait_confidence: float | None = None
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_json(cls, body: dict) -> ScoreParts:
+    def from_json(cls, body: dict[str, Any]) -> ScoreParts:
         return cls(**_pick(cls, body))
 
 
@@ -77,10 +77,10 @@ class SearchResult:
     memory: Memory
     score: float
     scores: ScoreParts
-    sources: list[dict] = field(default_factory=list)
+    sources: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
-    def from_json(cls, body: dict) -> SearchResult:
+    def from_json(cls, body: dict[str, Any]) -> SearchResult:
         return cls(Memory.from_json(body["memory"]), body["score"], ScoreParts.from_json(body.get("scores") or {}),
                    body.get("sources") or [])
 
@@ -92,7 +92,7 @@ class SearchResponse:
     degraded_reason: str = ""
 
     @classmethod
-    def from_json(cls, body: dict) -> SearchResponse:
+    def from_json(cls, body: dict[str, Any]) -> SearchResponse:
         return cls([SearchResult.from_json(r) for r in body["results"]], body.get("degraded") or [],
                    body.get("degraded_reason") or "")
 
@@ -113,10 +113,10 @@ class Candidate:
     changes: Any = None
     result_memory: str | None = None
     created_at: datetime | None = None
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_json(cls, body: dict) -> Candidate:
+    def from_json(cls, body: dict[str, Any]) -> Candidate:
         return cls(**_pick(cls, body, created_at=_when(body.get("created_at"))))
 
 
@@ -134,7 +134,7 @@ class WriteResult:
         return self.candidate is not None
 
     @classmethod
-    def from_json(cls, body: dict) -> WriteResult:
+    def from_json(cls, body: dict[str, Any]) -> WriteResult:
         return cls(body["operation"], body.get("reason") or "",
                    Memory.from_json(body["memory"]) if body.get("memory") else None,
                    Candidate.from_json(body["candidate"]) if body.get("candidate") else None)
@@ -150,19 +150,19 @@ class Job:
     session_id: str = ""
     attempts: int = 0
     error: str = ""
-    operations: list[dict] = field(default_factory=list)
-    counts: dict = field(default_factory=dict)
-    warnings: list = field(default_factory=list)
+    operations: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=dict)
+    warnings: list[Any] = field(default_factory=list)
     created_at: datetime | None = None
     finished_at: datetime | None = None
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def finished(self) -> bool:
         return self.status in ("done", "failed")
 
     @classmethod
-    def from_json(cls, body: dict) -> Job:
+    def from_json(cls, body: dict[str, Any]) -> Job:
         return cls(**_pick(cls, body, created_at=_when(body.get("created_at")),
                            finished_at=_when(body.get("finished_at"))))
 
@@ -177,10 +177,10 @@ class HistoryEvent:
     new_text: str | None = None
     reason: str = ""
     created_at: datetime | None = None
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_json(cls, body: dict) -> HistoryEvent:
+    def from_json(cls, body: dict[str, Any]) -> HistoryEvent:
         return cls(**_pick(cls, body, created_at=_when(body.get("created_at"))))
 
 
@@ -197,12 +197,12 @@ class Trait:
     pinned: bool = False
     parent: str | None = None
     children: list[str] = field(default_factory=list)
-    evidence: list[dict] = field(default_factory=list)
-    confidence_history: list[dict] = field(default_factory=list)
-    raw: dict = field(default_factory=dict, repr=False)
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    confidence_history: list[dict[str, Any]] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_json(cls, body: dict) -> Trait:
+    def from_json(cls, body: dict[str, Any]) -> Trait:
         return cls(**_pick(cls, body))
 
 
@@ -212,13 +212,13 @@ class ContextBlock:
 
     text: str
     format: str
-    sections: dict
-    status: dict
+    sections: dict[str, Any]
+    status: dict[str, Any]
     memories: list[SearchResult]
     working_memory: str = ""
 
     @classmethod
-    def from_json(cls, body: dict) -> ContextBlock:
+    def from_json(cls, body: dict[str, Any]) -> ContextBlock:
         return cls(body["context"], body["format"], body.get("sections") or {}, body.get("status") or {},
                    [SearchResult.from_json(r) for r in body.get("memories") or []], body.get("working_memory") or "")
 
@@ -227,10 +227,10 @@ class ContextBlock:
 class Erasure:
     user_id: str
     receipt_id: int | None
-    counts: dict
+    counts: dict[str, Any]
 
     @classmethod
-    def from_json(cls, body: dict) -> Erasure:
+    def from_json(cls, body: dict[str, Any]) -> Erasure:
         return cls(body["user_id"], body.get("receipt_id"), body.get("counts") or {})
 
 
@@ -246,14 +246,14 @@ class ReflectionCycle:
     traits_updated: int = 0
     traits_dissolved: int = 0
     error: str = ""
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def finished(self) -> bool:
         return self.status not in ("queued", "running")
 
     @classmethod
-    def from_json(cls, body: dict) -> ReflectionCycle:
+    def from_json(cls, body: dict[str, Any]) -> ReflectionCycle:
         return cls(**_pick(cls, body))
 
 

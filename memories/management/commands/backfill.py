@@ -3,7 +3,7 @@ import time
 from django.core.management.base import BaseCommand
 
 from memories import maintenance
-from memories.management.progress import Progress
+from memories.management.progress import Progress, command_stderr
 
 
 class Command(BaseCommand):
@@ -21,7 +21,7 @@ class Command(BaseCommand):
     def handle(self, *args, what, batch_size, rate, dry_run, **options):
         started = time.monotonic()
 
-        bar = Progress(what, unit="memories", stream=self.stderr._out)
+        bar = Progress(what, unit="memories", stream=command_stderr(self))
         report = maintenance.backfill(what=what, batch_size=batch_size, rate=rate, dry_run=dry_run,
                                       progress=bar.update)
         bar.close()

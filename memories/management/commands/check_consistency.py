@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from memories.consistency import consistency_check
-from memories.management.progress import Progress
+from memories.management.progress import Progress, command_stderr
 
 
 class Command(BaseCommand):
@@ -12,7 +12,7 @@ class Command(BaseCommand):
         parser.add_argument("--fix", action="store_true")
 
     def handle(self, *args, fix, **options):
-        bar = Progress("hash scan", unit="memories", stream=self.stderr._out)
+        bar = Progress("hash scan", unit="memories", stream=command_stderr(self))
         report = consistency_check(fix=fix, progress=bar.update)
         bar.close()
         for name, ids in report.problems.items():

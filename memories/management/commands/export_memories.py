@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.management.progress import Progress
+from memories.management.progress import Progress, command_stderr
 from memories.models import Tenant
 from memories.porting import export_rows
 
@@ -28,7 +28,7 @@ class Command(BaseCommand):
             raise CommandError(f"no tenant named {tenant!r}") from None
         temporary = output.with_suffix(output.suffix + ".part")
         count = 0
-        bar = Progress("export", unit="memories", stream=self.stderr._out)
+        bar = Progress("export", unit="memories", stream=command_stderr(self))
         with temporary.open("w", encoding="utf-8") as handle:
             for row in export_rows(tenant=tenant_row, user_id=user, include_history=include_history,
                                    agent_id=agent, session_id=session, group_id=group):

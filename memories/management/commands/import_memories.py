@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.management.progress import Progress
+from memories.management.progress import Progress, command_stderr
 from memories.models import Tenant
 from memories.porting import SOURCES, ImportError_, checkpoint_path, import_records, read_records
 
@@ -29,7 +29,7 @@ class Command(BaseCommand):
             checkpoint.unlink(missing_ok=True)
         started = time.monotonic()
 
-        bar = Progress("import", unit="records", stream=self.stderr._out)
+        bar = Progress("import", unit="records", stream=command_stderr(self))
 
         def progress(report):
             bar.update(report.read, note=f"{report.added} added, {report.noop} unchanged")

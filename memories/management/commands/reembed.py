@@ -3,7 +3,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from memories import maintenance
-from memories.management.progress import Progress
+from memories.management.progress import Progress, command_stderr
 
 
 class Command(BaseCommand):
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         spec = maintenance.spec_for_model(model, provider=provider, dimensions=dimensions, base_url=base_url)
         started = time.monotonic()
 
-        bar = Progress(f"re-embedding under {model}", unit="memories", stream=self.stderr._out)
+        bar = Progress(f"re-embedding under {model}", unit="memories", stream=command_stderr(self))
         try:
             report = maintenance.reembed(spec=spec, batch_size=batch_size, dry_run=dry_run, progress=bar.update)
             bar.close()
