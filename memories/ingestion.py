@@ -160,6 +160,19 @@ def _related(tenant: Tenant, speakers: dict[str, str], messages: list[Message]) 
     return related
 
 
+@dataclass
+class Extracted:
+    """What a job's extraction found, before anything is written (the LLM is called outside the transaction)."""
+
+    extractor: str
+    messages: list[Message]
+    speakers: dict[str, str]
+    statements: list[ExtractedStatement]
+    narrative: str | None
+    outcome: JobOutcome
+    now: datetime
+
+
 def conversation_job_run(job_id: str) -> ConversationJob:
     """Extract and apply one job. Raises ExtractionError for the task to retry."""
     job = ConversationJob.objects.get(id=job_id)
@@ -168,6 +181,28 @@ def conversation_job_run(job_id: str) -> ConversationJob:
     deadline = time.monotonic() + settings.CONVERSATION_JOB_TIME_LIMIT
     ConversationJob.objects.filter(id=job.id).update(status=JobStatus.RUNNING, started_at=timezone.now(),
                                                      attempts=job.attempts + 1)
+    extracted = _extract(job)
+    with transaction.atomic():
+        job = ConversationJob.objects.select_for_update().get(id=job.id)
+        if job.status == JobStatus.DONE:  # a concurrent delivery finished first
+            return job
+        _apply_job(job, extracted, deadline)
+    added = extracted.outcome.added
+    if added:
+        try:
+            working_memory_push(added)
+            _unpush_erased(added)
+        except WorkingMemoryUnavailable as exc:
+            job.warnings = [*job.warnings, f"working memory skipped: {exc}"]
+            ConversationJob.objects.filter(id=job.id).update(warnings=job.warnings)
+        # Reflection builds on memories: it is asked by task name, never imported from here.
+        enqueue(vocabulary.TASK_REFLECT_IF_IMPORTANT, job.tenant.id, sorted({m.user_id for m in added}),
+                on_commit=False)
+    return job
+
+
+def _extract(job: ConversationJob) -> Extracted:
+    """The statements worth keeping (and, with an LLM, the episode's narrative)."""
     extractor = get_extractor()
     messages = _messages(job)
     speakers = _speakers(job, messages)
@@ -183,47 +218,36 @@ def conversation_job_run(job_id: str) -> ConversationJob:
             narrative = extractor.narrate(messages=messages, now=now)
         except ExtractionError as exc:
             outcome.warnings.append(f"episode narrative skipped: {exc}")
+    return Extracted(extractor.name, messages, speakers, statements, narrative, outcome, now)
+
+
+def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> None:
+    """Under the speakers' write locks: each statement decided and applied, the episodes kept, the job done."""
+    speakers, outcome = extracted.speakers, extracted.outcome
+    for user_id in sorted(set(speakers.values())):
+        user_write_lock(job.tenant.id, user_id)
+    # Under the same per-user lock erasure takes: a user erased after this
+    # job was queued gets nothing written from it.
+    erased = erased_since(job.tenant, set(speakers.values()), job.created_at, job.agent_id)
     embedder = get_embedder()
-
-    with transaction.atomic():
-        job = ConversationJob.objects.select_for_update().get(id=job.id)
-        if job.status == JobStatus.DONE:  # a concurrent delivery finished first
-            return job
-        for user_id in sorted(set(speakers.values())):
-            user_write_lock(job.tenant.id, user_id)
-        # Under the same per-user lock erasure takes: a user erased after this
-        # job was queued gets nothing written from it.
-        erased = erased_since(job.tenant, set(speakers.values()), job.created_at, job.agent_id)
-        fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
-        for statement in statements:
-            if speakers[statement.subject] in erased:
-                outcome.count("erased")
-                continue
-            if time.monotonic() > deadline:  # the transaction rolls back: nothing of the job is written
-                raise ExtractionError(f"the job took longer than {settings.CONVERSATION_JOB_TIME_LIMIT} s "
-                                      "(CONVERSATION_JOB_TIME_LIMIT); send the conversation in smaller parts",
-                                      retryable=False)
-            _apply_statement(job, statement, speakers[statement.subject], embedder, outcome, fresh, now)
-        if settings.CONVERSATION_EPISODES:
-            _record_episodes(job, messages, speakers, erased, outcome, narrative)
-        job.status = JobStatus.DONE
-        job.extractor = extractor.name
-        job.operations, job.counts, job.warnings = outcome.operations, outcome.counts, outcome.warnings
-        job.finished_at = timezone.now()
-        job.error = ""
-        job.save()
-
-    if outcome.added:
-        try:
-            working_memory_push(outcome.added)
-            _unpush_erased(outcome.added)
-        except WorkingMemoryUnavailable as exc:
-            job.warnings = [*job.warnings, f"working memory skipped: {exc}"]
-            ConversationJob.objects.filter(id=job.id).update(warnings=job.warnings)
-        # Reflection builds on memories: it is asked by task name, never imported from here.
-        enqueue(vocabulary.TASK_REFLECT_IF_IMPORTANT, job.tenant.id, sorted({m.user_id for m in outcome.added}),
-                on_commit=False)
-    return job
+    fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
+    for statement in extracted.statements:
+        if speakers[statement.subject] in erased:
+            outcome.count("erased")
+            continue
+        if time.monotonic() > deadline:  # the transaction rolls back: nothing of the job is written
+            raise ExtractionError(f"the job took longer than {settings.CONVERSATION_JOB_TIME_LIMIT} s "
+                                  "(CONVERSATION_JOB_TIME_LIMIT); send the conversation in smaller parts",
+                                  retryable=False)
+        _apply_statement(job, statement, speakers[statement.subject], embedder, outcome, fresh, extracted.now)
+    if settings.CONVERSATION_EPISODES:
+        _record_episodes(job, extracted.messages, speakers, erased, outcome, extracted.narrative)
+    job.status = JobStatus.DONE
+    job.extractor = extracted.extractor
+    job.operations, job.counts, job.warnings = outcome.operations, outcome.counts, outcome.warnings
+    job.finished_at = timezone.now()
+    job.error = ""
+    job.save()
 
 
 def _record_episodes(job: ConversationJob, messages: list[Message], speakers: dict[str, str], erased: set[str],

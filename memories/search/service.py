@@ -121,13 +121,30 @@ def _with_neighbours(tenant: Tenant, query: SearchQuery, scored: list[tuple[floa
 
 def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, plan: SearchPlan,
                    query_vector: Callable[[], np.ndarray] | None) -> list[ScoredMemory]:
+    """Retrieve both sides -> fuse and score -> lend to session neighbours -> load the winners."""
     now = timezone.now()
+    semantic, keyword, sides = _retrieve(tenant, query, embedder, plan, query_vector, now)
+    scored = _fuse_and_score(query, semantic, keyword, sides, now)
+    if not scored:
+        return []
+    facts: dict[str, RetrievedRow] = {r.id: r for r in [*semantic, *keyword]}
+    if query.mode == "hybrid":
+        scored = _with_neighbours(tenant, query, scored, facts, now)
+    scored = below_their_facts(scored[: query.limit], {i for i, row in facts.items() if row.episode})
+    rows = {str(m.id): m for m in memories_by_id([e[1] for e in scored])}
+    return [ScoredMemory(memory=rows[memory_id], score=score, scores=parts)
+            for score, memory_id, parts in scored if memory_id in rows]
+
+
+def _retrieve(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, plan: SearchPlan,
+              query_vector: Callable[[], np.ndarray] | None,
+              now: datetime) -> tuple[list[RetrievedRow], list[RetrievedRow], list[float]]:
+    """The semantic and keyword candidates, and the weights of the sides that ran (the plan says how)."""
     pool = max(query.limit * 3, 50)
     semantic: list[RetrievedRow] = []
     keyword: list[RetrievedRow] = []
     keyword_done = False  # per-user hybrid fetches both sides in one statement
-    sides: list[float] = []  # the weights of the sides that ran
-
+    sides: list[float] = []
     if query.mode in ("semantic", "hybrid"):
         embedder = embedder or get_embedder()
         vector = _query_vector(query, embedder, plan, query_vector)
@@ -155,7 +172,13 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
     if query.min_similarity is not None:  # the cosine floor: weak semantic neighbours never enter the fusion
         semantic = [r for r in semantic if 1.0 - r.rank_value >= query.min_similarity]
     plan.candidates_semantic, plan.candidates_keyword = len(semantic), len(keyword)
+    return semantic, keyword, sides
 
+
+def _fuse_and_score(query: SearchQuery, semantic: list[RetrievedRow], keyword: list[RetrievedRow],
+                    sides: list[float], now: datetime) -> list[tuple[float, str, dict[str, Any]]]:
+    """Weighted reciprocal-rank fusion, then the one scorer (recency, importance, trait stage, time in the
+    question) on the light columns the retrievers returned; best first."""
     fused = reciprocal_rank_fusion([([r.id for r in semantic], settings.SEARCH_SEMANTIC_WEIGHT),
                                     ([r.id for r in keyword], settings.SEARCH_KEYWORD_WEIGHT)], settings.SEARCH_RRF_K)
     if not fused:
@@ -163,16 +186,13 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
     best = best_fusion(sides, settings.SEARCH_RRF_K)
     similarity = {r.id: 1.0 - r.rank_value for r in semantic}
     keyword_rank = {r.id: r.rank_value for r in keyword}
-    # Score from the light columns the candidate queries returned; load full rows only for the winners.
     facts: dict[str, RetrievedRow] = {r.id: r for r in [*semantic, *keyword]}
     stages = trait_stages([i for i, row in facts.items() if row.memory_type == "trait"])
-
     # Time in the question (hybrid): a "when" question prefers memories that say when; a named month or year
     # prefers memories true then.
     intent = time_intent(query.query) if query.mode == "hybrid" else None
     says_when = ({i for i, text in texts_of(list(fused)).items() if mentions_time(text)}
                  if intent is not None and intent.asks_when else set())
-
     scored: list[tuple[float, str, dict[str, Any]]] = []
     now_seconds = now.timestamp()
     for memory_id, fusion in fused.items():
@@ -193,9 +213,4 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
             **({"trait_stage": stage, "trait_confidence": trait_confidence} if stage else {}),
         }))
     scored.sort(key=lambda entry: (-entry[0], entry[1]))
-    if query.mode == "hybrid":
-        scored = _with_neighbours(tenant, query, scored, facts, now)
-    scored = below_their_facts(scored[: query.limit], {i for i, row in facts.items() if row.episode})
-    rows = {str(m.id): m for m in memories_by_id([e[1] for e in scored])}
-    return [ScoredMemory(memory=rows[memory_id], score=score, scores=parts)
-            for score, memory_id, parts in scored if memory_id in rows]
+    return scored

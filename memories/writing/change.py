@@ -212,6 +212,41 @@ def merged_text_default(texts: Sequence[str]) -> str:
     return "; ".join(parts) + "."
 
 
+def _lock_for_merge(tenant: Tenant, ids: list[str], expected_versions: dict[str, int]) -> list[MemoryItem]:
+    """The memories to merge, locked: all found, one user's, each at the version the caller saw."""
+    memories = list(MemoryItem.objects.select_for_update().filter(tenant=tenant, id__in=ids).order_by("id"))
+    if len(memories) != len(ids):
+        raise MemoryNotFound("one or more memories to merge were not found")
+    if len({m.user_id for m in memories}) > 1:
+        raise InvalidOperation("memories of different users cannot be merged", field="memory_ids")
+    for memory in memories:
+        _check_version(memory, expected_versions.get(str(memory.id)))
+    return memories
+
+
+def _merged_item(tenant: Tenant, memories: list[MemoryItem], merged_text: str | None, now: datetime) -> MemoryItem:
+    """The merged memory (not saved): the text given or the originals' in time order, the union of their
+    tags and data, the highest importance and confidence, the earliest world time, the next version."""
+    if merged_text is None:
+        by_time = sorted(memories, key=lambda m: (m.valid_at or m.created_at, str(m.id)))
+        merged_text = merged_text_default([m.text for m in by_time])
+    first = memories[0]
+    data: dict[str, Any] = {}
+    for m in memories:
+        data = {**m.data, **data}
+    spec = MemorySpec(
+        user_id=first.user_id, text=merged_text, memory_type=first.memory_type,
+        importance=max(m.importance for m in memories), confidence=max(m.confidence for m in memories),
+        tags=list(dict.fromkeys(t for m in memories for t in m.tags)), data=data, agent_id=first.agent_id,
+        group_id=first.group_id, valid_at=min((m.valid_at for m in memories if m.valid_at), default=now),
+    )
+    validate_spec(spec)
+    # It expires only when every original would have: one that never expires keeps its words.
+    expiries = [m.expires_at for m in memories]
+    return _new_item(tenant, spec, now, version=max(m.version for m in memories) + 1,
+                     expires_at=None if None in expiries else max(e for e in expiries if e))
+
+
 def memory_merge(
     *, tenant: Tenant, memory_ids: Sequence[uuid.UUID | str], merged_text: str | None, actor: str, reason: str = "",
     expected_versions: dict[str, int] | None = None,
@@ -226,37 +261,15 @@ def memory_merge(
         raise InvalidOperation(f"expected_versions names memories not being merged: {sorted(unknown)}",
                                field="expected_versions")
     with transaction.atomic():
-        memories = list(MemoryItem.objects.select_for_update().filter(tenant=tenant, id__in=ids).order_by("id"))
-        if len(memories) != len(ids):
-            raise MemoryNotFound("one or more memories to merge were not found")
-        if len({m.user_id for m in memories}) > 1:
-            raise InvalidOperation("memories of different users cannot be merged", field="memory_ids")
-        for memory in memories:
-            _check_version(memory, (expected_versions or {}).get(str(memory.id)))
-        if merged_text is None:
-            by_time = sorted(memories, key=lambda m: (m.valid_at or m.created_at, str(m.id)))
-            merged_text = merged_text_default([m.text for m in by_time])
+        memories = _lock_for_merge(tenant, ids, expected_versions or {})
         now = timezone.now()
         first = memories[0]
-        tags = list(dict.fromkeys(t for m in memories for t in m.tags))
-        data: dict[str, Any] = {}
-        for m in memories:
-            data = {**m.data, **data}
         for m in memories:
             m.expired_at = now
             m.updated_at = now
         MemoryItem.objects.bulk_update(memories, ["expired_at", "updated_at"])
-        spec = MemorySpec(
-            user_id=first.user_id, text=merged_text, memory_type=first.memory_type,
-            importance=max(m.importance for m in memories), confidence=max(m.confidence for m in memories),
-            tags=tags, data=data, agent_id=first.agent_id, group_id=first.group_id,
-            valid_at=min((m.valid_at for m in memories if m.valid_at), default=now),
-        )
-        validate_spec(spec)
-        # It expires only when every original would have: one that never expires keeps its words.
-        expiries = [m.expires_at for m in memories]
-        merged = _new_item(tenant, spec, now, version=max(m.version for m in memories) + 1,
-                           expires_at=None if None in expiries else max(e for e in expiries if e))
+        merged = _merged_item(tenant, memories, merged_text, now)
+        merged_text = merged.text
         clash = _current_with_text(tenant.id, first.user_id, merged.content_hash)
         if clash:
             raise VersionConflict(f"memory {clash.id} of this user already has the merged text")

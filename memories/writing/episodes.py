@@ -98,16 +98,25 @@ def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequ
                           session_id=session_id, group_id=group_id, source_session_id=session_id,
                           source_message_indices=indices)
         touched.append(_create_batch(tenant, [spec], actor, job_id, True)[0].memory)
-    summary = f"Summary: {' '.join((narrative or '').split())[:500]}"
-    if narrative and touched and len(touched[-1].text) + len(summary) < settings.MEMORY_MAX_TEXT_CHARS:
-        last = touched[-1]
-
-        def narrate(row: MemoryItem) -> None:
-            row.text = f"{row.text}\n{summary}"
-            row.content_hash = content_hash(row.text)
-            row.data = {**row.data, "narratives": [*row.data.get("narratives", []), summary[9:]]}
-
-        apply_change(last, narrate, actor=actor, event=HistoryEvent.UPDATE, new_text=summary, job_id=job_id,
-                     reason="episode narrative", record_data=False, fields=["text", "content_hash", "data"])
-        MemoryItem.objects.filter(id=last.id).update(search_vector=search_document(last.text))
+    if narrative and touched:
+        _add_narrative(touched[-1], narrative, actor=actor, job_id=job_id)
     return touched
+
+
+def _add_narrative(last: MemoryItem, narrative: str, *, actor: str, job_id: str) -> None:
+    """The LLM's narrative of the session, as a "Summary:" line of its last episode (and in
+    data.narratives), when it still fits a memory."""
+    from django.conf import settings
+
+    summary = f"Summary: {' '.join(narrative.split())[:500]}"
+    if len(last.text) + len(summary) >= settings.MEMORY_MAX_TEXT_CHARS:
+        return
+
+    def narrate(row: MemoryItem) -> None:
+        row.text = f"{row.text}\n{summary}"
+        row.content_hash = content_hash(row.text)
+        row.data = {**row.data, "narratives": [*row.data.get("narratives", []), summary[9:]]}
+
+    apply_change(last, narrate, actor=actor, event=HistoryEvent.UPDATE, new_text=summary, job_id=job_id,
+                 reason="episode narrative", record_data=False, fields=["text", "content_hash", "data"])
+    MemoryItem.objects.filter(id=last.id).update(search_vector=search_document(last.text))
