@@ -84,30 +84,10 @@ def valid_arguments(serializer_class: type[drf_serializers.Serializer], data: di
     return _valid(serializer_class, data)
 
 
-def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: int = 8001) -> FastMCP:
-    """The server. raw_key: stdio's one key; None: each HTTP request brings its own (see KeyCheck)."""
-    server = FastMCP("memory-service", instructions=INSTRUCTIONS, host=host, port=port, stateless_http=True,
-                     json_response=True)
+# The service's own tools, each a factory given `call` (see ToolFactory), as registered tools are.
 
-    async def call(ctx: Context, work: Callable[[ApiClient], Any]) -> Any:
-        """Run Django work on a worker thread (the ORM is synchronous), mapping domain errors to tool errors."""
-        request = ctx.request_context.request
-        known = getattr(getattr(request, "state", None), "api_key", None) if request is not None else None
 
-        def run() -> Any:
-            close_old_connections()
-            try:
-                return work(_caller_now(raw_key, known))
-            except drf_serializers.ValidationError as exc:
-                raise ToolError(_field_errors(exc.detail)) from None
-            except MemoryError_ as exc:
-                raise ToolError(f"{type(exc).__name__}: {exc}") from None
-            finally:
-                close_old_connections()
-
-        return await anyio.to_thread.run_sync(run)
-
-    @server.tool()
+def _add_memory_tool(call: Callable[..., Any]) -> Callable[..., Any]:
     async def add_memory(ctx: Context, user_id: str, text: str | None = None, messages: list[dict] | None = None,
                          memory_type: Literal["fact", "episodic", "preference"] = "fact",
                          importance: float = 0.5, tags: list[str] | None = None, agent_id: str | None = None,
@@ -136,8 +116,10 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
             return {"operation": applied.operation, "reason": applied.reason,
                     "memory": MemorySerializer(applied.memory, context={"include_data": False}).data}
         return await call(ctx, work)
+    return add_memory
 
-    @server.tool()
+
+def _search_memories_tool(call: Callable[..., Any]) -> Callable[..., Any]:
     async def search_memories(ctx: Context, user_id: str, query: str, limit: int = 10, agent_id: str | None = None,
                               session_id: str | None = None, group_id: str | None = None,
                               mode: Literal["hybrid", "semantic", "keyword"] = "hybrid") -> dict:
@@ -153,8 +135,10 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
                                  "scores": r.scores} for r in results],
                     "degraded": plan.degraded, "degraded_reason": plan.degraded_reason}
         return await call(ctx, work)
+    return search_memories
 
-    @server.tool()
+
+def _get_context_tool(call: Callable[..., Any]) -> Callable[..., Any]:
     async def get_context(ctx: Context, user_id: str, query: str, agent_id: str | None = None,
                           session_id: str | None = None, group_id: str | None = None,
                           format: Literal["markdown", "plain", "json"] = "markdown") -> dict:
@@ -167,8 +151,10 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
             built = agents.context_for_agent(tenant=caller.tenant, request=ContextRequest(**data))
             return {"context": built.text, "status": built.status}
         return await call(ctx, work)
+    return get_context
 
-    @server.tool()
+
+def _list_memories_tool(call: Callable[..., Any]) -> Callable[..., Any]:
     async def list_memories(ctx: Context, user_id: str, limit: int = 50, before: str | None = None,
                             agent_id: str | None = None, session_id: str | None = None) -> dict:
         """A user's current memories, newest first. For the next page pass the last one's created_at as
@@ -184,8 +170,10 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
             return {"results": MemorySerializer(page, many=True, context={"include_data": False}).data,
                     "next_before": page[-1].created_at.isoformat() if len(page) == data["limit"] else None}
         return await call(ctx, work)
+    return list_memories
 
-    @server.tool()
+
+def _delete_memory_tool(call: Callable[..., Any]) -> Callable[..., Any]:
     async def delete_memory(ctx: Context, memory_id: str) -> dict:
         """Forget one memory (archived: it is no longer recalled; its history keeps who and why).
         A memory an operator approved may be held for review instead."""
@@ -199,8 +187,37 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
             assert change.result is not None
             return {"operation": change.result.operation, "memory_id": str(change.result.memory.id)}
         return await call(ctx, work)
+    return delete_memory
 
-    for factory in _REGISTERED_TOOLS:
+
+OWN_TOOLS: tuple[ToolFactory, ...] = (_add_memory_tool, _search_memories_tool, _get_context_tool,
+                                      _list_memories_tool, _delete_memory_tool)
+
+
+def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: int = 8001) -> FastMCP:
+    """The server. raw_key: stdio's one key; None: each HTTP request brings its own (see KeyCheck)."""
+    server = FastMCP("memory-service", instructions=INSTRUCTIONS, host=host, port=port, stateless_http=True,
+                     json_response=True)
+
+    async def call(ctx: Context, work: Callable[[ApiClient], Any]) -> Any:
+        """Run Django work on a worker thread (the ORM is synchronous), mapping domain errors to tool errors."""
+        request = ctx.request_context.request
+        known = getattr(getattr(request, "state", None), "api_key", None) if request is not None else None
+
+        def run() -> Any:
+            close_old_connections()
+            try:
+                return work(_caller_now(raw_key, known))
+            except drf_serializers.ValidationError as exc:
+                raise ToolError(_field_errors(exc.detail)) from None
+            except MemoryError_ as exc:
+                raise ToolError(f"{type(exc).__name__}: {exc}") from None
+            finally:
+                close_old_connections()
+
+        return await anyio.to_thread.run_sync(run)
+
+    for factory in (*OWN_TOOLS, *_REGISTERED_TOOLS):
         server.tool()(factory(call))
 
     @server.resource("memory://{memory_id}", mime_type="application/json")
