@@ -3,6 +3,7 @@ could after crashes, manual SQL or bugs. A report, and safe repairs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.db import connection, transaction
@@ -20,8 +21,6 @@ CHECKS = {
         WHERE m.id IS NULL""",
     "orphan_sources": """SELECT s.id FROM memory_sources s LEFT JOIN memory_items m ON m.id = s.item_id
         WHERE m.id IS NULL""",
-    "orphan_evidence": """SELECT e.id FROM trait_evidence e LEFT JOIN traits t ON t.memory_id = e.trait_id
-        LEFT JOIN memory_items m ON m.id = e.memory_id WHERE t.memory_id IS NULL OR m.id IS NULL""",
     "embedded_without_vectors": """SELECT m.id FROM memory_items m WHERE m.embedding_state = 'done'
         AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.item_id = m.id)""",
     "dangling_supersede": """SELECT m.id FROM memory_items m WHERE m.expired_at IS NOT NULL
@@ -35,6 +34,16 @@ CHECKS = {
             WHERE m.superseded_by_id IS NOT NULL AND NOT m.id = ANY(c.path) AND c.depth < 100)
         SELECT DISTINCT start FROM chain WHERE id = start""",
 }
+
+
+# Checks of the apps built on memories (registered from their app configs): name -> (SQL selecting the ids of
+# the broken rows, the repair that removes them and says how many it removed).
+_REGISTERED: dict[str, tuple[str, Callable[[list[str]], int]]] = {}
+
+
+def register_check(name: str, sql: str, repair: Callable[[list[str]], int]) -> None:
+    """An app's own consistency check and its safe repair."""
+    _REGISTERED[name] = (sql, repair)
 
 
 @dataclass
@@ -52,7 +61,7 @@ def consistency_check(*, fix: bool = False, sample: int = 20, progress=None) -> 
     """progress(done, total): called as the hash scan (the long part) goes through the memories."""
     report = ConsistencyReport()
     with connection.cursor() as cursor:
-        for name, sql in CHECKS.items():
+        for name, sql in [*CHECKS.items(), *((n, check[0]) for n, check in _REGISTERED.items())]:
             cursor.execute(sql)
             report.problems[name] = [str(row[0]) for row in cursor.fetchall()]
     total = MemoryItem.objects.count() if progress else 0
@@ -78,16 +87,13 @@ def _repair(report: ConsistencyReport) -> None:
     claim vectors they lack are marked for re-embedding, drifted keyword
     statistics are counted afresh. Loops and dangling chains need a person:
     they are reported, not changed."""
-    from django.apps import apps
-
     from memories.models import MemorySource, MemoryVector
-
-    TraitEvidence = apps.get_model("traits", "TraitEvidence")  # by label: traits build on memories
 
     p = report.problems
     report.fixed["orphan_vectors"] = MemoryVector.objects.filter(id__in=p["orphan_vectors"]).delete()[0]
     report.fixed["orphan_sources"] = MemorySource.objects.filter(id__in=p["orphan_sources"]).delete()[0]
-    report.fixed["orphan_evidence"] = TraitEvidence.objects.filter(id__in=p["orphan_evidence"]).delete()[0]
+    for name, (_sql, repair) in _REGISTERED.items():
+        report.fixed[name] = repair(p[name])
     report.fixed["embedded_without_vectors"] = memory_set_embedding_state(
         memory_ids=p["embedded_without_vectors"], state=EmbeddingState.PENDING)
     report.fixed["hash_mismatch"] = sum(memory_refresh_content_hash(memory_id=i) for i in p["hash_mismatch"])

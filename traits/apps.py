@@ -6,11 +6,14 @@ class TraitsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        """Traits are memories' derived store: erasure erases them through this app's step."""
+        """Traits are memories' derived store: erasure erases them through this app's step, and
+        check_consistency checks their evidence through this app's check."""
+        from memories.consistency import register_check
         from memories.erasure import Store, register_store
-        from traits.services import traits_erase
+        from traits.services import ORPHAN_EVIDENCE_SQL, evidence_delete_orphans, traits_erase
 
         register_store(
             Store("traits", ("traits.Trait",), "delete", "traits are trait memories (with their memory)"),
             Store("trait_evidence", ("traits.TraitEvidence",), "delete", "links to the user's memories"),
             step=traits_erase, before_memories=True)
+        register_check("orphan_evidence", ORPHAN_EVIDENCE_SQL, evidence_delete_orphans)

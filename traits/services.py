@@ -413,3 +413,14 @@ def traits_erase(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | No
         Trait.objects.filter(parent__memory__in=items).update(parent=None)
         traits.delete()
     return counts
+
+
+# --------------------------------------------------------------------------- consistency
+
+ORPHAN_EVIDENCE_SQL = """SELECT e.id FROM trait_evidence e LEFT JOIN traits t ON t.memory_id = e.trait_id
+    LEFT JOIN memory_items m ON m.id = e.memory_id WHERE t.memory_id IS NULL OR m.id IS NULL"""
+
+
+def evidence_delete_orphans(ids: list[str]) -> int:
+    """check_consistency's repair for evidence whose trait or memory is gone (registered from TraitsConfig)."""
+    return TraitEvidence.objects.filter(id__in=ids).delete()[0]
