@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from django.db.models import QuerySet
+from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.utils import timezone
 
 from memories import vocabulary
-from memories.models import MemoryItem, Tenant
+from memories.models import MemoryItem, MemoryType, Tenant
 from memories.replicas import read_alias
 from memories.search.filters import db, item_filters, scope_filter
 from memories.search.query import SearchQuery
@@ -109,15 +109,15 @@ def active_traits(tenant: Tenant, user_id: str, stages: tuple[str, ...], order: 
                   min_confidence: float, limit: int) -> list[TraitLineRow]:
     """Seed 004's trait recall in one statement: searchable trait memories whose
     trait is at one of `stages` with decayed confidence above the floor, by
-    subtype in `order`, then most confident. The traits table is read by name:
-    memories does not import the traits app."""
-    with db().cursor() as cursor:
-        cursor.execute(f"""
-            SELECT m.id, m.text, t.subtype, t.stage, t.decayed_confidence
-            FROM memory_items m JOIN traits t ON t.memory_id = m.id
-            WHERE m.tenant_id = %s AND m.user_id = %s AND m.memory_type = 'trait' AND {vocabulary.sql_searchable("m")}
-              AND t.stage = ANY(%s) AND t.decayed_confidence > %s
-            ORDER BY coalesce(array_position(%s::text[], t.subtype::text), 99), t.decayed_confidence DESC, m.id
-            LIMIT %s""", [tenant.id, user_id, timezone.now(), list(stages), min_confidence, list(order), limit])
-        return [TraitLineRow(id=str(r["id"]), text=r["text"], subtype=r["subtype"], stage=r["stage"],
-                             decayed_confidence=r["decayed_confidence"]) for r in named(cursor)]
+    subtype in `order`, then most confident. Through the trait's reverse
+    relation: memories does not import the traits app, and names no table of it."""
+    subtype_rank = Case(*(When(trait__subtype=subtype, then=Value(rank)) for rank, subtype in enumerate(order)),
+                        default=Value(99), output_field=IntegerField())
+    rows = (MemoryItem.objects.using(read_alias())
+            .filter(vocabulary.is_searchable(timezone.now()), tenant=tenant, user_id=user_id,
+                    memory_type=MemoryType.TRAIT, trait__stage__in=list(stages),
+                    trait__decayed_confidence__gt=min_confidence)
+            .annotate(subtype_rank=subtype_rank).order_by("subtype_rank", "-trait__decayed_confidence", "id")
+            .values_list("id", "text", "trait__subtype", "trait__stage", "trait__decayed_confidence")[:limit])
+    return [TraitLineRow(id=str(memory_id), text=text, subtype=subtype, stage=stage, decayed_confidence=decayed)
+            for memory_id, text, subtype, stage, decayed in rows]
