@@ -57,6 +57,12 @@ _PRONOUNS = [(re.compile(r"\bmyself\b", re.I), "{name}"), (re.compile(r"\bmy\b",
              (re.compile(r"\bI\b"), "{name}"), (re.compile(r"\bme\b", re.I), "{name}")]
 
 
+def _clauses(sentence: str) -> list[str]:
+    """A sentence's clauses where a new subject starts ("Please keep it brief, I like short answers")."""
+    return [part.strip() for part in re.split(r",\s*(?=(?:I|I'm|I'd|my|please)\b)|，(?=我|请)", sentence)
+            if part.strip()]
+
+
 def to_third_person(sentence: str, name: str) -> str:
     """'I love my dog' -> 'Alice loves Alice's dog' style rewrite, verbs conjugated."""
     def conjugate(match: re.Match) -> str:
@@ -65,6 +71,8 @@ def to_third_person(sentence: str, name: str) -> str:
 
     text = re.sub(r"\b(I)\s+((?:really|also|usually|always|often|never|still|just|totally|actually)\s+)?"
                   r"(?!am\b|'m\b)([a-z']+)", conjugate, sentence, count=1)
+    # "keep my answers short": the answers the speaker gets, from the assistant, not the speaker's own.
+    text = re.sub(r"\bmy (answers|replies|responses)\b", r"the \1", text, flags=re.I)
     for pattern, replacement in _PRONOUNS:
         text = pattern.sub(replacement.format(name=name), text)
     return text[0].upper() + text[1:] if text else text
@@ -157,6 +165,36 @@ def is_about_someone_else(text: str, tags: list[str]) -> bool:
         return True
     return bool((_OTHERS_ZH if has_han(text) else _OTHERS_EN).match(text))
 
+# How people say a habit: a frequency word or phrase (always, usually, every morning, as usual, again; 习惯, 一般,
+# 每天, 总是) in a first-person statement ("I always run before work"), or a report of one more time without a
+# subject ("Another early morning run today, 6am as usual").
+_HABIT_EN = re.compile(
+    r"\b(?:always|usually|normally|generally|often|regularly|habitually|tend to|every (?:single )?(?:day|morning|"
+    r"evening|night|week|weekend|weekday|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|each (?:day|"
+    r"morning|evening|night|week)|daily|nightly|weekly|most (?:days|mornings|evenings|nights)|as usual|again)\b",
+    re.I)
+_HABIT_ZH = re.compile("习惯|一般|通常|总是|经常|每天|每周|每晚|每个?(?:早上|晚上|周末)|照常|照例|又")
+_REPORT_EN = re.compile(r"^(?:another|one more|yet another)\b|\b(?:as usual|again)\b", re.I)
+# How people say a wish about the answers they get: an instruction to the assistant ("Please keep it brief",
+# "Keep your answers short and direct", "Don't use emojis", "请简短一点") or a first-person wish about it
+# ("I'd rather you ...", "I like short answers"). The wish stays about the assistant's answers.
+_WISH_EN = re.compile(
+    r"^(?:please\s+|pls\s+|just\s+)?(?:keep (?:it|things|them|your (?:answers|replies|responses)|answers|replies|"
+    r"responses)\b|be (?:brief|concise|short|direct|more direct|detailed|specific)\b|(?:don't|do not|never|stop) "
+    r"(?:use|using|add|adding|send|sending)\b|no more\b|use (?:bullet|plain|simple|metric)\b|answer in\b|"
+    r"reply in\b|respond in\b|write in\b|talk to me in\b|call me\b|address me as\b)", re.I)
+_WISH_ABOUT_ANSWERS_EN = re.compile(
+    r"^I(?:'d| would) (?:rather|prefer|like) you\b|^I (?:like|prefer|want|need|love|hate|dislike) (?:it )?(?:when "
+    r"you\b|(?:short|shorter|brief|concise|long|longer|detailed|direct|simple|plain|bullet[- ]point|clear)\b)",
+    re.I)
+_WISH_ZH = re.compile("^(?:请|麻烦|能不能|可以)?(?:你)?(?:回答|回复|说话)?"
+                      "(?:简短|简洁|简单|短|详细|直接|别用|不要用|少用|多用|用中文|用英文|叫我)"
+                      "|请.{0,6}(?:简短|简洁|短一点|详细|直接)")
+_DISCOURSE = re.compile(r"^(?:actually|oh|well|hmm|ok|okay|so|also|and|but|wait|sorry|btw|by the way)[,!.\s]+|"
+                        r"^(?:其实|对了|哦|嗯|好吧|还有)[，,、\s]*", re.I)
+# Statements a person makes about themselves that the classifier must not veto: contact details, habits, wishes.
+_SAID_OF_ONESELF = {"contact", "habit", "wish"}
+
 # Sentences no memory comes from, whatever they contain (a standing instruction is not a request: see _STANDING).
 _STANDING = re.compile(r"\b(always|from now on|in future|never)\b|以后|今后|每次|一直", re.I)
 _HARD_DROP = re.compile(r"^(if|imagine|suppose|pretend|let's say|what if|in this story)\b|"
@@ -223,6 +261,10 @@ class RulesExtractor:
                 if forget is not None:
                     ruled.append((sentence, forget))
                     continue
+                said = self._habits_and_wishes(sentence, subject, moment, message.index)
+                if said:
+                    ruled.extend((sentence, statement) for statement in said)
+                    continue
                 if self._dropped(sentence):
                     continue
                 candidate = self._sentence(sentence, subject, moment)
@@ -240,7 +282,7 @@ class RulesExtractor:
             return [candidate for _, candidate in ruled]
         # A slot rule's match stands unless the classifier is sure it is not a durable statement.
         out = [candidate for (_, candidate), (p, _) in zip(ruled, verdicts, strict=False)
-               if p >= RULE_VETO or candidate.forget or "contact" in candidate.tags]
+               if p >= RULE_VETO or candidate.forget or _SAID_OF_ONESELF & set(candidate.tags)]
         threshold = durable_threshold()
         for sentence, (probability, memory_type) in zip(undecided, verdicts[len(ruled):], strict=True):
             if probability >= threshold:
@@ -250,7 +292,7 @@ class RulesExtractor:
     def _forget(self, sentence: str, subject: str, moment: datetime, index: int) -> ExtractedStatement | None:
         """A request to forget ("forget that I like jazz", "别记住我喜欢爵士乐", "I don't smoke anymore",
         "我不再吃肉了"): a candidate whose text says what to forget."""
-        clause = sentence.strip().rstrip(" .!。！")
+        clause = _DISCOURSE.sub("", sentence.strip().rstrip(" .!。！"))
         if has_han(clause):
             match = _FORGET_ZH.match(clause)
             content = (match.group(1) or match.group(2)) if match else None
@@ -268,6 +310,59 @@ class RulesExtractor:
         return ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.FACT, importance=1.0,
                                confidence=0.9, tags=["forget", *tags], valid_at=moment, source_messages=[index],
                                forget=True)
+
+    def _habits_and_wishes(self, sentence: str, subject: str, moment: datetime,
+                           index: int) -> list[ExtractedStatement]:
+        """Habits ("I always run before work") and wishes about the answers ("Please keep it brief") as
+        behaviour and preference facts, clause by clause: "Please keep it brief, I like short answers" is
+        a wish and a preference."""
+        out = []
+        for clause in _clauses(_DISCOURSE.sub("", sentence.strip())):
+            statement = self._habit(clause, subject) or self._wish(clause, subject)
+            if statement is not None:
+                text, tags, importance = statement
+                out.append(ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.FACT,
+                                              importance=importance, confidence=0.8, tags=tags, valid_at=moment,
+                                              source_messages=[index]))
+        return out
+
+    def _habit(self, clause: str, subject: str) -> tuple[str, list[str], float] | None:
+        chinese = has_han(clause)
+        if clause.endswith(("?", "？")) or _HARD_DROP.match(clause) and not chinese:
+            return None
+        if chinese:
+            if not (_HABIT_ZH.search(clause) and clause.startswith("我")):
+                return None
+        elif not _HABIT_EN.search(clause):
+            return None
+        elif not _FIRST_PERSON.match(clause) and not _REPORT_EN.search(clause):
+            return None
+        if chinese or re.match(r"I\b", clause):
+            text, tags = self._rewrite(clause, subject)
+        else:  # a report without a subject: in the speaker's words, under their name
+            name = speaker_name(subject, False)
+            text, tags = f"{name}: {clause.rstrip(' .!')}", []
+        return text, ["habit", *tags], 0.7
+
+    def _wish(self, clause: str, subject: str) -> tuple[str, list[str], float] | None:
+        chinese = has_han(clause)
+        name = speaker_name(subject, chinese)
+        body = clause.strip().rstrip(" .!。！")
+        if chinese:
+            if not _WISH_ZH.match(body):
+                return None
+            body = re.sub("^(?:请|麻烦)(?:你)?", "", body)
+            return f"{name}希望助手{body}", ["wish"], 0.8
+        if _WISH_EN.match(body):
+            instruction = re.sub(r"^(?:please|pls|just)\s+", "", body, flags=re.I)
+            instruction = re.sub(r"\byour (answers|replies|responses)\b", r"the \1", instruction, flags=re.I)
+            instruction = re.sub(r"\b(me|my)\b", lambda m: name if m.group(1).lower() == "me" else f"{name}'s",
+                                 instruction, flags=re.I)
+            return f"{name} wants the assistant to {instruction[0].lower()}{instruction[1:]}", ["wish"], 0.8
+        if _WISH_ABOUT_ANSWERS_EN.match(body):
+            text = to_third_person(re.sub(r"\byou\b", "the assistant", body, flags=re.I), name)
+            return text, ["wish"], 0.8
+        return None
 
     @staticmethod
     def _dropped(sentence: str) -> bool:
