@@ -11,6 +11,7 @@ cannot supersede or forget one directly, whatever door it uses.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -48,6 +49,7 @@ class Applied:
     candidate: Candidate | None = None
     reason: str = ""
     superseded: MemoryItem | None = field(default=None)
+    forgotten: list[MemoryItem] = field(default_factory=list)  # DELETE: every memory it archived
 
 
 def _protected(tenant: Tenant, target: MemoryItem | None, role: str) -> bool:
@@ -59,8 +61,9 @@ def _protected(tenant: Tenant, target: MemoryItem | None, role: str) -> bool:
 
 
 def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | None, spec: MemorySpec,
-                   confidence: float, submitter: Submitter) -> Applied:
-    """Apply one decision for one user's statement (the caller holds the user's write lock)."""
+                   confidence: float, submitter: Submitter, also: Sequence[MemoryItem] = ()) -> Applied:
+    """Apply one decision for one user's statement (the caller holds the user's write lock). `also`: the
+    other memories a DELETE reaches (a forget request removes every fact that says it)."""
     if decision.operation == NOOP:
         return Applied("NOOP", target, reason=decision.reason)
     protected = _protected(tenant, target, submitter.role)
@@ -70,9 +73,11 @@ def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | N
             held = _hold(tenant, CandidateOperation.ARCHIVE, target, spec, ["changes_approved"],
                          "the user asked to forget a memory an operator approved", submitter, text=target.text)
             return Applied("REVIEW", target, candidate=held, reason=held.reason_detail)
-        memory_set_status(tenant=tenant, memory_id=target.id, status=MemoryStatus.ARCHIVED, actor=submitter.actor,
-                          reason=decision.reason)
-        return Applied("DELETE", target, reason=decision.reason)
+        forgotten = [target, *(m for m in also if not _protected(tenant, m, submitter.role))]
+        for memory in forgotten:
+            memory_set_status(tenant=tenant, memory_id=memory.id, status=MemoryStatus.ARCHIVED,
+                              actor=submitter.actor, reason=decision.reason)
+        return Applied("DELETE", target, reason=decision.reason, forgotten=forgotten)
 
     operation = {INVALIDATE: CandidateOperation.INVALIDATE, UPDATE: CandidateOperation.UPDATE}.get(
         decision.operation, CandidateOperation.ADD)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from memories.text import normalize_text, query_tokens
+from memories.text import has_han, normalize_text, query_tokens
 
 Operation = Literal["ADD", "UPDATE", "INVALIDATE", "DELETE", "NOOP"]
 ADD: Final = "ADD"
@@ -59,10 +59,28 @@ class Decision:
     operation: Operation
     target: str | None = None  # the neighbour it changes (UPDATE, INVALIDATE, DELETE, NOOP)
     reason: str = ""
+    also: tuple[str, ...] = ()  # DELETE: every other neighbour the forget request points at as closely
 
 
 def _words(text: str) -> set[str]:
     return set(query_tokens(text))
+
+
+def says_forgotten(forgotten: str, text: str, *, names: frozenset[str] = frozenset()) -> bool:
+    """Whether a text (an episode's turn) says what the user asked to forget: most of the forgotten
+    statement's words, the speaker's name aside ("User plays the cello" vs "I play the cello in ...")."""
+    if has_han(forgotten):  # jieba cuts the same words differently in two sentences: compare character pairs
+        for name in names:
+            forgotten = forgotten.replace(name, "")
+        mine, theirs = _han_pairs(forgotten), _han_pairs(text)
+    else:
+        mine, theirs = _words(forgotten) - {name.casefold() for name in names}, _words(text)
+    return bool(mine) and len(mine & theirs) / len(mine) >= FORGET_MATCH
+
+
+def _han_pairs(text: str) -> set[str]:
+    han = [ch for ch in text if "\u4e00" <= ch <= "\u9fff"]
+    return {a + b for a, b in zip(han, han[1:], strict=False)}
 
 
 def shared_words(a: str, b: str) -> float:
@@ -81,7 +99,10 @@ def decide(candidate: Proposal, neighbours: list[Neighbour], *, near_duplicate: 
                 best, best_match = neighbour, match
         if best is None or best_match < FORGET_MATCH:
             return Decision(NOOP, reason="asked to forget something not remembered")
-        return Decision(DELETE, best.id, reason=f"the user asked to forget it (match {best_match:.2f})")
+        others = tuple(n.id for n in neighbours if n.id != best.id
+                       and max(n.similarity, shared_words(candidate.text, n.text)) >= FORGET_MATCH)
+        return Decision(DELETE, best.id, reason=f"the user asked to forget it (match {best_match:.2f})",
+                        also=others)
 
     same = next((n for n in neighbours if normalize_text(n.text) == normalize_text(candidate.text)), None)
     if same is not None:

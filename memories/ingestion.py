@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -22,7 +22,7 @@ from django.utils.dateparse import parse_datetime
 
 from memories import vocabulary
 from memories.applier import Applied, Submitter, apply_decision
-from memories.dedupe import Neighbour, Proposal, decide
+from memories.dedupe import Neighbour, Proposal, decide, says_forgotten
 from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.erasure import erased_since
 from memories.errors import InvalidOperation, TooBusy, get_or_not_found
@@ -38,22 +38,27 @@ from memories.extraction import (
 )
 from memories.governance import redact_sensitive
 from memories.models import (
+    CURRENT_STATUSES,
     ApiKey,
     ConversationJob,
     JobStatus,
     KeyRole,
     MemoryItem,
+    MemoryStatus,
     MemoryType,
     Tenant,
 )
 from memories.queue import enqueue
 from memories.search import SearchQuery, memory_search, nearest_memories
 from memories.text import content_hash
+from memories.vocabulary import EPISODE_TAG
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
 from memories.writing import (
+    FORGOTTEN_TURN,
     MemorySpec,
     current_memories,
     episode_append,
+    episode_forget_turns,
     user_write_lock,
 )
 
@@ -117,6 +122,7 @@ class JobOutcome:
     warnings: list[str] = field(default_factory=list)
     added: list[MemoryItem] = field(default_factory=list)
     episodes: list[str] = field(default_factory=list)
+    forgotten: dict[str, list[str]] = field(default_factory=dict)  # user id -> what they asked to forget
 
     def record(self, operation: str, *, user_id: str, text: str, reason: str = "", memory_id=None,
                candidate_id=None) -> None:
@@ -231,7 +237,9 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
     erased = erased_since(job.tenant, set(speakers.values()), job.created_at, job.agent_id)
     embedder = get_embedder()
     fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
-    for statement in extracted.statements:
+    # Forget requests last: within one conversation they reach what was said in it, whatever the order the
+    # extractor found things in.
+    for statement in sorted(extracted.statements, key=lambda s: s.forget):
         if speakers[statement.subject] in erased:
             outcome.count("erased")
             continue
@@ -240,6 +248,10 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
                                   "(CONVERSATION_JOB_TIME_LIMIT); send the conversation in smaller parts",
                                   retryable=False)
         _apply_statement(job, statement, speakers[statement.subject], embedder, outcome, fresh, extracted.now)
+    for user_id, forgotten in sorted(outcome.forgotten.items()):  # what earlier episodes said of it goes too
+        redacted = episode_forget_turns(tenant=job.tenant, user_id=user_id, actor=ACTOR, job_id=str(job.id),
+                                        says_it=_forgotten_matcher(forgotten, speakers))
+        outcome.counts["turns_forgotten"] = outcome.counts.get("turns_forgotten", 0) + redacted
     if settings.CONVERSATION_EPISODES:
         _record_episodes(job, extracted.messages, speakers, erased, outcome, extracted.narrative)
     job.status = JobStatus.DONE
@@ -265,8 +277,10 @@ def _record_episodes(job: ConversationJob, messages: list[Message], speakers: di
             owner, speaker = job.user_id, message.name or message.role
         if owner in erased or not message.content.strip():
             continue
+        says_forgotten_here = _forgotten_matcher(outcome.forgotten.get(owner, []), speakers)
+        text = FORGOTTEN_TURN if says_forgotten_here(message.content) else redact_sensitive(message.content)
         by_user.setdefault(owner, []).append({
-            "speaker": speaker, "text": redact_sensitive(message.content), "index": message.index,
+            "speaker": speaker, "text": text, "index": message.index,
             "job_id": str(job.id),
             "at": (message.created_at or job.created_at).isoformat()})
     for user_id, turns in sorted(by_user.items()):
@@ -275,6 +289,12 @@ def _record_episodes(job: ConversationJob, messages: list[Message], speakers: di
                                       group_id=job.group_id, max_chars=settings.EPISODE_MAX_CHARS,
                                       narrative=narrative):
             outcome.episodes.append(str(episode.id))
+
+
+def _forgotten_matcher(forgotten: list[str], speakers: dict[str, str]) -> Callable[[str], bool]:
+    """Whether a turn says one of the things the user asked to forget (the speakers' names aside)."""
+    names = frozenset({*speakers, *speakers.values(), "User", "用户"})
+    return lambda text: any(says_forgotten(item, text, names=names) for item in forgotten)
 
 
 def _unpush_erased(pushed: list[MemoryItem]) -> None:
@@ -290,7 +310,7 @@ NEIGHBOURS = 5  # current memories decide() sees beside the slot and the named c
 
 
 def gather_neighbours(tenant: Tenant, user_id: str, vector: np.ndarray, embedder: Embedder, *, key: str = "",
-                      contradicts: str | None = None, text: str = "",
+                      contradicts: str | None = None, text: str = "", forget: bool = False,
                       fresh: Sequence[tuple[np.ndarray, MemoryItem]] = ()) -> tuple[list[Neighbour], dict]:
     """The user's current memories decide() weighs, closest first (stored vectors, this job's own
     additions not embedded yet, the slot's memory, a named contradiction), and the rows by id."""
@@ -301,9 +321,11 @@ def gather_neighbours(tenant: Tenant, user_id: str, vector: np.ndarray, embedder
     # Traits are reflection's conclusions, not statements: a new fact is never folded into one, and a
     # forget request never hits one (the trait is re-evaluated when the facts under it go).
     current = current_memories(tenant.id, user_id).exclude(memory_type=MemoryType.TRAIT)
+    if forget:  # an episode is never forgotten whole for one sentence: its turns are redacted instead
+        current = current.exclude(tags__contains=[EPISODE_TAG])
     rows = {str(m.id): m for m in current.filter(id__in=list(similarity))}
     for other_vector, memory in fresh:
-        if memory.expired_at is None:
+        if memory.expired_at is None and memory.status in CURRENT_STATUSES:
             rows[str(memory.id)] = memory
             similarity[str(memory.id)] = max(similarity.get(str(memory.id), -1.0), float(np.dot(vector, other_vector)))
     extra = current_memories(tenant.id, user_id).filter(content_hash=content_hash(text)).first() if text else None
@@ -332,7 +354,7 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
         raise ExtractionError(f"embedding failed: {type(exc).__name__}: {exc}", retryable=True) from exc
     neighbours, rows = gather_neighbours(job.tenant, user_id, vector, embedder, key=statement.key,
                                          contradicts=statement.contradicts, text=statement.text,
-                                         fresh=fresh.get(user_id, []))
+                                         forget=statement.forget, fresh=fresh.get(user_id, []))
     decision = decide(Proposal(text=statement.text, key=statement.key, value=statement.value,
                                contradicts=statement.contradicts, forget=statement.forget),
                       neighbours, near_duplicate=settings.MEMORY_NEAR_DUPLICATE)
@@ -346,14 +368,17 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
     applied = apply_decision(tenant=job.tenant, decision=decision, target=target, spec=spec,
                              confidence=statement.confidence, submitter=Submitter(
                                  actor=ACTOR, role=_job_role(job), api_key_id=job.api_key_id, job=job,
-                                 source_messages=tuple(statement.source_messages)))
+                                 source_messages=tuple(statement.source_messages)),
+                             also=[rows[i] for i in decision.also if i in rows])
+    if statement.forget:  # whatever was stored as a fact, the turns that say it go too
+        outcome.forgotten.setdefault(user_id, []).append(statement.text)
     _record_applied(outcome, applied, user_id, spec.text)
     if applied.superseded is not None:
         applied.superseded.expired_at = timezone.now()  # this job's own copy of it must stop matching
     if applied.invalidated is not None:
         applied.invalidated.expired_at = timezone.now()
-    if applied.operation == "DELETE" and applied.memory is not None:
-        applied.memory.expired_at = timezone.now()
+    for memory in applied.forgotten:
+        memory.status = MemoryStatus.ARCHIVED  # this job's own copy of it must stop matching
     if applied.operation in ("ADD", "UPDATE") and applied.memory is not None:
         fresh.setdefault(user_id, []).append((vector, applied.memory))
         outcome.added.append(applied.memory)
@@ -375,9 +400,8 @@ def _record_applied(outcome: JobOutcome, applied: Applied, user_id: str, text: s
         outcome.record("REVIEW", user_id=user_id, text=applied.candidate.text, reason=applied.reason,
                        candidate_id=applied.candidate.id, memory_id=memory_id)
     elif applied.operation == "DELETE":
-        assert applied.memory is not None
-        outcome.record("DELETE", user_id=user_id, text=applied.memory.text, memory_id=memory_id,
-                       reason=applied.reason)
+        for memory in applied.forgotten:
+            outcome.record("DELETE", user_id=user_id, text=memory.text, memory_id=memory.id, reason=applied.reason)
     else:
         outcome.record(applied.operation, user_id=user_id, text=text, memory_id=memory_id,
                        reason="new information" if applied.operation == "ADD" and applied.invalidated is None

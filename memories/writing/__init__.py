@@ -56,7 +56,9 @@ from memories.writing.derived import (
 )
 from memories.writing.episodes import (
     EPISODE_TAG,
+    FORGOTTEN_TURN,
     episode_append,
+    episode_forget_turns,
     episode_lines,
 )
 from memories.writing.erase import (
@@ -65,6 +67,8 @@ from memories.writing.erase import (
 )
 
 __all__ = [
+    "FORGOTTEN_TURN",
+    "episode_forget_turns",
     "apply_change_unless_same",
     "EPISODE_TAG",
     "HISTORY_HAS_CONTENT",

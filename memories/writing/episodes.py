@@ -3,7 +3,7 @@ MemUnit), grown in place while they fit."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from memories import vocabulary
@@ -13,6 +13,7 @@ from memories.models import (
     MemoryItem,
     MemorySource,
     MemoryType,
+    MemoryVector,
     Tenant,
 )
 from memories.text import content_hash
@@ -120,3 +121,39 @@ def _add_narrative(last: MemoryItem, narrative: str, *, actor: str, job_id: str)
     apply_change(last, narrate, actor=actor, event=HistoryEvent.UPDATE, new_text=summary, job_id=job_id,
                  reason="episode narrative", record_data=False, fields=["text", "content_hash", "data"])
     MemoryItem.objects.filter(id=last.id).update(search_vector=search_document(last.text))
+
+
+FORGOTTEN_TURN = "[forgotten at the user's request]"
+
+
+def episode_forget_turns(*, tenant: Tenant, user_id: str, says_it: Callable[[str], bool], actor: str,
+                         job_id: str = "") -> int:
+    """Redact the turns of a user's episodes that say what they asked to forget: the turn's text becomes
+    FORGOTTEN_TURN, the rest of the episode stays, and the history row says how many turns went without
+    quoting them. An episode is never deleted to forget one sentence. Returns the turns redacted."""
+    redacted = 0
+    episodes = (MemoryItem.objects.select_for_update()
+                .filter(vocabulary.is_current(), tenant=tenant, user_id=user_id, tags__contains=[EPISODE_TAG]))
+    for episode in episodes:
+        turns = list(episode.data.get("turns", []))
+        hits = [i for i, turn in enumerate(turns) if turn.get("text") != FORGOTTEN_TURN and says_it(turn["text"])]
+        if not hits:
+            continue
+
+        def forget(row: MemoryItem, turns: list[dict[str, Any]] = turns, hits: list[int] = hits) -> None:
+            kept = [{**turn, "text": FORGOTTEN_TURN} if i in hits else turn for i, turn in enumerate(turns)]
+            title = row.text.split("\n", 1)[0]
+            summaries = [f"Summary: {n}" for n in row.data.get("narratives", [])]
+            row.text = "\n".join([title, episode_lines(kept), *summaries])
+            row.content_hash = content_hash(row.text)
+            row.data = {**row.data, "turns": kept}
+            row.embedding_state = EmbeddingState.PENDING
+
+        apply_change(episode, forget, actor=actor, event=HistoryEvent.UPDATE, job_id=job_id, record_data=False,
+                     reason=f"{len(hits)} turn(s) forgotten at the user's request",
+                     fields=["text", "content_hash", "data", "embedding_state"])
+        MemoryItem.objects.filter(id=episode.id).update(search_vector=search_document(episode.text))
+        MemoryVector.objects.filter(item_id=episode.id).delete()
+        _enqueue_embedding([episode.id])
+        redacted += len(hits)
+    return redacted

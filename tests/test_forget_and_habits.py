@@ -1,0 +1,91 @@
+"""Remember what a person would: habits and wishes kept as facts, and "forget that" as a decision that
+reaches every fact and episode turn that says it, never as a fact of its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories.dedupe import says_forgotten
+from memories.models import MemoryHistory, MemoryItem
+from memories.writing import FORGOTTEN_TURN
+from tests.conftest import converse
+
+
+def _facts(user_id: str = "alice") -> list[str]:
+    return sorted(MemoryItem.objects.filter(user_id=user_id, status="active", expired_at__isnull=True)
+                  .exclude(tags__contains=["episode"]).values_list("text", flat=True))
+
+
+def _episode_turns(user_id: str = "alice") -> list[str]:
+    return [turn["text"] for episode in MemoryItem.objects.filter(user_id=user_id, tags__contains=["episode"],
+                                                                  expired_at__isnull=True)
+            for turn in episode.data["turns"]]
+
+
+@pytest.fixture
+def episodes_on(settings):
+    settings.CONVERSATION_EPISODES = True
+
+
+def test_forget_in_the_same_conversation_is_a_decision_not_a_fact(api, episodes_on):
+    job = converse(api, ["I play the cello in a community orchestra.", "I work as a nurse.",
+                         "Actually, please forget that I play the cello."])
+    operations = [op["operation"] for op in job["operations"]]
+    assert operations.count("DELETE") == 1 and "forget" not in " ".join(_facts()).lower()
+    assert not any("cello" in text for text in _facts()), _facts()
+    assert any("nurse" in text for text in _facts())
+    turns = _episode_turns()
+    assert turns.count(FORGOTTEN_TURN) == 2 and not any("cello" in t for t in turns)  # the fact and the request
+    assert any("nurse" in t for t in turns)  # the rest of the episode stays
+    context = api.post("context", {"user_id": "alice", "query": "What instrument does Alice play?"}).json()
+    assert "cello" not in context["context"]
+
+
+def test_forget_in_a_later_conversation_reaches_every_fact_and_turn(api, episodes_on):
+    converse(api, ["I play the cello in a community orchestra.", "I also enjoy hiking."], session_id="s1")
+    converse(api, ["I play the cello every evening after work."], session_id="s2")
+    episodes_before = MemoryItem.objects.filter(tags__contains=["episode"]).count()
+    job = converse(api, ["Please forget that I play the cello."], session_id="s3")
+    assert [op["operation"] for op in job["operations"]].count("DELETE") >= 1, job["operations"]
+    assert job["counts"].get("turns_forgotten", 0) >= 1
+    assert not any("cello" in text for text in _facts()), _facts()
+    assert not any("cello" in t for t in _episode_turns()), _episode_turns()
+    assert any("hiking" in t for t in _episode_turns())  # an episode is never deleted to forget one sentence
+    assert MemoryItem.objects.filter(tags__contains=["episode"], expired_at__isnull=True).count() >= episodes_before
+    audit = MemoryHistory.objects.filter(reason__contains="forgotten at the user's request")
+    assert audit.exists() and all(row.new_text is None and row.old_text is None for row in audit)  # no content
+
+
+@pytest.mark.parametrize("forgotten, turn, says", [
+    ("User plays the cello", "I play the cello in a community orchestra.", True),
+    ("User plays the cello", "I love hiking in the Alps.", False),
+    ("Alice plays the cello", "Actually, please forget that I play the cello.", True),
+    ("用户会拉大提琴", "我会拉大提琴。", True),
+    ("用户会拉大提琴", "我喜欢爬山。", False),
+])
+def test_which_turns_say_what_was_forgotten(forgotten, turn, says):
+    assert says_forgotten(forgotten, turn, names=frozenset({"User", "用户", "Alice"})) is says
+
+
+@pytest.mark.parametrize("said, kept, tag", [
+    ("I always run before work, it clears my head.", "User always runs before work", "habit"),
+    ("I have a flat white every morning.", "User has a flat white every morning", "habit"),
+    ("Another early morning run today, 6am as usual.", "User: Another early morning run today, 6am as usual",
+     "habit"),
+    ("我习惯每天早上跑步。", "用户习惯每天早上跑步", "habit"),
+    ("Please keep it brief.", "User wants the assistant to keep it brief", "wish"),
+    ("Keep your answers short and direct.", "User wants the assistant to keep the answers short and direct", "wish"),
+    ("I'd rather you didn't use emojis.", "User would rather the assistant didn't use emojis", "wish"),
+    ("请简短一点回答。", "用户希望助手简短一点回答", "wish"),
+])
+def test_habits_and_wishes_are_kept_as_facts(api, said, kept, tag):
+    job = converse(api, [said])
+    assert [op["operation"] for op in job["operations"]] == ["ADD"], job["operations"]
+    memory = MemoryItem.objects.get(id=job["operations"][0]["memory_id"])
+    assert memory.text.startswith(kept) and tag in memory.tags
+
+
+def test_a_wish_about_answers_stays_about_the_answers(api):
+    job = converse(api, ["I prefer to keep my answers short and to the point."])
+    text = job["operations"][0]["text"]
+    assert "User's answers" not in text and "the answers" in text
