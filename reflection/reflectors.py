@@ -56,7 +56,7 @@ _ZH_POSITIVE = re.compile(r"(?:喜欢|爱|偏好)(.+)")
 _ZH_NEGATIVE = re.compile(r"(?:讨厌|不喜欢)(.+)")
 _ZH_HABIT = re.compile(r"(?:习惯|经常|总是|每天|每周|每晚|通常|一般)(.+)")
 # The subject a memory's text opens with: I, the user, or a name ("Alice always ..."); 我, 用户 or a name.
-_SUBJECT = re.compile(r"^(?:I|the user|user|[A-Z][\w'-]*)\s+(?=[a-z])")
+_SUBJECT = re.compile(r"^(?:I|the user|user|[A-Z][\w'-]*)(?::\s+(?i:another|one more|yet another)?|\s+)\s*(?=[A-Za-z])")
 _ZH_SUBJECT = re.compile(r"^(?:我|用户)")
 _CLAUSE_END = re.compile(r"[;.!?，；。！？]|,\s*(?=(?:it|that|this|which|and|but|so|because|i|my|he|she|they|we)\b)"
                          r"|\s(?:because|since|and it|but|which)\s", re.I)
@@ -117,6 +117,10 @@ def memory_signal(memory: MemoryItem) -> tuple[str, str, str, str] | None:
         key = _object_key(_FREQUENCY.sub(" ", _predicate(text)))
         if key:
             return "+", key, "behavior", "B"
+    if "wish" in (memory.tags or []) and _POSITIVE.search(text):  # asked for outright: as strong as a habit
+        match = _POSITIVE.search(text)
+        assert match is not None
+        return "+", _object_key(match.group(1)), "preference", "B"
     if "trait_hint" in (memory.tags or []):
         return "+", _object_key(text), "behavior", "B"
     return None

@@ -89,3 +89,41 @@ def test_a_wish_about_answers_stays_about_the_answers(api):
     job = converse(api, ["I prefer to keep my answers short and to the point."])
     text = job["operations"][0]["text"]
     assert "User's answers" not in text and "the answers" in text
+
+
+def _end_session(api, session_id: str) -> dict:
+    import time
+
+    ended = api.post(f"sessions/{session_id}/end", {"user_id": "alice"})
+    assert ended.status_code == 202, ended.content
+    deadline = time.monotonic() + 90
+    while (cycle := api.get(f"reflection-cycles/{ended.json()['id']}").json())["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, cycle
+        time.sleep(0.1)
+    assert cycle["status"] == "completed", cycle
+    return cycle
+
+
+@pytest.mark.django_db(transaction=True)
+def test_traits_grow_offline_from_what_people_say_across_sessions(api):
+    """Four statements of one habit in four sessions make a behaviour trait; two requests for brief answers
+    make a preference trait (seed 004's stages: emerging at three supports, a candidate at two)."""
+    habit = ["I always run before work.", "I run before work every day, it clears my head.",
+             "Another run before work today, as usual.", "I usually run before work."]
+    for n, said in enumerate(habit, start=1):
+        job = converse(api, [said, {"role": "assistant", "content": "Nice!"}], session_id=f"run-{n}")
+        assert [op["operation"] for op in job["operations"]] == ["ADD"], job["operations"]
+        _end_session(api, f"run-{n}")
+    for n, said in enumerate(["Please keep it brief.", "Keep it brief please, I like short answers."], start=1):
+        converse(api, [said], session_id=f"style-{n}")
+        _end_session(api, f"style-{n}")
+    traits = api.get("users/alice/traits?stage=candidate,emerging,established,core").json()
+    behaviours = {t["text"]: t for t in traits["behavior"]}
+    assert "Usually runs before work" in behaviours, traits
+    running = behaviours["Usually runs before work"]
+    assert running["stage"] == "emerging" and running["supporting"] == 4
+    preferences = [t for t in traits["preference"] if "brief" in t["text"]]
+    assert preferences and preferences[0]["supporting"] == 2, traits["preference"]
+    assert preferences[0]["text"] == "Wants the assistant to keep it brief"
+    context = api.post("context", {"user_id": "alice", "query": "What does Alice do before work?"}).json()
+    assert "Usually runs before work" in context["context"]
