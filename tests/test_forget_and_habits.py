@@ -127,3 +127,19 @@ def test_traits_grow_offline_from_what_people_say_across_sessions(api):
     assert preferences[0]["text"] == "Wants the assistant to keep it brief"
     context = api.post("context", {"user_id": "alice", "query": "What does Alice do before work?"}).json()
     assert "Usually runs before work" in context["context"]
+
+
+@pytest.mark.parametrize("said, forgotten", [
+    ("Actually, please forget that I play the cello.", "User plays the cello"),
+    ("Forget that I have a flat white every morning.", "User has a flat white every morning"),
+    ("忘掉我会拉大提琴这件事。", "用户会拉大提琴"),
+    ("其实，别记住我喜欢爵士乐。", "用户喜欢爵士乐"),
+])
+def test_forget_requests_say_what_to_forget(said, forgotten):
+    from datetime import UTC, datetime
+
+    from memories.extraction import Message, RulesExtractor
+
+    statements = RulesExtractor().extract(messages=[Message(index=0, role="user", content=said)],
+                                          speakers={"User": "u"}, existing=[], now=datetime.now(UTC))
+    assert [(s.text, s.forget) for s in statements] == [(forgotten, True)]

@@ -304,6 +304,8 @@ class RulesExtractor:
             if match is None and (no_longer := _NO_LONGER_EN.match(clause)) and (
                     " anymore" in clause.lower() or " any more" in clause.lower() or "no longer" in clause.lower()):
                 content = f"I {no_longer.group(1)}{no_longer.group(2)}"
+        if content:  # "忘掉我会拉大提琴这件事": the matter, not the words around it
+            content = re.sub("(?:这件事情?|这事|这个事情?|的事情?)$", "", content.strip())
         if not content or len(content.strip()) < 2:
             return None
         text, tags = self._rewrite(content.strip(), subject)
