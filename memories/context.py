@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from memories import vocabulary
 from memories.embedding import embed_query, get_embedder
+from memories.excerpts import episode_excerpt
 from memories.extraction import load_prompt
 from memories.models import MemoryItem, MemoryType, Tenant
 from memories.search import (
@@ -210,6 +211,17 @@ def _date(memory: MemoryItem) -> str:
     return (memory.valid_at or memory.created_at).date().isoformat()
 
 
+def _memory_line(found: ScoredMemory, query: str) -> ContextLine:
+    """A memory as a context line; an episode shows the turns that match the question, dated by the best."""
+    memory = found.memory
+    text, date = memory.text, _date(memory)
+    if vocabulary.EPISODE_TAG in (memory.tags or []) and memory.data.get("turns"):
+        text, turn_date = episode_excerpt(memory.data["turns"], query, settings.CONTEXT_EPISODE_LINE_CHARS)
+        date = turn_date or date
+    return ContextLine(section="memories", id=str(memory.id), text=text, date=date, kind=memory.memory_type,
+                       score=found.score)
+
+
 def trait_lines(tenant: Tenant, user_id: str, limit: int) -> list[ContextLine]:
     """Seed 004's trait recall (see search.active_traits)."""
     if limit <= 0:
@@ -293,9 +305,7 @@ def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
     if plan.degraded_reason:
         status["search_reason"] = plan.degraded_reason
     shown_ids = {line.id for line in lines}
-    memory_lines = [ContextLine(section="memories", id=str(r.memory.id), text=r.memory.text, date=_date(r.memory),
-                                kind=r.memory.memory_type, score=r.score)
-                    for r in found if str(r.memory.id) not in shown_ids]
+    memory_lines = [_memory_line(r, request.query) for r in found if str(r.memory.id) not in shown_ids]
 
     extra = _working_items(fresh, {str(r.memory.id) for r in found}, len(found) + 1, settings.CONTEXT_WORKING_LIMIT)
     working_lines = [ContextLine(section="working_memory", id=str(r.memory.id), text=r.memory.text,

@@ -284,6 +284,9 @@ def _record_episodes(job: ConversationJob, messages: list[Message], speakers: di
             "job_id": str(job.id),
             "at": (message.created_at or job.created_at).isoformat()})
     for user_id, turns in sorted(by_user.items()):
+        if all(RulesExtractor.small_talk(t["text"]) for t in turns if t["speaker"] in speakers):
+            outcome.count("nothing_worth_keeping")  # greetings and thanks only: not even an episode
+            continue
         for episode in episode_append(tenant=job.tenant, user_id=user_id, session_id=job.session_id, turns=turns,
                                       actor=ACTOR, job_id=str(job.id), agent_id=job.agent_id,
                                       group_id=job.group_id, max_chars=settings.EPISODE_MAX_CHARS,

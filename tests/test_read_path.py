@@ -430,3 +430,64 @@ def test_the_fast_memory_body_is_what_drf_renders(api, tenant_a):
         slow = drf.ModelSerializer.to_representation(MemorySerializer(memory), memory)
         assert dict(fast) == dict(slow)
         assert "data" not in MemorySerializer(memory, context={"include_data": False}).data
+
+
+def _turns(*texts: str) -> list[dict]:
+    return [{"speaker": "Caroline" if i % 2 == 0 else "Melanie", "text": text, "at": f"2023-05-0{i + 1}T10:00"}
+            for i, text in enumerate(texts)]
+
+
+@pytest.mark.parametrize("case, turns, query, cap, expected", [
+    ("the matching turn with one neighbour each side",
+     _turns("Hi!", "Hey, how was the weekend?", "I went to a support group yesterday.", "That sounds brave.", "Bye"),
+     "When did Caroline go to the support group?", 400,
+     "Melanie: Hey, how was the weekend? / Caroline: I went to a support group yesterday. / Melanie: That sounds "
+     "brave."),
+    ("two matches apart, a gap between them",
+     _turns("I adopted a dog.", "Nice.", "Weather is bad.", "Ok.", "The dog loves the park.", "Cute."),
+     "dog", 400,
+     "Caroline: I adopted a dog. / Melanie: Nice. … Melanie: Ok. / Caroline: The dog loves the park. / "
+     "Melanie: Cute."),
+    ("neighbours go before the best turn is cut",
+     _turns("Hello there my friend.", "I went to a support group yesterday.", "That sounds brave of you."),
+     "support group", 60, "Melanie: I went to a support group yesterday."),
+    ("nothing matches: the opening turn", _turns("Hi!", "Hello."), "pottery", 400, "Caroline: Hi! / Melanie: Hello."),
+    ("a forgotten turn is never shown", _turns("I play the cello.", "[forgotten at the user's request]", "Nice."),
+     "cello forgotten", 400, "Caroline: I play the cello."),
+    ("Chinese by character pairs", _turns("你好", "我在上海瑞金医院当护士。", "真好。"), "用户在哪家医院工作？", 400,
+     "Caroline: 你好 / Melanie: 我在上海瑞金医院当护士。 / Caroline: 真好。"),
+])
+def test_an_episode_shows_the_turns_that_match(case, turns, query, cap, expected):
+    from memories.excerpts import episode_excerpt
+
+    text, _date = episode_excerpt(turns, query, cap)
+    assert text == expected, case
+    assert len(text) <= cap
+
+
+def test_a_small_budget_still_carries_a_stated_preference(api, settings):
+    """400 characters: a long conversation's episode does not push the user's wish out."""
+    from tests.conftest import converse
+
+    settings.CONVERSATION_EPISODES = True
+    chatter = [f"Yesterday I walked past the old library on street number {n} and saw a long queue there."
+               for n in range(12)]
+    converse(api, [*chatter, "Please keep your answers short and direct.", *chatter[:4]], session_id="long")
+    body = api.post("context", {"user_id": "alice", "query": "How should I phrase my answer to this user?",
+                                "max_chars": 400}).json()
+    assert len(body["context"]) <= 400
+    assert "short and direct" in body["context"], body["context"]
+    episodes = [line for line in body["sections"]["memories"] if line["kind"] == "episodic"]
+    assert all(len(line["text"]) <= settings.CONTEXT_EPISODE_LINE_CHARS for line in episodes)
+
+
+def test_greetings_only_leave_nothing(api, settings):
+    from tests.conftest import converse
+
+    settings.CONVERSATION_EPISODES = True
+    job = converse(api, ["hi", {"role": "assistant", "content": "Hello! How can I help?"}, "ok thanks, bye"],
+                   session_id="hello")
+    assert job["operations"] == [] and job["counts"].get("nothing_worth_keeping") == 1
+    from memories.models import MemoryItem
+
+    assert not MemoryItem.objects.filter(user_id="alice").exists()

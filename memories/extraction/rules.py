@@ -25,6 +25,9 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
 _SMALL_TALK = re.compile(
     r"^(hi|hello|hey|thanks|thank you|ok|okay|sure|bye|good (morning|night|evening)|lol|cool|great|nice|yes|no|"
     r"你好|您好|谢谢|好的|再见|嗯|哈哈)\b", re.I)
+_SMALL_TALK_WORDS = re.compile(r"(?:hi|hello|hey|thanks|thank|you|ok|okay|bye|goodbye|cheers|cool|great|nice|sure|"
+                               r"yes|yeah|no|lol|haha|see|ya|later|good|night|morning|so|much|too|again|"
+                               r"你好|您好|谢谢|好的|再见|嗯|哈哈|拜拜|好|早|晚安)+")
 _HEDGE = re.compile(r"\b(maybe|probably|i think|i guess|perhaps|not sure|might)\b|可能|也许|大概|好像", re.I)
 
 _VERB_3RD = {"am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "go": "goes", "was": "was",
@@ -365,6 +368,12 @@ class RulesExtractor:
             text = to_third_person(re.sub(r"\byou\b", "the assistant", body, flags=re.I), name)
             return text, ["wish"], 0.8
         return None
+
+    @staticmethod
+    def small_talk(message: str) -> bool:
+        """A turn that is greetings, thanks and acknowledgements only ("hi", "ok thanks, bye", "谢谢！")."""
+        parts = [p.strip() for p in re.split(r"[,.!?;，。！？；、~\s]+", message) if p.strip()]
+        return all(_SMALL_TALK.match(p) or _SMALL_TALK_WORDS.fullmatch(p.casefold()) for p in parts)
 
     @staticmethod
     def _dropped(sentence: str) -> bool:

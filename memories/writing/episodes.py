@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from memories import vocabulary
+from memories.excerpts import FORGOTTEN_TURN as FORGOTTEN_TURN
 from memories.models import (
     EmbeddingState,
     HistoryEvent,
@@ -123,7 +124,6 @@ def _add_narrative(last: MemoryItem, narrative: str, *, actor: str, job_id: str)
     MemoryItem.objects.filter(id=last.id).update(search_vector=search_document(last.text))
 
 
-FORGOTTEN_TURN = "[forgotten at the user's request]"
 
 
 def episode_forget_turns(*, tenant: Tenant, user_id: str, says_it: Callable[[str], bool], actor: str,
