@@ -211,12 +211,15 @@ def _date(memory: MemoryItem) -> str:
     return (memory.valid_at or memory.created_at).date().isoformat()
 
 
-def _memory_line(found: ScoredMemory, query: str) -> ContextLine:
-    """A memory as a context line; an episode shows the turns that match the question, dated by the best."""
+def _memory_line(found: ScoredMemory, query: str) -> ContextLine | None:
+    """A memory as a context line; an episode shows the turns that match the question, dated by the best
+    (None when none does: a session's chit-chat is not evidence)."""
     memory = found.memory
     text, date = memory.text, _date(memory)
     if vocabulary.EPISODE_TAG in (memory.tags or []) and memory.data.get("turns"):
         text, turn_date = episode_excerpt(memory.data["turns"], query, settings.CONTEXT_EPISODE_LINE_CHARS)
+        if not text:
+            return None
         date = turn_date or date
     return ContextLine(section="memories", id=str(memory.id), text=text, date=date, kind=memory.memory_type,
                        score=found.score)
@@ -305,7 +308,8 @@ def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
     if plan.degraded_reason:
         status["search_reason"] = plan.degraded_reason
     shown_ids = {line.id for line in lines}
-    memory_lines = [_memory_line(r, request.query) for r in found if str(r.memory.id) not in shown_ids]
+    memory_lines = [line for r in found if str(r.memory.id) not in shown_ids
+                    if (line := _memory_line(r, request.query)) is not None]
 
     extra = _working_items(fresh, {str(r.memory.id) for r in found}, len(found) + 1, settings.CONTEXT_WORKING_LIMIT)
     working_lines = [ContextLine(section="working_memory", id=str(r.memory.id), text=r.memory.text,

@@ -32,22 +32,22 @@ def _turn(turn: dict[str, Any]) -> str:
 
 
 def matching_turns(turns: Sequence[dict[str, Any]], query: str) -> list[int]:
-    """Indices of the turns that share most terms with the query, best first (at most BEST_TURNS);
-    the first turn when none shares any. Forgotten turns never match."""
+    """Indices of the turns that share most terms with the query, best first (at most BEST_TURNS); none
+    when no turn shares any (the episode then has nothing to show for this question). Forgotten turns
+    never match."""
     wanted = _terms(query)
     scored = sorted(((len(wanted & _terms(str(t.get("text", "")))), -i) for i, t in enumerate(turns)
                      if t.get("text") != FORGOTTEN_TURN), reverse=True)
-    best = [-i for score, i in scored[:BEST_TURNS] if score > 0]
-    return best or ([0] if turns else [])
+    return [-i for score, i in scored[:BEST_TURNS] if score > 0]
 
 
 def episode_excerpt(turns: Sequence[dict[str, Any]], query: str, max_chars: int) -> tuple[str, str]:
     """(the excerpt, the date of its best turn): the matching turns with one neighbour either side, in
     order, consecutive ones joined by " / " and gaps marked " … ", within max_chars. Neighbours go before
-    the best turn is cut; a turn longer than the cap is cut with "…"."""
-    if not turns:
-        return "", ""
+    the best turn is cut; a turn longer than the cap is cut with "…". ("", "") when no turn matches."""
     best = matching_turns(turns, query)
+    if not best:
+        return "", ""
     date = str(turns[best[0]].get("at", ""))[:10]
     for with_neighbours in (True, False):
         chosen = sorted({j for i in best for j in ((i - 1, i, i + 1) if with_neighbours else (i,))

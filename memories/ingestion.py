@@ -27,6 +27,7 @@ from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.erasure import erased_since
 from memories.errors import InvalidOperation, TooBusy, get_or_not_found
 from memories.extraction import (
+    UNKNOWN_SPEAKER,
     ExistingMemory,
     ExtractedStatement,
     ExtractionError,
@@ -50,7 +51,7 @@ from memories.models import (
 )
 from memories.queue import enqueue
 from memories.search import SearchQuery, memory_search, nearest_memories
-from memories.text import content_hash
+from memories.text import content_hash, has_han
 from memories.vocabulary import EPISODE_TAG
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
 from memories.writing import (
@@ -275,16 +276,18 @@ def _record_episodes(job: ConversationJob, messages: list[Message], speakers: di
             owner, speaker = speakers[name], name
         else:
             owner, speaker = job.user_id, message.name or message.role
+        if has_han(message.content):  # speakers named in the conversation's language
+            speaker = {UNKNOWN_SPEAKER["en"]: UNKNOWN_SPEAKER["zh"], "assistant": "助手"}.get(speaker, speaker)
         if owner in erased or not message.content.strip():
             continue
         says_forgotten_here = _forgotten_matcher(outcome.forgotten.get(owner, []), speakers)
         text = FORGOTTEN_TURN if says_forgotten_here(message.content) else redact_sensitive(message.content)
         by_user.setdefault(owner, []).append({
-            "speaker": speaker, "text": text, "index": message.index,
+            "speaker": speaker, "role": message.role, "text": text, "index": message.index,
             "job_id": str(job.id),
             "at": (message.created_at or job.created_at).isoformat()})
     for user_id, turns in sorted(by_user.items()):
-        if all(RulesExtractor.small_talk(t["text"]) for t in turns if t["speaker"] in speakers):
+        if all(RulesExtractor.small_talk(t["text"]) for t in turns if t["role"] == "user"):
             outcome.count("nothing_worth_keeping")  # greetings and thanks only: not even an episode
             continue
         for episode in episode_append(tenant=job.tenant, user_id=user_id, session_id=job.session_id, turns=turns,

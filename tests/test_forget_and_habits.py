@@ -143,3 +143,10 @@ def test_forget_requests_say_what_to_forget(said, forgotten):
     statements = RulesExtractor().extract(messages=[Message(index=0, role="user", content=said)],
                                           speakers={"User": "u"}, existing=[], now=datetime.now(UTC))
     assert [(s.text, s.forget) for s in statements] == [(forgotten, True)]
+
+
+def test_a_chinese_episode_names_its_speakers_in_chinese(api, episodes_on):
+    converse(api, ["我在上海瑞金医院当护士。", {"role": "assistant", "content": "好的，记住了。"}], session_id="zh")
+    episode = MemoryItem.objects.get(tags__contains=["episode"])
+    assert [turn["speaker"] for turn in episode.data["turns"]] == ["用户", "助手"]
+    assert "User" not in episode.text and "assistant" not in episode.text

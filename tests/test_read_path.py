@@ -451,7 +451,7 @@ def _turns(*texts: str) -> list[dict]:
     ("neighbours go before the best turn is cut",
      _turns("Hello there my friend.", "I went to a support group yesterday.", "That sounds brave of you."),
      "support group", 60, "Melanie: I went to a support group yesterday."),
-    ("nothing matches: the opening turn", _turns("Hi!", "Hello."), "pottery", 400, "Caroline: Hi! / Melanie: Hello."),
+    ("nothing matches: nothing to show", _turns("Hi!", "Hello."), "pottery", 400, ""),
     ("a forgotten turn is never shown", _turns("I play the cello.", "[forgotten at the user's request]", "Nice."),
      "cello forgotten", 400, "Caroline: I play the cello."),
     ("Chinese by character pairs", _turns("你好", "我在上海瑞金医院当护士。", "真好。"), "用户在哪家医院工作？", 400,
