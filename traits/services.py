@@ -102,6 +102,12 @@ def trait_add_evidence(*, trait_id, memory: MemoryItem, kind: str, quality: str,
                          actor=actor, now=now)
 
 
+def _state_of(trait: Trait, supporting: int) -> lifecycle.TraitState:
+    """The numbers the pure rules need, read off the locked trait."""
+    return lifecycle.TraitState(trait.subtype, trait.stage, trait.confidence, trait.reinforcement_count,
+                                trait.contradiction_count, supporting, trait.last_reinforced_at, trait.window_end)
+
+
 def live_support(trait: Trait) -> int:
     """Supporting evidence that still holds (withdrawn support is kept for the audit, not counted)."""
     return trait.evidence.filter(kind=EvidenceKind.SUPPORTING, withdrawn_at__isnull=True).count()
@@ -122,10 +128,7 @@ def trait_observe(*, trait_id, observations: Sequence[Observation], actor: str,
                 return TraitChange(trait, old_stage, old_stage)
             seen = set(TraitEvidence.objects.filter(trait=trait, memory_id__in=[o.memory.id for o in observations])
                        .values_list("memory_id", flat=True))
-            state = lifecycle.TraitState(
-                trait.subtype, trait.stage, trait.confidence, trait.reinforcement_count, trait.contradiction_count,
-                live_support(trait), trait.last_reinforced_at,
-                trait.window_end)
+            state = _state_of(trait, live_support(trait))
             applied: list[Observation] = []
             steps: list[tuple[str, str, float, Observation]] = []
             for observation in observations:
@@ -189,10 +192,8 @@ def trait_withdraw_support(*, trait_id, withdrawn: Withdrawn, actor: str, cycle_
             lost = TraitEvidence.objects.filter(trait=trait, memory_id__in=[uuid.UUID(m) for m in withdrawn.memory_ids],
                                                 kind=EvidenceKind.SUPPORTING, withdrawn_at__isnull=True)
             count = lost.count() if withdrawn.cause != "erased" else len(withdrawn.memory_ids)
-            state = lifecycle.TraitState(
-                trait.subtype, trait.stage, trait.confidence, trait.reinforcement_count, trait.contradiction_count,
-                live_support(trait) + (0 if withdrawn.cause != "erased" else count), trait.last_reinforced_at,
-                trait.window_end)
+            # An erased fact's evidence rows are gone already: count its support back before withdrawing it.
+            state = _state_of(trait, live_support(trait) + (count if withdrawn.cause == "erased" else 0))
             state = lifecycle.withdraw_support(state, withdrawn=count, cause=withdrawn.cause, now=now,
                                                contradicting_quality=withdrawn.quality if withdrawn.contradicting
                                                else None)
