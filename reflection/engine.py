@@ -8,6 +8,8 @@ on running cycles; a cycle older than REFLECTION_STALE_AFTER is abandoned).
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import numpy as np
@@ -199,11 +201,28 @@ def importance_since_watermark(tenant: Tenant, user_id: str) -> float:
     return memories_since_watermark(tenant, user_id).aggregate(s=Sum("importance"))["s"] or 0.0
 
 
+@contextmanager
+def running(cycle: ReflectionCycle) -> Iterator[ReflectionCycle]:
+    """A cycle's run, however it ends: completed, or failed with the reason (never raised: a cycle is
+    retried by its trigger, not by its caller); saved and timed in the metrics."""
+    try:
+        yield cycle
+        cycle.status = CycleStatus.COMPLETED
+    except Exception as exc:
+        logger.exception("reflection cycle %s failed", cycle.pk)
+        cycle.status, cycle.error = CycleStatus.FAILED, f"{type(exc).__name__}: {exc}"[:4000]
+    cycle.completed_at = timezone.now()
+    cycle.save()
+    if cycle.started_at:
+        metrics.observe_reflection_cycle(status=cycle.status,
+                                         seconds=(cycle.completed_at - cycle.started_at).total_seconds())
+
+
 def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value: float | None = None,
                    reflector: Reflector | None = None, queued: ReflectionCycle | None = None) -> ReflectionCycle:
     """Run one cycle for a user; raises ReflectionBusy if one is running."""
     cycle = start_cycle(tenant, user_id, trigger, trigger_value, queued)
-    try:
+    with running(cycle):
         if cycle.session_id:
             memories = session_memories(tenant, user_id, cycle.session_id, settings.REFLECTION_MAX_MEMORIES)
         else:
@@ -246,15 +265,6 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
         # A session's cycle reads that session only: the user's watermark is not its to move.
         cycle.watermark = None if cycle.session_id else (memories[-1].created_at if memories
                                                          else last_watermark(tenant, user_id))
-        cycle.status = CycleStatus.COMPLETED
-    except Exception as exc:
-        logger.exception("reflection cycle %s failed", cycle.pk)
-        cycle.status, cycle.error = CycleStatus.FAILED, f"{type(exc).__name__}: {exc}"[:4000]
-    cycle.completed_at = timezone.now()
-    cycle.save()
-    if cycle.started_at:
-        metrics.observe_reflection_cycle(status=cycle.status,
-                                         seconds=(cycle.completed_at - cycle.started_at).total_seconds())
     return cycle
 
 

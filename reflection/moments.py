@@ -19,7 +19,7 @@ from memories.errors import MemoryNotFound
 from memories.models import ConversationJob, MemoryItem, MemoryType, Tenant
 from memories.queue import enqueue
 from memories.withdrawals import Withdrawal
-from reflection.engine import ACTOR, start_cycle
+from reflection.engine import ACTOR, running, start_cycle
 from reflection.models import CycleStatus, CycleTrigger, ReflectionCycle
 from reflection.reflectors import memory_signal, trait_is_positive
 from traits import services
@@ -133,7 +133,7 @@ def reflection_reevaluate(*, tenant: Tenant, user_id: str, cause: str, lost: dic
     004: a contradicted trait may be reflected on at once). Raises ReflectionBusy while another cycle of
     the user runs (the task retries)."""
     cycle = start_cycle(tenant, user_id, CycleTrigger.CONTRADICTION, None)
-    try:
+    with running(cycle):
         replacements = {str(m.id): m for m in MemoryItem.objects.filter(tenant=tenant,
                                                                          id__in=set(replaced_by.values()))}
         updated = dissolved = 0
@@ -146,12 +146,6 @@ def reflection_reevaluate(*, tenant: Tenant, user_id: str, cause: str, lost: dic
             dissolved += change.stage_changed and change.new_stage == TraitStage.DISSOLVED
         cycle.memories_scanned = len({m for ids in lost.values() for m in ids})
         cycle.traits_updated, cycle.traits_dissolved = updated, dissolved
-        cycle.status = CycleStatus.COMPLETED
-    except Exception as exc:
-        logger.exception("reflection cycle %s failed", cycle.pk)
-        cycle.status, cycle.error = CycleStatus.FAILED, f"{type(exc).__name__}: {exc}"[:4000]
-    cycle.completed_at = timezone.now()
-    cycle.save()
     return cycle
 
 
