@@ -146,3 +146,18 @@ def test_with_an_llm_an_episode_gets_a_narrative(api, llm, settings):
     llm.script(CHAT, Reply(status=500, body={"error": {"message": "down"}}))
     later = converse(api, ["I like walks."], session_id="s9")
     assert later["status"] == "done" and any("narrative skipped" in w for w in later["warnings"])
+
+
+def test_habits_and_wishes_from_the_model_are_kept_as_the_offline_path_keeps_them(api, llm):
+    llm.script(CHAT, memories_reply(item("Alice always runs before work.", type="habit"),
+                                    item("Alice wants short, direct answers.", type="wish")))
+    job = converse(api, [{"role": "user", "name": "Alice",
+                          "content": "I always run before work. Please keep your answers short and direct."}])
+    assert [op["operation"] for op in job["operations"]] == ["ADD", "ADD"]
+    kept = {m.text: m for m in MemoryItem.objects.filter(user_id="alice")}
+    assert "habit" in kept["Alice always runs before work."].tags
+    assert "wish" in kept["Alice wants short, direct answers."].tags
+    assert all(m.memory_type == "fact" for m in kept.values())
+    system = llm.requests[-1][1]["messages"][0]["content"]
+    assert '"habit"' in system and '"wish"' in system and 'never "Alice' + "'s answers" + '"' in system
+    assert "A request to forget is never a memory of its own" in system

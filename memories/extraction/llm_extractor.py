@@ -25,7 +25,8 @@ from memories.models import MemoryType
 
 
 _TYPE_ALIASES = {"trait_hint": MemoryType.FACT, "trait hint": MemoryType.FACT, "semantic": MemoryType.FACT,
-                 "event": MemoryType.EPISODIC, "plan": MemoryType.TASK, "preference": MemoryType.FACT}
+                 "event": MemoryType.EPISODIC, "plan": MemoryType.TASK, "preference": MemoryType.FACT,
+                 "habit": MemoryType.FACT, "wish": MemoryType.FACT}
 
 
 def _clamp(value, default: float) -> float:
@@ -94,8 +95,8 @@ def parse_llm_reply(content: str | None, *, speakers: dict[str, str], message_co
             memory_type = MemoryType.FACT
         tags = [str(t)[:100] for t in item.get("tags", []) if isinstance(t, (str, int))][:20] \
             if isinstance(item.get("tags"), list) else []
-        if raw_type in ("trait_hint", "trait hint"):
-            tags.append("trait_hint")
+        if raw_type in ("trait_hint", "trait hint", "habit", "wish"):
+            tags.append("trait_hint" if raw_type.startswith("trait") else raw_type)
         sources = [i for i in item.get("source_messages", []) if isinstance(i, int) and 0 <= i < message_count] \
             if isinstance(item.get("source_messages"), list) else []
         contradicts = item.get("contradicts")
