@@ -114,7 +114,8 @@ def test_traits_grow_offline_from_what_people_say_across_sessions(api):
         job = converse(api, [said, {"role": "assistant", "content": "Nice!"}], session_id=f"run-{n}")
         assert [op["operation"] for op in job["operations"]] == ["ADD"], job["operations"]
         _end_session(api, f"run-{n}")
-    for n, said in enumerate(["Please keep it brief.", "Keep it brief please, I like short answers."], start=1):
+    for n, said in enumerate(["Please keep it brief.", "Keep your answers short please, I like short answers."],
+                             start=1):
         converse(api, [said], session_id=f"style-{n}")
         _end_session(api, f"style-{n}")
     traits = api.get("users/alice/traits?stage=candidate,emerging,established,core").json()

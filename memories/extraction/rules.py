@@ -177,15 +177,16 @@ _HABIT_EN = re.compile(
     r"morning|evening|night|week)|daily|nightly|weekly|most (?:days|mornings|evenings|nights)|as usual|again)\b",
     re.I)
 _HABIT_ZH = re.compile("习惯|一般|通常|总是|经常|每天|每周|每晚|每个?(?:早上|晚上|周末)|照常|照例|又")
-_REPORT_EN = re.compile(r"^(?:another|one more|yet another)\b|\b(?:as usual|again)\b", re.I)
+_REPORT_EN = re.compile(r"^(?:another|one more|yet another)\b|\bas usual\b", re.I)
 # How people say a wish about the answers they get: an instruction to the assistant ("Please keep it brief",
 # "Keep your answers short and direct", "Don't use emojis", "请简短一点") or a first-person wish about it
 # ("I'd rather you ...", "I like short answers"). The wish stays about the assistant's answers.
 _WISH_EN = re.compile(
-    r"^(?:please\s+|pls\s+|just\s+)?(?:keep (?:it|things|them|your (?:answers|replies|responses)|answers|replies|"
-    r"responses)\b|be (?:brief|concise|short|direct|more direct|detailed|specific)\b|(?:don't|do not|never|stop) "
-    r"(?:use|using|add|adding|send|sending)\b|no more\b|use (?:bullet|plain|simple|metric)\b|answer in\b|"
-    r"reply in\b|respond in\b|write in\b|talk to me in\b|call me\b|address me as\b)", re.I)
+    r"^(?:please\s+|pls\s+|just\s+)?(?:keep (?:(?:it|things|them) (?:brief|short|shorter|simple|concise|clear|"
+    r"casual|formal|light|to the point)|(?:your )?(?:answers|replies|responses))\b|be (?:brief|concise|short|direct|"
+    r"more direct|detailed|specific)\b|(?:don't|do not|never|stop) (?:use|using|add|adding|send|sending)\b|"
+    r"use (?:bullet|plain|simple|metric)\b|(?:answer|reply|respond|write|talk to me) in (?:english|chinese|"
+    r"french|german|spanish|japanese|bullet|plain|simple)\b|(?:call me|address me as) [A-Z][\w-]*$)", re.I)
 _WISH_ABOUT_ANSWERS_EN = re.compile(
     r"^I(?:'d| would) (?:rather|prefer|like) you\b|^I (?:like|prefer|want|need|love|hate|dislike) (?:it )?(?:when "
     r"you\b|(?:short|shorter|brief|concise|long|longer|detailed|direct|simple|plain|bullet[- ]point|clear)\b)",
@@ -338,12 +339,11 @@ class RulesExtractor:
         if chinese:
             if not (_HABIT_ZH.search(clause) and clause.startswith("我")):
                 return None
-        elif not _HABIT_EN.search(clause):
-            return None
-        elif not _FIRST_PERSON.match(clause) and not _REPORT_EN.search(clause):
-            return None
-        if chinese or re.match(r"I\b", clause):
             text, tags = self._rewrite(clause, subject)
+        elif re.match(r"I\b", clause) and _HABIT_EN.search(clause):
+            text, tags = self._rewrite(clause, subject)
+        elif not _REPORT_EN.search(clause) or _FIRST_PERSON.search(clause) or self.small_talk(clause):
+            return None
         else:  # a report without a subject: in the speaker's words, under their name
             name = speaker_name(subject, False)
             text, tags = f"{name}: {clause.rstrip(' .!')}", []
@@ -359,10 +359,14 @@ class RulesExtractor:
             body = re.sub("^(?:请|麻烦)(?:你)?", "", body)
             return f"{name}希望助手{body}", ["wish"], 0.8
         if _WISH_EN.match(body):
-            instruction = re.sub(r"^(?:please|pls|just)\s+", "", body, flags=re.I)
+            instruction = re.sub(r"^(?:please|pls|just)\s+|,?\s+please$", "", body, flags=re.I)
+            if called := re.match(r"(?:call me|address me as) (.+)$", instruction, re.I):
+                return f"{name} wants to be called {called.group(1)}", ["wish"], 0.8
             instruction = re.sub(r"\byour (answers|replies|responses)\b", r"the \1", instruction, flags=re.I)
             instruction = re.sub(r"\b(me|my)\b", lambda m: name if m.group(1).lower() == "me" else f"{name}'s",
                                  instruction, flags=re.I)
+            if negated := re.match(r"(?:don't|do not|never) (.+)$", instruction, re.I):
+                return f"{name} wants the assistant not to {negated.group(1)}", ["wish"], 0.8
             return f"{name} wants the assistant to {instruction[0].lower()}{instruction[1:]}", ["wish"], 0.8
         if _WISH_ABOUT_ANSWERS_EN.match(body):
             text = to_third_person(re.sub(r"\byou\b", "the assistant", body, flags=re.I), name)
