@@ -151,3 +151,32 @@ def test_a_chinese_episode_names_its_speakers_in_chinese(api, episodes_on):
     episode = MemoryItem.objects.get(tags__contains=["episode"])
     assert [turn["speaker"] for turn in episode.data["turns"]] == ["用户", "助手"]
     assert "User" not in episode.text and "assistant" not in episode.text
+
+
+def test_habits_and_wishes_on_the_labelled_set():
+    """tests/samples/habits_and_wishes.tsv: habits and wishes as people say them (English and Chinese) and
+    near misses (questions, one-off requests, hypotheticals, small talk). Per category: recall (a kept
+    utterance leaves a behaviour or preference fact) >= 0.9, junk (a near miss leaves one) <= 0.05."""
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from memories.extraction import Message, RulesExtractor
+    from tests.figures import record
+
+    rows = [line.split("\t") for line in (Path(__file__).parent / "samples" / "habits_and_wishes.tsv")
+            .read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    assert len(rows) >= 200
+    extractor = RulesExtractor()
+    by_category: dict[str, list[bool]] = {}
+    for category, _keep, text in rows:
+        statements = extractor.extract(messages=[Message(index=0, role="user", content=text)],
+                                       speakers={"User": "u"}, existing=[], now=datetime.now(UTC))
+        by_category.setdefault(category, []).append(any({"habit", "wish"} & set(s.tags) for s in statements))
+    for category, hits in sorted(by_category.items()):
+        share = sum(hits) / len(hits)
+        record(f"habits and wishes: {category} {'junk' if category.startswith('near') else 'recall'}",
+               f"{share:.2f} of {len(hits)}")
+        if category.startswith("near"):
+            assert share <= 0.05, category
+        else:
+            assert share >= 0.9, category

@@ -191,7 +191,7 @@ _WISH_ABOUT_ANSWERS_EN = re.compile(
     r"^I(?:'d| would) (?:rather|prefer|like) you\b|^I (?:like|prefer|want|need|love|hate|dislike) (?:it )?(?:when "
     r"you\b|(?:short|shorter|brief|concise|long|longer|detailed|direct|simple|plain|bullet[- ]point|clear)\b)",
     re.I)
-_WISH_ZH = re.compile("^(?:请|麻烦|能不能|可以)?(?:你)?(?:回答|回复|说话)?"
+_WISH_ZH = re.compile("^(?:请|麻烦|能不能|可以)?(?:你)?(?:回答|回复|说话|说)?"
                       "(?:简短|简洁|简单|短|详细|直接|别用|不要用|少用|多用|用中文|用英文|叫我)"
                       "|请.{0,6}(?:简短|简洁|短一点|详细|直接)")
 _DISCOURSE = re.compile(r"^(?:actually|oh|well|hmm|ok|okay|so|also|and|but|wait|sorry|btw|by the way)[,!.\s]+|"
