@@ -211,6 +211,15 @@ def _date(memory: MemoryItem) -> str:
     return (memory.valid_at or memory.created_at).date().isoformat()
 
 
+def session_first(found: list[ScoredMemory], session_id: str | None) -> list[ScoredMemory]:
+    """The search's answer with the current session's memories ranked up by CONTEXT_SESSION_BOOST (their
+    score times 1 + boost), the rest in the search's order."""
+    if not session_id:
+        return found
+    boost = 1.0 + settings.CONTEXT_SESSION_BOOST
+    return sorted(found, key=lambda r: -(r.score * (boost if r.memory.session_id == session_id else 1.0)))
+
+
 def _memory_line(found: ScoredMemory, query: str) -> ContextLine | None:
     """A memory as a context line; an episode shows the turns that match the question, dated by the best
     (None when none does: a session's chit-chat is not evidence)."""
@@ -299,11 +308,13 @@ def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
     fresh, status["working_memory"] = _working_memories(tenant, request, settings.CONTEXT_WORKING_LIMIT)
     plan = SearchPlan()
     # Twice the limit: near-duplicates collapse, and traits have their own section.
-    found = memory_search(tenant=tenant, plan=plan, query=SearchQuery(
-        query=request.query, user_id=request.user_id, agent_id=request.agent_id, session_id=request.session_id,
+    # A session is where the agent is, not a wall: the search reads every session of the user and the
+    # current one's memories rank up (search itself keeps session_id as a filter).
+    found = session_first(memory_search(tenant=tenant, plan=plan, query=SearchQuery(
+        query=request.query, user_id=request.user_id, agent_id=request.agent_id,
         group_id=request.group_id, limit=limit * 2,
         memory_types=[t for t in MemoryType.values if t != MemoryType.TRAIT]), embedder=embedder,
-        query_vector=vector.result)
+        query_vector=vector.result), request.session_id)
     status["search"] = "degraded: " + ", ".join(plan.degraded) if plan.degraded else "ok"
     if plan.degraded_reason:
         status["search_reason"] = plan.degraded_reason

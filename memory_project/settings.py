@@ -377,6 +377,9 @@ CONTEXT_TRAIT_LIMIT = env_int("CONTEXT_TRAIT_LIMIT", 5)
 CONTEXT_TRAIT_MIN_CONFIDENCE = env_float("CONTEXT_TRAIT_MIN_CONFIDENCE", 0.3)  # decayed confidence above
 CONTEXT_WORKING_LIMIT = env_int("CONTEXT_WORKING_LIMIT", 5)  # fresh working-memory items
 CONTEXT_DUPLICATE_SIMILARITY = env_float("CONTEXT_DUPLICATE_SIMILARITY", 0.8)  # share of the shorter line's words
+# /context with session_id: the session's memories rank up by this share of their score (the block still shows
+# the user's other sessions; search keeps session_id as a filter).
+CONTEXT_SESSION_BOOST = env_float("CONTEXT_SESSION_BOOST", 0.25)
 # An episode in the context shows its matching turns (with neighbours), at most this many characters.
 CONTEXT_EPISODE_LINE_CHARS = env_int("CONTEXT_EPISODE_LINE_CHARS", 320)
 CONTEXT_CONDENSE_TIMEOUT = env_float("CONTEXT_CONDENSE_TIMEOUT", 5.0)  # seconds for the optional LLM summary

@@ -491,3 +491,40 @@ def test_greetings_only_leave_nothing(api, settings):
     from memories.models import MemoryItem
 
     assert not MemoryItem.objects.filter(user_id="alice").exists()
+
+
+def test_a_session_is_where_the_agent_is_not_a_wall(api, scoped):
+    """Search keeps session_id as a filter; /context ranks the session's memories up and still shows the
+    user's long-term memories from other sessions."""
+    body = api.post("context", {"user_id": "alice", "query": "What does Alice play?", "session_id": "s-9",
+                                "limit": 6}).json()
+    texts = [line["text"] for line in body["sections"]["memories"]]
+    assert texts[0] == "Alice plays squash tonight."  # this session's, first
+    assert "Alice plays tennis with her brother." in texts  # another session's, still there
+    fresh = api.post("context", {"user_id": "alice", "query": "What does Alice play?",
+                                 "session_id": "a-brand-new-session"}).json()
+    assert "Alice plays tennis with her brother." in fresh["context"]  # a new session's first turn is not empty
+
+
+def test_readme_agent_loop_works_from_the_first_turn_of_a_new_session(live_server, transactional_db):
+    """The README's agent loop, run as written (its code block, with this server's URL and a key)."""
+    import re
+    from pathlib import Path
+
+    from memories.keys import api_key_create
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = next(code for code in re.findall(r"```python\n(.*?)```", readme, re.S) if "def agent_turn" in code)
+    block = block.replace('"http://127.0.0.1:8000"', repr(live_server.url))
+    namespace: dict = {"KEY": api_key_create(tenant_name="readme").raw_key}
+    exec(compile(block, "README.md", "exec"), namespace)
+    prompts: list[str] = []
+
+    def llm(prompt: str) -> str:
+        prompts.append(prompt)
+        return "Noted."
+
+    namespace["agent_turn"]("ana", "monday", "I'm allergic to peanuts.", llm)
+    namespace["session_over"]("ana", "monday")
+    namespace["agent_turn"]("ana", "tuesday", "Which snacks should I avoid?", llm)
+    assert "peanuts" in prompts[-1], prompts[-1]  # the new session's first turn already knows
