@@ -528,3 +528,28 @@ def test_readme_agent_loop_works_from_the_first_turn_of_a_new_session(live_serve
     namespace["session_over"]("ana", "monday")
     namespace["agent_turn"]("ana", "tuesday", "Which snacks should I avoid?", llm)
     assert "peanuts" in prompts[-1], prompts[-1]  # the new session's first turn already knows
+
+
+def test_the_group_profile_keeps_statements_about_the_group():
+    """tests/samples/group_statements.tsv: 105 group-chat sentences in English and Chinese, labelled
+    (a statement about the group or a role in it, or anything else). Precision >= 0.9."""
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from memories.extraction import Message, group_profile_candidates
+    from tests.figures import record
+
+    rows = [line.split("\t") for line in (Path(__file__).parent / "samples" / "group_statements.tsv")
+            .read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    assert len(rows) >= 100
+    kept_right = kept_wrong = missed = 0
+    for label, text in rows:
+        kept = any("member" not in s.tags for s in group_profile_candidates(
+            messages=[Message(index=0, role="user", content=text, name="Ann")], speakers={"Ann": "ann"},
+            now=datetime.now(UTC)))
+        kept_right += kept and label == "1"
+        kept_wrong += kept and label == "0"
+        missed += not kept and label == "1"
+    precision = kept_right / max(kept_right + kept_wrong, 1)
+    record("group profile: precision / recall", f"{precision:.2f} / {kept_right / (kept_right + missed):.2f}")
+    assert precision >= 0.9 and kept_right / (kept_right + missed) >= 0.8

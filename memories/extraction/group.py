@@ -20,19 +20,39 @@ from memories.text import has_han
 
 # --------------------------------------------------------------------------- group profile
 
-_GROUP_EN = re.compile(r"\b(we|our|ours|us)\b", re.I)
-_GROUP_ZH = re.compile("我们|咱们|大家|本群|群里")
+# A statement about the group itself: the group is its subject ("We meet ...", "Our book club reads ...",
+# "The team decided ...", "我们每周二聚会", "群里规定 ...") and it says something that stands: a routine, a plan,
+# an agreement, a rule, a fact of the group. "They are always there for us", "We had so much fun
+# yesterday" or "Crazy things happened to Joanna" are not.
+_GROUP_SUBJECT_EN = re.compile(
+    r"^(?:so |ok |and )?(?:we(?:'re|'ll| are| will)?|our (?:\w+ ){0,2}?(?:group|team|club|class|band|crew|circle|"
+    r"choir|society|squad|meetups?|meetings?|rehearsals?|dues|rules?|budget)|the (?:\w+ )?(?:group|team|club|class|"
+    r"band|choir|squad)(?: chat)?|(?:everyone|everybody|all of us|each of us) in (?:the|our|this) (?:group|team|club))"
+    r"\b", re.I)
+_STANDING_EN = re.compile(
+    r"\b(?:every|each|usually|always|normally|weekly|monthly|daily|on (?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|next (?:week|month|year|weekend|meetup|season)|will|going to|"
+    r"plan(?:s|ning|ned)?|agreed|decided|vote|rule|dues|fees?|costs?|budget|founded|started in|members?|meets?|"
+    r"meetings?|meetups?|rehearsals?|is for|are for|books the|a (?:week|month|year)|at \d|in \d{4})\b", re.I)
+_GROUP_SUBJECT_ZH = re.compile(r"^(?:我们|咱们|大家|本群|群里|我们群|我们组"
+                               r"|我们的?(?:\w{0,4})(?:群|组|队|会|乐队|俱乐部|读书会|球队|班))")
+_STANDING_ZH = re.compile("每|下周|下个月|明年|计划|决定|约定|规定|聚会|开会|活动|群费|会费|成立|集合|见面|打算|投票|"
+                          "上课|排练|团建|现在有|轮流")
 _ROLE_EN = re.compile(r"\bI(?:'m| am) (?:the|our|this group's|the group's) ((?:\w+ ){0,2}?(?:organi[sz]er|admin|"
                       r"administrator|host|lead|leader|captain|coach|owner|moderator|treasurer|secretary|"
                       r"manager|coordinator|chair))\b", re.I)
 _ROLE_ZH = re.compile("我是(?:这个群的|本群的|我们的)?(群主|管理员|组长|队长|负责人|主持人|教练|会长|秘书|财务)")
+_NOT_A_STATEMENT = re.compile(r"^(?:if|imagine|suppose|what if|let'?s say|should|can|could|would|shall)\b|"
+                              r"\b(?:should|might|maybe|probably|i think)\b|^(?:如果|要是|假如|假设)|吗$|呢$", re.I)
 
 
 def about_the_group(sentence: str) -> bool:
-    """A statement about the group itself: first person plural, with some substance."""
+    """A statement about the group itself (the group is its subject, and it says something that stands)."""
+    if _NOT_A_STATEMENT.search(sentence):
+        return False
     if has_han(sentence):
-        return bool(_GROUP_ZH.search(sentence)) and len(sentence) >= 8
-    return bool(_GROUP_EN.search(sentence)) and len(sentence.split()) >= 4
+        return bool(_GROUP_SUBJECT_ZH.match(sentence) and _STANDING_ZH.search(sentence))
+    return bool(_GROUP_SUBJECT_EN.match(sentence) and _STANDING_EN.search(sentence))
 
 
 def group_profile_candidates(*, messages: list[Message], speakers: dict[str, str],
@@ -56,7 +76,7 @@ def group_profile_candidates(*, messages: list[Message], speakers: dict[str, str
                                        key=f"group_member:{subject}", value="yes", source_messages=[message.index]))
         for sentence in _SENTENCE_SPLIT.split(message.content):
             sentence = sentence.strip().rstrip(" .!。！")
-            if len(sentence) < 6 or sentence.endswith(("?", "？")) or _SMALL_TALK.match(sentence):
+            if len(sentence) < 3 or sentence.endswith(("?", "？")) or _SMALL_TALK.match(sentence):
                 continue
             role = (_ROLE_ZH if has_han(sentence) else _ROLE_EN).search(sentence)
             if role:
