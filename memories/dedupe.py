@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from memories.text import has_han, normalize_text, query_tokens
+from memories.text import han_pairs, has_han, normalize_text, query_tokens
 
 Operation = Literal["ADD", "UPDATE", "INVALIDATE", "DELETE", "NOOP"]
 ADD: Final = "ADD"
@@ -72,15 +72,10 @@ def says_forgotten(forgotten: str, text: str, *, names: frozenset[str] = frozens
     if has_han(forgotten):  # jieba cuts the same words differently in two sentences: compare character pairs
         for name in names:
             forgotten = forgotten.replace(name, "")
-        mine, theirs = _han_pairs(forgotten), _han_pairs(text)
+        mine, theirs = han_pairs(forgotten), han_pairs(text)
     else:
         mine, theirs = _words(forgotten) - {name.casefold() for name in names}, _words(text)
     return bool(mine) and len(mine & theirs) / len(mine) >= FORGET_MATCH
-
-
-def _han_pairs(text: str) -> set[str]:
-    han = [ch for ch in text if "\u4e00" <= ch <= "\u9fff"]
-    return {a + b for a, b in zip(han, han[1:], strict=False)}
 
 
 def shared_words(a: str, b: str) -> float:

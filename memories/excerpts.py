@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memories.text import has_han, query_tokens
+from memories.text import han_pairs, query_tokens
 
 FORGOTTEN_TURN = "[forgotten at the user's request]"  # writing.episodes redacts forgotten turns to this
 BEST_TURNS = 2  # matching turns an excerpt shows at most, each with its neighbours
@@ -20,11 +20,7 @@ GAP = " … "
 
 def _terms(text: str) -> set[str]:
     """Words (stemmed) and, for Chinese, character pairs: jieba may cut one word two ways."""
-    terms = set(query_tokens(text))
-    if has_han(text):
-        han = [ch for ch in text if "\u4e00" <= ch <= "\u9fff"]
-        terms |= {a + b for a, b in zip(han, han[1:], strict=False)}
-    return terms
+    return set(query_tokens(text)) | han_pairs(text)
 
 
 def _turn(turn: dict[str, Any]) -> str:

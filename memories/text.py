@@ -52,6 +52,13 @@ def has_han(text: str) -> bool:
     return bool(_HAN.search(text))
 
 
+def han_pairs(text: str) -> set[str]:
+    """The text's pairs of adjacent Chinese characters: jieba may cut the same words two ways in two
+    sentences, pairs match either way (forget matching, episode excerpts)."""
+    han = [ch for ch in text if _HAN.match(ch)]
+    return {a + b for a, b in zip(han, han[1:], strict=False)}
+
+
 @lru_cache(maxsize=1)
 def _jieba():
     """Load jieba once per process (first load takes about 3 s)."""

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from django.conf import settings
 
-from memories.extraction import ExtractionError, is_about_someone_else, load_prompt
+from memories.extraction import ExtractionError, is_about_someone_else, load_prompt, third_person_verb
 from memories.models import MemoryItem
 from memories.text import has_han, query_tokens
 from traits.models import Trait
@@ -66,8 +66,6 @@ _PLAIN_FREQUENCY = {"every morning": "most mornings", "every day": "most days", 
                     "daily": "most days", "every evening": "most evenings", "every night": "most nights",
                     "nightly": "most nights", "every week": "most weeks", "weekly": "most weeks",
                     "every weekend": "most weekends", "each morning": "most mornings"}
-_FIRST_PERSON_VERB = {"have": "has", "do": "does", "go": "goes", "am": "is", "don't": "doesn't",
-                      "do not": "does not", "can't": "can't"}
 _CONTEXT_WORDS = {
     "work": {"work", "office", "job", "meet", "boss", "colleagu", "deadlin", "project", "工作", "公司"},
     "learning": {"learn", "studi", "cours", "class", "lesson", "read", "学习", "课程"},
@@ -134,19 +132,8 @@ def _third_person(predicate: str) -> str:
 
 
 def _third_person_verb(predicate: str) -> str:
-    for first, third in _FIRST_PERSON_VERB.items():
-        if predicate.lower().startswith(first + " "):
-            return third + predicate[len(first):]
     verb, _, rest = predicate.partition(" ")
-    if not verb.isalpha() or verb.lower().endswith("s"):
-        return predicate
-    if re.search(r"(?:sh|ch|x|o)$", verb):
-        verb += "es"
-    elif re.search(r"[^aeiou]y$", verb):
-        verb = verb[:-1] + "ies"
-    else:
-        verb += "s"
-    return f"{verb} {rest}".strip()
+    return f"{third_person_verb(verb)} {rest}".strip()
 
 
 def _predicate(text: str) -> str:
@@ -184,7 +171,7 @@ def trait_text(memory_text: str, polarity: str, subtype: str) -> str:
                                                     else "", plain)).strip()
         return _sentence(plain if had_most else f"usually {plain}")
     match = (_POSITIVE if polarity == "+" else _NEGATIVE).search(predicate)
-    return _sentence(_third_person(match.group(0)) if match else predicate)
+    return _sentence(match.group(0) if match else predicate)
 
 
 class HeuristicReflector:

@@ -17,6 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories.models import HistoryEvent, MemoryHistory, MemoryItem, MemoryStatus, Tenant
+from memories.text import has_han
 from memories.writing import (
     MemorySpec,
     memory_bump_version,
@@ -297,14 +298,10 @@ def trait_depth(trait: Trait) -> int:
     return depth
 
 
-def _chinese(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
-
-
 def lifted_text(behaviour: str) -> str:
     """The preference a behaviour repeated again and again becomes, as a sentence in its language:
     "Has a flat white most mornings" -> "Makes a point of it: has a flat white most mornings"."""
-    if _chinese(behaviour):
+    if has_han(behaviour):
         return f"坚持{behaviour}"
     return f"Makes a point of it: {behaviour[:1].lower()}{behaviour[1:]}"
 
@@ -314,7 +311,7 @@ def contextual_text(text: str, holds_in: str, not_in: str | None) -> str:
     where = {"work": "at work", "personal": "at home", "social": "socially", "learning": "when learning",
              "general": "in general"}
     where_zh = {"work": "工作时", "personal": "在家时", "social": "社交时", "learning": "学习时", "general": "一般"}
-    if _chinese(text):
+    if has_han(text):
         return f"{text}（{where_zh.get(holds_in, holds_in)}）" if not_in is None else \
             f"{text}（{where_zh.get(holds_in, holds_in)}，{where_zh.get(not_in, not_in)}不然）"
     if not_in is None:
