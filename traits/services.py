@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
@@ -121,49 +122,44 @@ def trait_observe(*, trait_id, observations: Sequence[Observation], actor: str,
     per batch, not per observation (a reflection cycle brings dozens). A
     memory counts once per trait; a trait that dissolves stops taking evidence."""
     now = now or timezone.now()
-    for _attempt in range(MAX_ATTEMPTS):
-        with transaction.atomic():
-            trait = Trait.objects.select_related("memory").get(pk=trait_id)
-            old_stage = trait.stage
-            if old_stage == TraitStage.DISSOLVED:
-                return TraitChange(trait, old_stage, old_stage)
-            seen = set(TraitEvidence.objects.filter(trait=trait, memory_id__in=[o.memory.id for o in observations])
-                       .values_list("memory_id", flat=True))
-            state = _state_of(trait, live_support(trait))
-            applied: list[Observation] = []
-            steps: list[tuple[str, str, float, Observation]] = []
-            for observation in observations:
-                if observation.memory.id in seen or state.stage == TraitStage.DISSOLVED:
-                    continue
-                seen.add(observation.memory.id)
-                before = state.stage
-                state = lifecycle.apply_evidence(state, kind=observation.kind, quality=observation.quality, now=now)
-                if trait.pinned and state.stage == TraitStage.DISSOLVED:
-                    state.stage = before  # an operator pinned it: it does not dissolve on its own
-                applied.append(observation)
-                if state.stage != before:
-                    steps.append((before, state.stage, state.confidence, observation))
-            if not applied:
-                return TraitChange(trait, old_stage, old_stage)
-            # Compare-and-set first: a concurrent writer waits on the row and then
-            # retries, so it never records evidence against a state it did not see.
-            if not _compare_and_set(trait, state, now, actor=actor, evidence=len(applied)):
-                transaction.set_rollback(True)
+
+    def step(trait: Trait) -> TraitChange | None:
+        old_stage = trait.stage
+        seen = set(TraitEvidence.objects.filter(trait=trait, memory_id__in=[o.memory.id for o in observations])
+                   .values_list("memory_id", flat=True))
+        state = _state_of(trait, live_support(trait))
+        applied: list[Observation] = []
+        steps: list[tuple[str, str, float, Observation]] = []
+        for observation in observations:
+            if observation.memory.id in seen or state.stage == TraitStage.DISSOLVED:
                 continue
-            TraitEvidence.objects.bulk_create(
-                TraitEvidence(trait=trait, memory=o.memory, kind=o.kind, quality=o.quality, context=o.context,
-                              cycle_id=cycle_id)
-                for o in applied)
-            trait.refresh_from_db()
-            for before, after, confidence, o in steps:
-                _stage_event(trait, before, after, actor=actor, confidence=confidence,
-                             reason=f"{o.kind} evidence ({o.quality}) from {o.memory.id}").save()
-            if state.stage == TraitStage.DISSOLVED:
-                # One dissolution path: evidence, an operator and the beat job all archive the trait's memory.
-                memory_set_status(tenant=trait.memory.tenant, memory_id=trait.memory_id, actor=actor,
-                                  status=MemoryStatus.ARCHIVED, reason="trait dissolved by contradicting evidence")
-            return TraitChange(trait, old_stage, state.stage, evidence_added=len(applied))
-    raise TraitConflict(f"trait {trait_id} changed concurrently {MAX_ATTEMPTS} times")
+            seen.add(observation.memory.id)
+            before = state.stage
+            state = lifecycle.apply_evidence(state, kind=observation.kind, quality=observation.quality, now=now)
+            if trait.pinned and state.stage == TraitStage.DISSOLVED:
+                state.stage = before  # an operator pinned it: it does not dissolve on its own
+            applied.append(observation)
+            if state.stage != before:
+                steps.append((before, state.stage, state.confidence, observation))
+        if not applied:
+            return TraitChange(trait, old_stage, old_stage)
+        # Compare-and-set first: a concurrent writer waits on the row and then
+        # retries, so it never records evidence against a state it did not see.
+        if not _compare_and_set(trait, state, now, actor=actor, evidence=len(applied)):
+            return None
+        TraitEvidence.objects.bulk_create(
+            TraitEvidence(trait=trait, memory=o.memory, kind=o.kind, quality=o.quality, context=o.context,
+                          cycle_id=cycle_id)
+            for o in applied)
+        trait.refresh_from_db()
+        for before, after, confidence, o in steps:
+            _stage_event(trait, before, after, actor=actor, confidence=confidence,
+                         reason=f"{o.kind} evidence ({o.quality}) from {o.memory.id}").save()
+        if state.stage == TraitStage.DISSOLVED:
+            _archive_dissolved(trait, actor=actor, reason="trait dissolved by contradicting evidence")
+        return TraitChange(trait, old_stage, state.stage, evidence_added=len(applied))
+
+    return _optimistically(trait_id, step)
 
 
 @dataclass(frozen=True)
@@ -184,42 +180,38 @@ def trait_withdraw_support(*, trait_id, withdrawn: Withdrawn, actor: str, cycle_
     step, and the stage falls to what the remaining support can claim (lifecycle.withdraw_support); with no
     support left the trait dissolves, unless an operator pinned it. One history row names the cycle."""
     now = now or timezone.now()
-    for _attempt in range(MAX_ATTEMPTS):
-        with transaction.atomic():
-            trait = Trait.objects.select_related("memory").get(pk=trait_id)
-            old_stage = trait.stage
-            if old_stage == TraitStage.DISSOLVED:
-                return TraitChange(trait, old_stage, old_stage)
-            lost = TraitEvidence.objects.filter(trait=trait, memory_id__in=[uuid.UUID(m) for m in withdrawn.memory_ids],
-                                                kind=EvidenceKind.SUPPORTING, withdrawn_at__isnull=True)
-            count = lost.count() if withdrawn.cause != "erased" else len(withdrawn.memory_ids)
-            # An erased fact's evidence rows are gone already: count its support back before withdrawing it.
-            state = _state_of(trait, live_support(trait) + (count if withdrawn.cause == "erased" else 0))
-            state = lifecycle.withdraw_support(state, withdrawn=count, cause=withdrawn.cause, now=now,
-                                               contradicting_quality=withdrawn.quality if withdrawn.contradicting
-                                               else None)
-            if trait.pinned and state.stage == TraitStage.DISSOLVED:
-                state.stage = old_stage  # an operator pinned it: it does not dissolve on its own
-            if not _compare_and_set(trait, state, now, actor=actor, evidence=count,
-                                    reason=f"cycle {cycle_id}: {count} supporting fact(s) {withdrawn.cause}"):
-                transaction.set_rollback(True)
-                continue
-            lost.update(withdrawn_at=now, cycle_id=cycle_id)
-            if withdrawn.contradicting is not None:
-                TraitEvidence.objects.get_or_create(
-                    trait=trait, memory=withdrawn.contradicting,
-                    defaults=dict(kind=EvidenceKind.CONTRADICTING, quality=withdrawn.quality or "A",
-                                  context=trait.context, cycle_id=cycle_id))
-            trait.refresh_from_db()
-            if state.stage != old_stage:
-                _stage_event(trait, old_stage, state.stage, actor=actor,
-                             reason=f"cycle {cycle_id}: support {withdrawn.cause}").save()
-            if state.stage == TraitStage.DISSOLVED:
-                memory_set_status(tenant=trait.memory.tenant, memory_id=trait.memory_id, actor=actor,
-                                  status=MemoryStatus.ARCHIVED, reason=f"trait dissolved: its support was "
-                                                                       f"{withdrawn.cause} (cycle {cycle_id})")
-            return TraitChange(trait, old_stage, state.stage, evidence_added=count)
-    raise TraitConflict(f"trait {trait_id} changed concurrently {MAX_ATTEMPTS} times")
+
+    def step(trait: Trait) -> TraitChange | None:
+        old_stage = trait.stage
+        lost = TraitEvidence.objects.filter(trait=trait, memory_id__in=[uuid.UUID(m) for m in withdrawn.memory_ids],
+                                            kind=EvidenceKind.SUPPORTING, withdrawn_at__isnull=True)
+        count = lost.count() if withdrawn.cause != "erased" else len(withdrawn.memory_ids)
+        # An erased fact's evidence rows are gone already: count its support back before withdrawing it.
+        state = _state_of(trait, live_support(trait) + (count if withdrawn.cause == "erased" else 0))
+        state = lifecycle.withdraw_support(state, withdrawn=count, cause=withdrawn.cause, now=now,
+                                           contradicting_quality=withdrawn.quality if withdrawn.contradicting
+                                           else None)
+        if trait.pinned and state.stage == TraitStage.DISSOLVED:
+            state.stage = old_stage  # an operator pinned it: it does not dissolve on its own
+        if not _compare_and_set(trait, state, now, actor=actor, evidence=count,
+                                reason=f"cycle {cycle_id}: {count} supporting fact(s) {withdrawn.cause}"):
+            return None
+        lost.update(withdrawn_at=now, cycle_id=cycle_id)
+        if withdrawn.contradicting is not None:
+            TraitEvidence.objects.get_or_create(
+                trait=trait, memory=withdrawn.contradicting,
+                defaults=dict(kind=EvidenceKind.CONTRADICTING, quality=withdrawn.quality or "A",
+                              context=trait.context, cycle_id=cycle_id))
+        trait.refresh_from_db()
+        if state.stage != old_stage:
+            _stage_event(trait, old_stage, state.stage, actor=actor,
+                         reason=f"cycle {cycle_id}: support {withdrawn.cause}").save()
+        if state.stage == TraitStage.DISSOLVED:
+            _archive_dissolved(trait, actor=actor,
+                               reason=f"trait dissolved: its support was {withdrawn.cause} (cycle {cycle_id})")
+        return TraitChange(trait, old_stage, state.stage, evidence_added=count)
+
+    return _optimistically(trait_id, step)
 
 
 def trait_carry_support(*, trait_id, from_memory_ids: Sequence[str], to: Sequence[MemoryItem], actor: str,
@@ -243,6 +235,29 @@ def trait_carry_support(*, trait_id, from_memory_ids: Sequence[str], to: Sequenc
                     new_data={"evidence_carried_to": [str(m.id) for m in to]},
                     reason=f"cycle {cycle_id}: supporting fact superseded by a version that still agrees")
         return TraitChange(trait, trait.stage, trait.stage, evidence_added=len(old))
+
+
+def _optimistically(trait_id: Any, step: Callable[[Trait], TraitChange | None]) -> TraitChange:
+    """The optimistic lock every evidence write takes: `step` runs on the trait as read in a transaction
+    and returns None when its compare-and-set lost (the transaction rolls back, the trait is read again,
+    up to MAX_ATTEMPTS times). A dissolved trait takes no more evidence."""
+    for _attempt in range(MAX_ATTEMPTS):
+        with transaction.atomic():
+            trait = Trait.objects.select_related("memory").get(pk=trait_id)
+            if trait.stage == TraitStage.DISSOLVED:
+                return TraitChange(trait, trait.stage, trait.stage)
+            change = step(trait)
+            if change is not None:
+                return change
+            transaction.set_rollback(True)
+    raise TraitConflict(f"trait {trait_id} changed concurrently {MAX_ATTEMPTS} times")
+
+
+def _archive_dissolved(trait: Trait, *, actor: str, reason: str) -> None:
+    """One dissolution path: evidence, a withdrawal, an operator and the beat jobs all archive the trait's
+    memory the same way (stamped, versioned, vectors synced, in the history)."""
+    memory_set_status(tenant=trait.memory.tenant, memory_id=trait.memory_id, status=MemoryStatus.ARCHIVED,
+                      actor=actor, reason=reason)
 
 
 def _compare_and_set(trait: Trait, state: lifecycle.TraitState, now: datetime, *, actor: str,
@@ -272,9 +287,7 @@ def trait_set_stage(*, trait: Trait, stage: str, actor: str, reason: str) -> Tra
         locked.stage = stage
         locked.save(update_fields=["stage"])
         if stage == TraitStage.DISSOLVED:
-            # The same archive as anywhere else: stamped, versioned, vectors synced, in the history.
-            memory_set_status(tenant=locked.memory.tenant, memory_id=locked.memory_id, status=MemoryStatus.ARCHIVED,
-                              actor=actor, reason=reason or "trait dissolved")
+            _archive_dissolved(locked, actor=actor, reason=reason or "trait dissolved")
         else:
             memory_bump_version(memory_id=locked.memory_id)
         _stage_event(locked, old, stage, actor=actor, reason=reason).save()
