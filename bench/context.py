@@ -162,13 +162,13 @@ def main() -> None:
     setup_django(database="memory_bench_context", provider=args.embedder)
     from django.conf import settings
 
-    from memories.embedding import HashEmbedder, LocalEmbedder
+    from memories.embedding import HashEmbedder, MiniLMEmbedder
     from memories.keys import api_key_create
     from memories.models import Tenant
 
     settings.REDIS_URL = args.redis
     tenant, _ = Tenant.objects.get_or_create(name=f"bench-context-{args.n}-{args.embedder}")
-    embedder = (LocalEmbedder(backend="onnx", cache_dir=settings.VAR_DIR / "models",
+    embedder = (MiniLMEmbedder(backend="onnx", cache_dir=settings.VAR_DIR / "models",
                               batch_backend=settings.EMBEDDING_LOCAL_BATCH_BACKEND)
                 if args.embedder == "local" else HashEmbedder(settings.EMBEDDING_DIMENSIONS))
     load(tenant, args.n, args.users, embedder, spec_for=spec_for(args.users))

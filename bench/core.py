@@ -253,13 +253,13 @@ def http_searches(port: int, key: str, queries: list[tuple[str, str]], mode: str
 def embedder_speed(texts: list[str]) -> list[dict]:
     """Plain torch, plain ONNX and what ships (ONNX for queries and small
     batches, torch for batches of 32+), in one process on the same texts."""
-    from memories.embedding import LocalEmbedder
+    from memories.embedding import MiniLMEmbedder
 
     candidates = [
-        ("torch (plain sentence-transformers)", LocalEmbedder(backend="torch")),
-        ("onnx", LocalEmbedder(backend="onnx", cache_dir=_models_dir())),
+        ("torch (plain sentence-transformers)", MiniLMEmbedder(backend="torch")),
+        ("onnx", MiniLMEmbedder(backend="onnx", cache_dir=_models_dir())),
         ("shipped: onnx, batches of 32+ on torch",
-         LocalEmbedder(backend="onnx", cache_dir=_models_dir(), batch_backend="torch")),
+         MiniLMEmbedder(backend="onnx", cache_dir=_models_dir(), batch_backend="torch")),
     ]
     for _, embedder in candidates:
         embedder.embed_documents(texts[:64])
@@ -299,7 +299,7 @@ def main() -> None:
     setup_django()
     from django.conf import settings
 
-    from memories.embedding import HashEmbedder, LocalEmbedder
+    from memories.embedding import HashEmbedder, MiniLMEmbedder
     from memories.keys import api_key_create
     from memories.models import Tenant
 
@@ -341,7 +341,7 @@ def main() -> None:
     if not args.skip_local:
         local_tenant, _ = Tenant.objects.get_or_create(name=f"bench-local-{args.local_n}")
         local_users = max(args.local_n // 100, 1)
-        embedder = LocalEmbedder(backend="onnx", cache_dir=_models_dir(),
+        embedder = MiniLMEmbedder(backend="onnx", cache_dir=_models_dir(),
                                  batch_backend=settings.EMBEDDING_LOCAL_BATCH_BACKEND)
         from memories import embedding
 

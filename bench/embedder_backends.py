@@ -31,10 +31,10 @@ os.environ["EMBEDDED_DB_NAME"] = "memory_bench"
 import django
 django.setup()
 from django.conf import settings
-from memories.embedding import LocalEmbedder
+from memories.embedding import MiniLMEmbedder
 texts = [f"Sentence number {{i}} about a user who likes tea, hiking and Lisbon in the spring." for i in range({n})]
 started = time.perf_counter()
-embedder = LocalEmbedder({backend!r}, cache_dir=settings.VAR_DIR / "models", batch_backend={batch!r} or None)
+embedder = MiniLMEmbedder({backend!r}, cache_dir=settings.VAR_DIR / "models", batch_backend={batch!r} or None)
 embedder.embed_documents(texts[:64])  # the first batch loads what the path needs
 load = time.perf_counter() - started
 rates = []

@@ -26,7 +26,7 @@ def main() -> None:
     setup_django(database="memory_ops")
     from django.conf import settings
 
-    from memories.embedding import HashEmbedder, LocalEmbedder
+    from memories.embedding import HashEmbedder, MiniLMEmbedder
     from memories.management.progress import Progress
     from memories.models import MemoryItem, Tenant
     from memories.porting import import_records, map_memory_items
@@ -59,7 +59,7 @@ def main() -> None:
     bar.close()
     import_seconds = time.perf_counter() - started
     ids = list(MemoryItem.objects.filter(tenant=tenant).values_list("id", flat=True)[: args.reembed])
-    local = LocalEmbedder("onnx", cache_dir=settings.VAR_DIR / "models",
+    local = MiniLMEmbedder("onnx", cache_dir=settings.VAR_DIR / "models",
                           batch_backend=settings.EMBEDDING_LOCAL_BATCH_BACKEND)
     local.embed_documents(["warm-up"] * 64)  # model loads are not re-embedding throughput
     started = time.perf_counter()

@@ -29,13 +29,13 @@ def main() -> None:
     import numpy as np
     from django.conf import settings
 
-    from memories.embedding import LocalEmbedder
+    from memories.embedding import MiniLMEmbedder
     from memories.models import Tenant
     from memories.search import SearchQuery, memory_search
     from memories.vectors import refresh_planner_statistics
 
     models = settings.VAR_DIR / "models"
-    embedders = {p: LocalEmbedder("onnx", cache_dir=models, threads=settings.EMBEDDING_LOCAL_THREADS,
+    embedders = {p: MiniLMEmbedder("onnx", cache_dir=models, threads=settings.EMBEDDING_LOCAL_THREADS,
                                   query_precision=p) for p in PRECISIONS}
     paths = {"sentence-transformers encode (before)": lambda text: embedders["fp32"].embed_documents([text])[0],
              "direct ONNX, fp32": embedders["fp32"].embed_search_query,

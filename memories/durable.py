@@ -1,7 +1,8 @@
 """Is a sentence a durable statement about the speaker, and what kind of memory?
 
-A small learned classifier: logistic regression over the bundled MiniLM
-sentence embedding plus a few language cues (first person, question,
+A small learned classifier: logistic regression over the bundled MiniLM (always MiniLM,
+whatever model search uses: the weights were fitted to its vectors) sentence embedding
+plus a few language cues (first person, question,
 request, hypothetical, a date, contact details), trained on the labelled
 utterances in memories/extraction_data/ (English and Chinese) by
 `manage.py train_durable_classifier` and shipped as DURABLE_MODEL_PATH
@@ -171,9 +172,9 @@ def _load_shipped_model() -> tuple[DurableModel, object] | None:
         logger.warning("no durable-statement classifier at %s: the rules alone decide", DURABLE_MODEL_PATH)
         return None
     try:
-        from memories.embedding import EmbedderSpec, build_embedder
+        from memories.embedding import EmbedderSpec, MiniLMEmbedder, build_embedder
 
-        embedder = build_embedder(EmbedderSpec("local"))
+        embedder = build_embedder(EmbedderSpec("local", MiniLMEmbedder.name, MiniLMEmbedder.dimensions))
         embedder.embed_query("warm up")
     except Exception as exc:  # the local model is optional for the service; then the rules decide alone
         logger.warning("the local model is unavailable, the durable-statement classifier is off: %s", exc)

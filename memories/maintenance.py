@@ -13,11 +13,12 @@ from django.db.models import Exists, OuterRef
 
 from memories import vocabulary
 from memories.embedding import (
+    LOCAL_MODELS,
     EmbedderSpec,
     EmbeddingError,
-    LocalEmbedder,
     active_spec,
     build_embedder,
+    local_model_name,
     reset_embedders,
 )
 from memories.models import ActiveEmbedding, EmbeddingState, MemoryItem, MemorySource, MemoryVector
@@ -113,11 +114,15 @@ def _in_batches(queryset, batch_size: int, rate: float, dry_run: bool, progress:
 
 def spec_for_model(model: str, *, provider: str = "", dimensions: int = 0, base_url: str = "") -> EmbedderSpec:
     if not provider:
-        provider = "local" if model == LocalEmbedder.name else "hash" if model.startswith("hash-") else "openai"
+        provider = "local" if model in LOCAL_MODELS else "hash" if model.startswith("hash-") else "openai"
     if provider == "hash":
         dimensions = dimensions or int(model.split("-")[1])
     elif provider == "local":
-        dimensions = LocalEmbedder.dimensions
+        try:
+            model = local_model_name(model)
+        except EmbeddingError as exc:
+            raise CoverageIncomplete(str(exc)) from exc
+        dimensions = LOCAL_MODELS[model]
     elif not dimensions:
         raise CoverageIncomplete("--dimensions is required for a remote model")
     return EmbedderSpec(provider, model, dimensions, base_url)

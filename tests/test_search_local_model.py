@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from django.conf import settings
 
-from memories.embedding import EmbeddingError, LocalEmbedder, OnnxQuerySession, embed_query
+from memories.embedding import EmbeddingError, MiniLMEmbedder, OnnxQuerySession, embed_query
 from memories.search import SearchQuery, memory_search
 from memories.vectors import embed_items
 from memories.writing import MemorySpec, memory_create_batch
@@ -30,18 +30,18 @@ PARAPHRASES = [
 
 @pytest.fixture(scope="module")
 def local_embedder():
-    return LocalEmbedder(backend="onnx")
+    return MiniLMEmbedder(backend="onnx")
 
 
 @pytest.fixture(scope="module")
 def query_embedders():
     """Queries straight through ONNX Runtime, at both precisions (the export cached under var/models)."""
-    return {precision: LocalEmbedder(backend="onnx", cache_dir=settings.VAR_DIR / "models", threads=1,
+    return {precision: MiniLMEmbedder(backend="onnx", cache_dir=settings.VAR_DIR / "models", threads=1,
                                      query_precision=precision) for precision in ("fp32", "int8")}
 
 
 def test_the_local_model_matches_torch(local_embedder):
-    torch_model = LocalEmbedder(backend="torch")
+    torch_model = MiniLMEmbedder(backend="torch")
     a = local_embedder.embed_documents(FACTS)
     b = torch_model.embed_documents(FACTS)
     assert float(abs(a - b).max()) < 1e-3
@@ -50,7 +50,7 @@ def test_the_local_model_matches_torch(local_embedder):
 def test_large_batches_go_to_the_batch_backend_with_the_same_vectors(local_embedder):
     """Queries through ONNX, big batches through torch: a memory embedded in a
     batch must be found by a query embedded alone."""
-    mixed = LocalEmbedder(backend="onnx", batch_backend="torch", batch_threshold=len(FACTS))
+    mixed = MiniLMEmbedder(backend="onnx", batch_backend="torch", batch_threshold=len(FACTS))
     batch = mixed.embed_documents(FACTS)
     assert mixed._batch_model is not None and mixed._batch_model is not mixed._model
     singles = [mixed.embed_query(text) for text in FACTS]
@@ -85,7 +85,7 @@ def test_int8_search_queries_stay_close_to_fp32_and_are_made_once(query_embedder
     assert int8._search_session.precision == "int8" and int8._query_session.precision == "fp32"
     quantized = settings.VAR_DIR / "models" / "all-MiniLM-L6-v2-onnx-qint8-matmul.onnx"
     made = quantized.stat().st_mtime_ns
-    LocalEmbedder(backend="onnx", cache_dir=settings.VAR_DIR / "models", query_precision="int8")
+    MiniLMEmbedder(backend="onnx", cache_dir=settings.VAR_DIR / "models", query_precision="int8")
     assert quantized.stat().st_mtime_ns == made
     for question, _ in PARAPHRASES:
         assert float(int8.embed_search_query(question) @ fp32.embed_search_query(question)) > 0.98
@@ -98,7 +98,7 @@ def test_int8_search_queries_stay_close_to_fp32_and_are_made_once(query_embedder
 
 def test_an_unknown_query_precision_is_refused():
     with pytest.raises(EmbeddingError, match="int4"):
-        LocalEmbedder(backend="onnx", query_precision="int4")
+        MiniLMEmbedder(backend="onnx", query_precision="int4")
 
 
 @pytest.mark.parametrize("precision", ["fp32", "int8"])

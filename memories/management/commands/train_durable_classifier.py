@@ -20,11 +20,12 @@ class Command(BaseCommand):
         parser.add_argument("--l2", type=float, default=0.01)
 
     def handle(self, *args, folds, max_junk, l2, **options):
-        from memories.embedding import EmbedderSpec, build_embedder
+        from memories.embedding import EmbedderSpec, MiniLMEmbedder, build_embedder
 
         rows = [row for row in labelled_utterances() if row.split == "tune"]
         self.stdout.write(f"{len(rows)} tuning utterances ({sum(r.keep for r in rows)} to keep); embedding...")
-        x = features([r.text for r in rows], build_embedder(EmbedderSpec("local")))
+        minilm = build_embedder(EmbedderSpec("local", MiniLMEmbedder.name, MiniLMEmbedder.dimensions))
+        x = features([r.text for r in rows], minilm)
         keep = np.array([r.keep for r in rows])
         types = [r.memory_type for r in rows]
         # Cross-validated probabilities choose the threshold (the held-out part stays unseen).
