@@ -39,7 +39,7 @@ from memories.search import (
     score_candidate,
     searchable_in_scope,
 )
-from memories.text import query_tokens
+from memories.text import han_share, query_tokens
 from memories.working import WorkingMemoryUnavailable, working_memory_recent
 
 logger = logging.getLogger(__name__)
@@ -91,6 +91,7 @@ class ContextRequest:
     format: str = "markdown"
     include_working_memory: bool = True
     condense: bool = False
+    language: str | None = None  # headings: en, zh or auto; None: CONTEXT_LANGUAGE
 
 
 @dataclass
@@ -146,35 +147,55 @@ def collapse_near_duplicates(lines: list[ContextLine], threshold: float) -> list
     return [line for line, _ in kept]
 
 
+LANGUAGES = ("en", "zh")
 HEADINGS = {
-    "markdown": {"traits": "### Traits", "group_profile": "### The group", "memories": "### Memories",
-                 "working_memory": "### Just now"},
-    "plain": {"traits": "Traits:", "group_profile": "The group:", "memories": "Memories:",
-              "working_memory": "Just now:"},
+    ("en", "markdown"): {"title": "## What you know about {subject}", "traits": "### Traits",
+                         "group_profile": "### The group", "memories": "### Memories",
+                         "working_memory": "### Just now"},
+    ("en", "plain"): {"title": "What you know about {subject}:", "traits": "Traits:", "group_profile": "The group:",
+                      "memories": "Memories:", "working_memory": "Just now:"},
+    ("zh", "markdown"): {"title": "## 关于 {subject} 你所知道的", "traits": "### 特质", "group_profile": "### 群组",
+                         "memories": "### 记忆", "working_memory": "### 刚才"},
+    ("zh", "plain"): {"title": "关于 {subject} 你所知道的：", "traits": "特质：", "group_profile": "群组：",
+                      "memories": "记忆：", "working_memory": "刚才："},
 }
+TRAIT_KIND_NAMES = {"zh": {"behavior": "行为", "preference": "偏好", "core": "核心价值"}}
 
 
-def _line_text(line: ContextLine) -> str:
+def block_language(setting: str, query: str, lines: list[ContextLine]) -> str:
+    """The language of the block's headings: CONTEXT_LANGUAGE (or the request's `language`)
+    when it names one; "auto" follows what the agent will read — the question and the
+    lines together: Chinese when at least half of their words are (text.han_share)."""
+    if setting in LANGUAGES:
+        return setting
+    words = " ".join([query, *(line.text for line in lines)])
+    return "zh" if han_share(words) >= 0.5 else "en"
+
+
+def _line_text(line: ContextLine, language: str) -> str:
     text = " ".join(line.text.split())
     if line.section == "traits":
-        return f"- [{line.kind}] {text}"
+        return f"- [{TRAIT_KIND_NAMES.get(language, {}).get(line.kind, line.kind)}] {text}"
     return f"- [{line.date}] {text}" if line.date else f"- {text}"
 
 
-def render(lines: list[ContextLine], *, subject: str, form: str, max_chars: int) -> tuple[str, list[ContextLine]]:
+def render(lines: list[ContextLine], *, subject: str, form: str, max_chars: int,
+           language: str = "en") -> tuple[str, list[ContextLine]]:
     """The block and the lines it holds, never longer than max_chars and never
     cutting a line: a line that does not fit is left out (a shorter later one
-    may still fit). Sections keep their order; an empty section has no heading."""
+    may still fit). Sections keep their order; an empty section has no heading.
+    Headings in `language` (the json form's keys are a schema and stay English)."""
     if form == "json":
         return _render_json(lines, subject=subject, max_chars=max_chars)
-    title = f"## What you know about {subject}" if form == "markdown" else f"What you know about {subject}:"
+    headings = HEADINGS[(language, form)]
+    title = headings["title"].format(subject=subject)
     out: list[str] = []
     shown: list[ContextLine] = []
     size = len(title)
     current = ""
     for line in lines:
-        text = _line_text(line)
-        heading = HEADINGS[form][line.section] if line.section != current else ""
+        text = _line_text(line, language)
+        heading = headings[line.section] if line.section != current else ""
         cost = len(text) + 1 + (len(heading) + 1 if heading else 0)
         if size + cost > max_chars:
             continue
@@ -337,8 +358,11 @@ def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
                 continue
         lines.append(line)
 
-    subject = request.user_id or f"the group {request.group_id}"
-    text, shown = render(lines, subject=subject, form=request.format, max_chars=request.max_chars)
+    language = block_language(request.language or settings.CONTEXT_LANGUAGE, request.query, lines)
+    status["language"] = language
+    subject = request.user_id or (f"群组 {request.group_id}" if language == "zh" else f"the group {request.group_id}")
+    text, shown = render(lines, subject=subject, form=request.format, max_chars=request.max_chars,
+                         language=language)
     if request.condense:
         text, status["condensed"] = condensed_or_offline(text, request)
     by_id = {str(r.memory.id): r for r in [*found, *extra]}

@@ -382,6 +382,10 @@ CONTEXT_DUPLICATE_SIMILARITY = env_float("CONTEXT_DUPLICATE_SIMILARITY", 0.8)  #
 CONTEXT_SESSION_BOOST = env_float("CONTEXT_SESSION_BOOST", 0.25)
 # An episode in the context shows its matching turns (with neighbours), at most this many characters.
 CONTEXT_EPISODE_LINE_CHARS = env_int("CONTEXT_EPISODE_LINE_CHARS", 320)
+# The context block's headings: en, zh, or auto (the language of the question and the lines shown).
+CONTEXT_LANGUAGE = env_str("CONTEXT_LANGUAGE", "auto")
+if CONTEXT_LANGUAGE not in ("auto", "en", "zh"):
+    raise ValueError(f"CONTEXT_LANGUAGE must be auto, en or zh, got {CONTEXT_LANGUAGE!r}")
 CONTEXT_CONDENSE_TIMEOUT = env_float("CONTEXT_CONDENSE_TIMEOUT", 5.0)  # seconds for the optional LLM summary
 
 # --- Reflection (traits).

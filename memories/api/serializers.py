@@ -495,6 +495,9 @@ class ContextRequestSerializer(RejectUnknownFieldsMixin, serializers.Serializer)
     condense = serializers.BooleanField(required=False, default=False,
                                         help_text="3-6 points through the configured LLM; the offline block "
                                                   "on any failure")
+    language = serializers.ChoiceField(choices=("auto", "en", "zh"), required=False,
+                                       help_text="the block's headings (default CONTEXT_LANGUAGE; auto: the "
+                                                 "language of the question and the lines)")
 
     def validate_query(self, value: str) -> str:
         return bounded_query(value)
