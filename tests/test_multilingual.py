@@ -3,6 +3,7 @@ USE side by side, weighted by script), moving a store to it, and the context blo
 language. The quality numbers come from the Chinese set the tests own
 (tests/samples/zh_retrieval.json, bench/multilingual.py deals it)."""
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -166,10 +167,11 @@ def test_a_store_of_the_old_default_keeps_searching_until_reembed_moves_it(api, 
     assert active_spec().model == "all-MiniLM-L6-v2"
     assert api.search("li", "爵士乐", mode="hybrid")[0]["memory"]["text"] == CHINESE_FACTS[4]  # still served
 
-    call_command("reembed", "--model", DEFAULT_LOCAL_MODEL, "--activate", stdout=open("/dev/null", "w"))
+    call_command("reembed", "--model", DEFAULT_LOCAL_MODEL, "--activate", stdout=io.StringIO())
     reset_embedders()
     assert active_spec().model == DEFAULT_LOCAL_MODEL
-    assert api.search("li", "Does the user have a pet?", mode="semantic", limit=1)[0]["memory"]["text"] == CHINESE_FACTS[2]
+    found = api.search("li", "Does the user have a pet?", mode="semantic", limit=1)
+    assert found[0]["memory"]["text"] == CHINESE_FACTS[2]
     assert MemoryItem.objects.filter(user_id="li").count() == len(CHINESE_FACTS)
 
 
