@@ -42,6 +42,10 @@ def test_the_held_out_utterances_meet_the_recall_and_junk_targets():
     ("我们每周二聚会，我负责订场地。", None, None),  # no "User们"
     ("My wife loves hiking.", None, "User's wife loves hiking"),
     ("I think I might adopt a dog.", None, "User might adopt a dog"),
+    ("你好，我刚搬到杭州，在一家医院当护士。", None, "用户刚搬到杭州，在一家医院当护士"),  # the greeting goes
+    ("Hi, I just moved to Lisbon.", None, "User just moved to Lisbon"),
+    ("请简短一点回答我。", None, "用户希望助手回答时简短一点"),  # never "回答我"
+    ("请用中文回复我。", None, "用户希望助手回答时用中文"),
 ])
 def test_texts_keep_the_language_and_the_person(text, speakers, expected):
     texts = [c.text for c in _extract(text, speakers)]
@@ -66,6 +70,8 @@ def test_statements_about_someone_else_are_tagged_and_never_traits(api, tenant_a
     ("I don't smoke anymore.", "User smokes"),
     ("别记住我喜欢爵士乐。", "用户喜欢爵士乐"),
     ("我不再吃肉了。", "用户吃肉"),
+    ("其实，忘掉我在学日语这件事吧。", "用户在学日语"),  # the matter, without 这件事 and the particle
+    ("忘了我养猫的事情啊。", "用户养猫"),
 ])
 def test_forget_requests_become_forget_candidates(said, forgotten):
     (candidate,) = _extract(said)
@@ -95,6 +101,22 @@ def test_infer_on_save_decides_against_what_is_remembered(api):
     assert verbatim["operation"] == "ADD"  # without infer: stored as sent
     batch = api.post("memories/batch", {"memories": [{"user_id": "alice", "text": "x", "infer": True}]})
     assert batch.status_code == 400 and "memories" in batch.json()
+
+
+@pytest.mark.parametrize("said, anchored", [
+    ("I moved here last week.", "I moved here last week (the week of May 20, 2024)."),
+    ("My sister visits next month.", "My sister visits next month (July 2024)."),
+    ("We met last year.", "We met last year (2023)."),
+    ("I ran 10k yesterday.", "I ran 10k yesterday (May 31, 2024)."),
+    ("我妹妹下个月来看我。", "我妹妹下个月（2024年7月）来看我。"),
+    ("我上周去了北京。", "我上周（2024年5月20日那一周）去了北京。"),
+    ("明年我想去日本。", "明年（2025年）我想去日本。"),
+    ("I like tea.", "I like tea."),
+])
+def test_relative_dates_are_anchored_no_more_precisely_than_said(said, anchored):
+    from memories.extraction import anchor_relative_dates
+
+    assert anchor_relative_dates(said, NOW)[0] == anchored
 
 
 @pytest.mark.parametrize("seconds, shown", [

@@ -194,6 +194,8 @@ _WISH_ABOUT_ANSWERS_EN = re.compile(
 _WISH_ZH = re.compile("^(?:请|麻烦|能不能|可以)?(?:你)?(?:回答|回复|说话|说)?"
                       "(?:简短|简洁|简单|短|详细|直接|别用|不要用|少用|多用|用中文|用英文|叫我)"
                       "|请.{0,6}(?:简短|简洁|短一点|详细|直接)")
+# A greeting in front of a statement ("你好，我刚搬到杭州", "Hi, I just moved to Lisbon"): the statement stays.
+_GREETING_LEAD = re.compile(r"^(?:hi|hello|hey|你好|您好|嗨|哈喽|早上好|晚上好)(?:\s*[,，!！~]+\s*|\s+)(?=\S)", re.I)
 _DISCOURSE = re.compile(r"^(?:actually|oh|well|hmm|ok|okay|so|also|and|but|wait|sorry|btw|by the way)[,!.\s]+|"
                         r"^(?:其实|对了|哦|嗯|好吧|还有)[，,、\s]*", re.I)
 # Statements a person makes about themselves that the classifier must not veto: contact details, habits, wishes.
@@ -260,7 +262,7 @@ class RulesExtractor:
                 continue
             moment = message.created_at or now
             for raw in _SENTENCE_SPLIT.split(message.content):
-                sentence = raw.strip()
+                sentence = _GREETING_LEAD.sub("", raw.strip())
                 forget = self._forget(sentence, subject, moment, message.index)
                 if forget is not None:
                     ruled.append((sentence, forget))
@@ -308,8 +310,8 @@ class RulesExtractor:
             if match is None and (no_longer := _NO_LONGER_EN.match(clause)) and (
                     " anymore" in clause.lower() or " any more" in clause.lower() or "no longer" in clause.lower()):
                 content = f"I {no_longer.group(1)}{no_longer.group(2)}"
-        if content:  # "忘掉我会拉大提琴这件事": the matter, not the words around it
-            content = re.sub("(?:这件事情?|这事|这个事情?|的事情?)$", "", content.strip())
+        if content:  # "忘掉我会拉大提琴这件事吧": the matter, not the words and particles around it
+            content = re.sub("(?:这件事情?|这事|这个事情?|的事情?)?[吧呢啊哦嘛啦呀]*$", "", content.strip())
         if not content or len(content.strip()) < 2:
             return None
         text, tags = self._rewrite(content.strip(), subject)
@@ -357,7 +359,9 @@ class RulesExtractor:
             if not _WISH_ZH.match(body):
                 return None
             body = re.sub("^(?:请|麻烦)(?:你)?", "", body)
-            return f"{name}希望助手{body}", ["wish"], 0.8
+            if how := re.fullmatch("(.+?)(?:地)?(?:回答|回复)我(?:的问题)?", body):  # 简短一点回答我: how to answer
+                return f"{name}希望助手回答时{how.group(1)}", ["wish"], 0.8
+            return f"{name}希望助手{chinese_third_person(body, name)}", ["wish"], 0.8
         if _WISH_EN.match(body):
             instruction = re.sub(r"^(?:please|pls|just)\s+|,?\s+please$", "", body, flags=re.I)
             if called := re.match(r"(?:call me|address me as) (.+)$", instruction, re.I):
