@@ -64,6 +64,7 @@ class ContextLine:
     confidence: float | None = None
     score: float | None = None
     collapsed: list[str] = field(default_factory=list)  # ids of near-duplicates folded into this line
+    excerpt: bool = False  # the matching turns of an episode (not a statement the service kept)
 
     def as_dict(self) -> dict:
         body: dict = {"id": self.id, "text": self.text, "date": self.date, "kind": self.kind}
@@ -125,18 +126,29 @@ def near_duplicate(a: set[str], b: set[str], threshold: float) -> bool:
     return len(a & b) / min(len(a), len(b)) >= threshold
 
 
+def takes_the_place_of(line: ContextLine, words: set[str], other: ContextLine, other_words: set[str]) -> bool:
+    """Whether a repeat replaces the earlier line it repeats: a fact (a statement the service kept)
+    replaces an episode's excerpt that says the same, never the other way round (facts come first
+    where they carry the same evidence); otherwise the richer (longer) line of the same section does.
+    A trait is never replaced by a memory."""
+    if line.section != other.section:
+        return False
+    if line.excerpt != other.excerpt:
+        return other.excerpt
+    return len(words) > len(other_words)
+
+
 def collapse_near_duplicates(lines: list[ContextLine], threshold: float) -> list[ContextLine]:
     """Best first in, best first out: a line that repeats an earlier one folds
     into it and is listed in its `collapsed`. A line never shows another's
-    words under its own id and kind: when the repeat is richer (longer) and of
-    the same section, the richer line, whole (its id, kind, date and text),
-    takes the earlier one's place; a trait is never replaced by a memory."""
+    words under its own id and kind: when the repeat takes the earlier one's
+    place (takes_the_place_of), it does so whole (its id, kind, date and text)."""
     kept: list[tuple[ContextLine, set[str]]] = []
     for line in lines:
         words = _tokens(line.text)
         for index, (other, other_words) in enumerate(kept):
             if near_duplicate(words, other_words, threshold):
-                if len(words) > len(other_words) and line.section == other.section:
+                if takes_the_place_of(line, words, other, other_words):
                     line.collapsed = [*other.collapsed, other.id, *line.collapsed]
                     kept[index] = (line, words)
                 else:
@@ -246,13 +258,14 @@ def _memory_line(found: ScoredMemory, query: str) -> ContextLine | None:
     (None when none does: a session's chit-chat is not evidence)."""
     memory = found.memory
     text, date = memory.text, _date(memory)
-    if vocabulary.EPISODE_TAG in (memory.tags or []) and memory.data.get("turns"):
+    excerpt = vocabulary.EPISODE_TAG in (memory.tags or []) and bool(memory.data.get("turns"))
+    if excerpt:
         text, turn_date = episode_excerpt(memory.data["turns"], query, settings.CONTEXT_EPISODE_LINE_CHARS)
         if not text:
             return None
         date = turn_date or date
     return ContextLine(section="memories", id=str(memory.id), text=text, date=date, kind=memory.memory_type,
-                       score=found.score)
+                       score=found.score, excerpt=excerpt)
 
 
 def trait_lines(tenant: Tenant, user_id: str, limit: int) -> list[ContextLine]:

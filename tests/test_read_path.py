@@ -181,6 +181,17 @@ def test_collapse_keeps_the_order_of_the_best_lines():
     assert kept[0].collapsed == ["a"]  # the richer line, whole, in the first one's place
 
 
+def test_a_fact_takes_the_place_of_the_episode_excerpt_that_says_the_same():
+    """Facts come first where they carry the same evidence, whichever ranked higher."""
+    excerpt = ContextLine(section="memories", id="e", excerpt=True, kind="episodic", text=(
+        "assistant: Sounds lovely. / User: Please keep your answers short, I read them on my phone."))
+    fact = ContextLine(section="memories", id="f", kind="fact",
+                       text="User wants the assistant to keep the answers short")
+    for lines in ([excerpt, fact], [fact, excerpt]):
+        kept = collapse_near_duplicates([ContextLine(**vars(line)) for line in lines], 0.8)
+        assert [(line.id, line.text) for line in kept] == [("f", fact.text)] and kept[0].collapsed == ["e"]
+
+
 def test_a_line_never_shows_another_lines_words():
     """A trait and a memory that say the same: the trait line stays the trait's, the memory is listed."""
     lines = [ContextLine(section="traits", id="t", text="Has a flat white", kind="behavior"),
