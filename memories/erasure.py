@@ -48,7 +48,8 @@ REGISTRY: list[Store] = [
           "messages, participants, operations, warnings and errors emptied; status and counts kept"),
     Store("admin_log", ("admin.LogEntry",), "scrub", "the admin's own log quotes a changed object's text"),
     Store("receipts", ("memories.ErasureReceipt",), "kept", "the proof of erasure: counts, actor, time, no content"),
-    Store("working_memory", (), "delete", "Redis list of the user's recent items"),
+    Store("working_memory", ("memories.WorkingMemoryEntry",), "delete",
+          "the user's recent items: the Redis list, or the table's rows (ids only; they go with their memories)"),
     Store("access_counts", (), "delete", "buffered read counts (Redis and this process) of the erased memories"),
 ]
 
@@ -107,7 +108,8 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
                          .values_list("id", flat=True)]
         if agent_id is not None and not dry_run:  # the user's traits stay: what they stood on is withdrawn
             withdrawals.announce(tenant_id=tenant.id, user_id=user_id, memory_ids=memory_ids, cause="erased")
-        counts: dict[str, int] = {}
+        # Caches first: the working-memory table's rows would go with the memories uncounted.
+        counts: dict[str, int] = _caches(tenant, user_id, memory_ids, dry_run, whole_user=agent_id is None)
         for step in _STEPS_BEFORE_MEMORIES:
             counts.update(step(tenant, user_id, dry_run, agent_id))
         counts.update(user_forget(tenant=tenant, user_id=user_id, actor=actor, reason=reason, dry_run=dry_run,
@@ -115,7 +117,6 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
         for step in (_scrub_candidates, _scrub_jobs, *_STEPS_AFTER_MEMORIES):
             counts.update(step(tenant, user_id, dry_run, agent_id))
         counts["admin_log"] = _scrub_admin_log(memory_ids + candidate_ids, dry_run)
-        counts.update(_caches(tenant, user_id, memory_ids, dry_run, whole_user=agent_id is None))
         receipt = None
         if not dry_run:
             receipt = ErasureReceipt.objects.create(tenant=tenant, user_id=user_id, agent_id=agent_id or "",

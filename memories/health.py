@@ -46,9 +46,18 @@ def _check_broker() -> dict:
         return {"ok": False, "mode": "broker", "error": _fault(exc)}
 
 
+def _check_working_memory() -> dict:
+    from memories.working import working_store
+
+    store = working_store(settings.WORKING_MEMORY_STORE, settings.REDIS_URL)
+    if store != "redis":
+        return {"ok": True, "enabled": store != "off", "store": store}
+    return {**_check_redis(), "store": store}
+
+
 def _check_redis() -> dict:
     if not settings.REDIS_URL:
-        return {"ok": True, "enabled": False, "note": "REDIS_URL unset: working memory is off"}
+        return {"ok": True, "enabled": False, "note": "REDIS_URL unset"}
     try:
         import redis
 
@@ -61,7 +70,7 @@ def _check_redis() -> dict:
 def service_health() -> dict:
     """The full report (operators and API keys). The public sees only `status`."""
     checks = {**_check_database(), "embedder": _check_embedder(), "broker": _check_broker(),
-              "working_memory": _check_redis()}
+              "working_memory": _check_working_memory()}
     essential = ("database", "vector_extension", "embedder")
     status = "ok" if all(checks[name]["ok"] for name in essential) else "unavailable"
     if status == "ok" and not all(c["ok"] for c in checks.values()):

@@ -458,6 +458,28 @@ class RateCounter(models.Model):
         return f"{self.bucket}@{self.window}: {self.count}"
 
 
+class WorkingMemoryEntry(models.Model):
+    """Seed 003's working-memory tier on the database, for a service without Redis (the
+    embedded default): one row per recently extracted memory of a user, newest first, the
+    same size and TTL as the Redis list. It holds the memory's id, never its words: the text
+    is read from the memory, and the row goes with it (erasure, deletion)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    user_id = models.CharField(max_length=255)
+    item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="+", db_index=False)
+    pushed_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "memory_working_entries"
+        indexes = [models.Index(fields=["tenant", "user_id", "-pushed_at"], name="working_user_newest"),
+                   models.Index(fields=["expires_at"], name="working_expiry"),
+                   models.Index(fields=["item"], name="working_item")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.item_id}"
+
+
 class ActiveEmbedding(models.Model):
     """Which embedding model search and new writes use, once an operator has
     switched with `reembed --activate` (a single row). Without a row the

@@ -1,20 +1,33 @@
-"""Working memory: each user's most recent extracted items in Redis, with a TTL.
+"""Working memory: each user's most recently extracted memories, newest first, for a day.
 
-Optional by design: with REDIS_URL unset or Redis down, ingestion and context
-still work; callers get a WorkingMemoryUnavailable to report, never a crash.
+Seed 003's tier between quarantine and long-term memory. Two stores behind one API
+(WORKING_MEMORY_STORE): a Redis list per user when REDIS_URL is set, otherwise a
+table on the service's own PostgreSQL (WorkingMemoryEntry), so the embedded default
+has it too. Same size (WORKING_MEMORY_SIZE, the newest kept) and TTL
+(WORKING_MEMORY_TTL, renewed by every push, as Redis' EXPIRE on the list) in both.
+What enters it is filtered as the seed says: confident enough and long enough
+(worth_holding).
+
+Optional by design: with the store off or Redis down, ingestion and context still
+work; callers get a WorkingMemoryUnavailable to report, never a crash.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 from functools import lru_cache
 
 from django.conf import settings
+from django.db import DatabaseError, transaction
+from django.utils import timezone
 
-from memories.models import MemoryItem
+from memories.models import MemoryItem, WorkingMemoryEntry
 
 logger = logging.getLogger(__name__)
+
+STORES = ("auto", "redis", "database", "off")
 
 
 class WorkingMemoryUnavailable(Exception):
@@ -33,19 +46,53 @@ def redis_client():
     return _client(settings.REDIS_URL)
 
 
+def working_store(setting: str, redis_url: str) -> str:
+    """Which store holds working memory: redis, database or off. auto: Redis when it is
+    configured, the database otherwise (the embedded default has working memory too)."""
+    if setting == "auto":
+        return "redis" if redis_url else "database"
+    if setting == "redis" and not redis_url:
+        return "off"
+    return setting
+
+
+def _store() -> str:
+    store = working_store(settings.WORKING_MEMORY_STORE, settings.REDIS_URL)
+    return store
+
+
+def worth_holding(text: str, confidence: float, *, min_confidence: float, min_chars: int) -> bool:
+    """Seed 003's inbound filter: a memory enters working memory when it is confident enough
+    and long enough to say something (WORKING_MEMORY_MIN_CONFIDENCE, WORKING_MEMORY_MIN_CHARS)."""
+    return confidence >= min_confidence and len(text.strip()) >= min_chars
+
+
 def _key(tenant_id: int, user_id: str) -> str:
     return f"wm:{tenant_id}:{user_id}"
 
 
 def working_memory_push(items: list[MemoryItem]) -> int:
-    """Push freshly saved memories (newest first) and trim to the configured size."""
-    if not settings.REDIS_URL:
-        raise WorkingMemoryUnavailable("REDIS_URL is not set: working memory is off")
+    """Push freshly saved memories (newest last in `items`) that pass the inbound filter; keep
+    each user's newest WORKING_MEMORY_SIZE and renew their TTL. Returns how many entered."""
+    store = _store()
+    if store == "off":
+        raise WorkingMemoryUnavailable("working memory is off (WORKING_MEMORY_STORE, or redis without REDIS_URL)")
+    held = [item for item in items if worth_holding(item.text, item.confidence,
+                                                     min_confidence=settings.WORKING_MEMORY_MIN_CONFIDENCE,
+                                                     min_chars=settings.WORKING_MEMORY_MIN_CHARS)]
+    by_user: dict[tuple[int, str], list[MemoryItem]] = {}
+    for item in held:
+        by_user.setdefault((item.tenant_id, item.user_id), []).append(item)
+    if store == "redis":
+        _redis_push(by_user)
+    else:
+        _database_push(by_user)
+    return len(held)
+
+
+def _redis_push(by_user: dict[tuple[int, str], list[MemoryItem]]) -> None:
     import redis
 
-    by_user: dict[tuple[int, str], list[MemoryItem]] = {}
-    for item in items:
-        by_user.setdefault((item.tenant_id, item.user_id), []).append(item)
     try:
         pipe = _client(settings.REDIS_URL).pipeline()
         for (tenant_id, user_id), user_items in by_user.items():
@@ -58,17 +105,50 @@ def working_memory_push(items: list[MemoryItem]) -> int:
         pipe.execute()
     except redis.RedisError as exc:
         raise WorkingMemoryUnavailable(f"Redis unavailable: {exc}") from exc
-    return len(items)
+
+
+EXPIRED_PURGED_PER_PUSH = 500  # rows of lapsed entries (any user's) a push deletes on its way
+
+
+def _database_push(by_user: dict[tuple[int, str], list[MemoryItem]]) -> None:
+    """Insert, trim each user to the newest WORKING_MEMORY_SIZE, renew the user's TTL, and
+    delete a bounded number of anyone's lapsed rows (no beat job needed to keep it small)."""
+    now = timezone.now()
+    expires = now + timedelta(seconds=settings.WORKING_MEMORY_TTL)
+    try:
+        with transaction.atomic():
+            for (tenant_id, user_id), user_items in by_user.items():
+                mine = WorkingMemoryEntry.objects.filter(tenant_id=tenant_id, user_id=user_id)
+                mine.filter(expires_at__lte=now).delete()  # a lapsed list is gone, as Redis' key would be
+                WorkingMemoryEntry.objects.bulk_create([
+                    WorkingMemoryEntry(tenant_id=tenant_id, user_id=user_id, item_id=item.id,
+                                       pushed_at=now + timedelta(microseconds=order), expires_at=expires)
+                    for order, item in enumerate(user_items)])
+                beyond = mine.order_by("-pushed_at", "-id").values_list("id", flat=True)[settings.WORKING_MEMORY_SIZE:]
+                WorkingMemoryEntry.objects.filter(id__in=list(beyond)).delete()
+                mine.update(expires_at=expires)
+            lapsed = WorkingMemoryEntry.objects.filter(expires_at__lte=now).values_list("id", flat=True)
+            WorkingMemoryEntry.objects.filter(id__in=list(lapsed[:EXPIRED_PURGED_PER_PUSH])).delete()
+    except DatabaseError as exc:
+        raise WorkingMemoryUnavailable(f"the working-memory table is unavailable: {exc}") from exc
 
 
 def working_memory_recent(tenant_id: int, user_id: str, limit: int | None = None) -> list[dict]:
-    if not settings.REDIS_URL:
-        raise WorkingMemoryUnavailable("REDIS_URL is not set: working memory is off")
+    """The user's working memory, newest first: {"id", "text", "created_at"} each."""
+    store = _store()
+    limit = limit or settings.WORKING_MEMORY_SIZE
+    if store == "off":
+        raise WorkingMemoryUnavailable("working memory is off (WORKING_MEMORY_STORE, or redis without REDIS_URL)")
+    if store == "database":
+        rows = (WorkingMemoryEntry.objects.filter(tenant_id=tenant_id, user_id=user_id,
+                                                  expires_at__gt=timezone.now())
+                .order_by("-pushed_at", "-id").values_list("item_id", "item__text", "item__created_at")[:limit])
+        return [{"id": str(item_id), "text": text, "created_at": created.isoformat()}
+                for item_id, text, created in rows]
     import redis
 
     try:
-        raw = _client(settings.REDIS_URL).lrange(_key(tenant_id, user_id), 0,
-                                                  (limit or settings.WORKING_MEMORY_SIZE) - 1)
+        raw = _client(settings.REDIS_URL).lrange(_key(tenant_id, user_id), 0, limit - 1)
     except redis.RedisError as exc:
         raise WorkingMemoryUnavailable(f"Redis unavailable: {exc}") from exc
     return [json.loads(entry) for entry in raw]
@@ -79,8 +159,15 @@ def working_memory_clear(tenant_id: int, user_id: str, *, dry_run: bool = False,
     """Drop (or, dry_run, count) a user's working memory, or only the entries of
     these memories; returns the items dropped. Raises WorkingMemoryUnavailable
     when Redis is configured but fails: erasure must not report success while
-    the words are still there."""
-    if not settings.REDIS_URL:
+    the words are still there. The database store's rows also go with their
+    memories (a foreign key), so an erasure leaves none either way."""
+    store = _store()
+    if store == "database":
+        rows = WorkingMemoryEntry.objects.filter(tenant_id=tenant_id, user_id=user_id)
+        if memory_ids is not None:
+            rows = rows.filter(item_id__in=list(memory_ids))
+        return rows.count() if dry_run else rows.delete()[0]
+    if store != "redis":
         return 0
     import redis
 

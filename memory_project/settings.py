@@ -364,6 +364,15 @@ MEMORY_NEAR_DUPLICATE = env_float("MEMORY_NEAR_DUPLICATE", 0.95)  # cosine at or
 SENSITIVE_DETECTORS = [d for d in env_str("SENSITIVE_DETECTORS", "email,phone,card,national_id").split(",") if d]
 WORKING_MEMORY_SIZE = env_int("WORKING_MEMORY_SIZE", 50)
 WORKING_MEMORY_TTL = env_int("WORKING_MEMORY_TTL", 24 * 3600)
+# Where working memory lives: auto (Redis when REDIS_URL is set, else the database), redis, database, off.
+WORKING_MEMORY_STORE = env_str("WORKING_MEMORY_STORE", "auto")
+if WORKING_MEMORY_STORE not in ("auto", "redis", "database", "off"):
+    raise ValueError(f"WORKING_MEMORY_STORE must be auto, redis, database or off, got {WORKING_MEMORY_STORE!r}")
+# Seed 003's inbound filter: confidence at least this (hedged statements, 0.4, stay out) ...
+WORKING_MEMORY_MIN_CONFIDENCE = env_float("WORKING_MEMORY_MIN_CONFIDENCE", 0.8)
+# ... and at least this many characters. The seed's 50 was for raw chunks; an extracted statement is
+# short ("用户对花生过敏" is 7), so the floor only keeps out fragments.
+WORKING_MEMORY_MIN_CHARS = env_int("WORKING_MEMORY_MIN_CHARS", 6)
 # Each speaker's original turns of a session are kept as episodic memories (seed 002's MemUnit).
 CONVERSATION_EPISODES = env_bool("CONVERSATION_EPISODES", True)
 EPISODE_MAX_CHARS = env_int("EPISODE_MAX_CHARS", 2000)  # an episode starts a new part past this

@@ -126,7 +126,7 @@ def test_context_has_traits_then_memories_with_statuses_outside_the_text(api, te
     text = body["context"]
     assert text.index("### Traits") < text.index("### Memories")
     assert "REDIS" not in text and "skipped" not in text
-    assert body["status"]["working_memory"].startswith("off") and body["status"]["search"] == "ok"
+    assert body["status"]["working_memory"] == "used" and body["status"]["search"] == "ok"  # the database store
     limited = api.post("context", {"user_id": "alice", "query": "conference", "trait_limit": 1, "limit": 3}).json()
     assert len(limited["sections"]["traits"]) == 1 and len(limited["sections"]["memories"]) == 3
 

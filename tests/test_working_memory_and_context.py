@@ -52,3 +52,49 @@ def test_context_adds_fresh_working_memory_items(api, redis_url):
 def test_context_rejects_bad_input(api):
     assert "max_chars" in api.post("context", {"user_id": "a", "query": "q", "max_chars": 5}).json()
     assert "query" in api.post("context", {"user_id": "a"}).json()
+
+
+# --------------------------------------------------------------------------- working memory without Redis
+
+import pytest  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from memories.models import WorkingMemoryEntry  # noqa: E402
+from memories.working import working_store, worth_holding  # noqa: E402
+
+
+@pytest.mark.parametrize(("setting", "redis_url", "store"), [
+    ("auto", "", "database"), ("auto", "redis://127.0.0.1:6379/0", "redis"), ("redis", "", "off"),
+    ("database", "redis://127.0.0.1:6379/0", "database"), ("off", "redis://x", "off"),
+])
+def test_the_working_store_is_redis_when_configured_else_the_database(setting, redis_url, store):
+    assert working_store(setting, redis_url) == store
+
+
+@pytest.mark.parametrize(("text", "confidence", "held"), [
+    ("User lives in Porto", 0.8, True), ("User might adopt a dog", 0.4, False), ("ok", 0.9, False),
+    ("用户对花生过敏", 0.8, True), ("   Porto   ", 0.9, False),
+])
+def test_seed_003s_inbound_filter(text, confidence, held):
+    assert worth_holding(text, confidence, min_confidence=0.8, min_chars=6) is held
+
+
+def test_working_memory_works_on_the_database_without_redis(api, tenant_a, settings):
+    settings.REDIS_URL, settings.WORKING_MEMORY_SIZE = "", 2
+    job = converse(api, ["I prefer tea.", "I have a cat named Miso.", "I live in Porto.", "Maybe I'll adopt a dog."])
+    assert not any("working memory" in w for w in job["warnings"]), job["warnings"]
+    recent = working_memory_recent(tenant_a.id, "alice")
+    assert [r["text"] for r in recent] == ["User lives in Porto", "User has a cat named Miso"]  # newest two
+    assert WorkingMemoryEntry.objects.filter(user_id="alice").count() == 2
+    body = api.post("context", {"user_id": "alice", "query": "weather tomorrow"}).json()
+    assert body["status"]["working_memory"] == "used"
+    assert api.get("health").json()["checks"]["working_memory"] == {"ok": True, "enabled": True, "store": "database"}
+
+    WorkingMemoryEntry.objects.update(expires_at=timezone.now())  # a day later
+    assert working_memory_recent(tenant_a.id, "alice") == []
+    converse(api, ["I work as a nurse."], session_id="s2")
+    assert [r["text"] for r in working_memory_recent(tenant_a.id, "alice")] == ["User works as a nurse"]
+    assert WorkingMemoryEntry.objects.count() == 1  # the lapsed rows went on the way
+
+    counts = api.delete("users/alice/memories").json()["counts"]
+    assert counts["working_memory"] == 1 and not WorkingMemoryEntry.objects.exists()

@@ -290,9 +290,9 @@ class RulesExtractor:
         out = [candidate for (_, candidate), (p, _) in zip(ruled, verdicts, strict=False)
                if p >= RULE_VETO or candidate.forget or _SAID_OF_ONESELF & set(candidate.tags)]
         threshold = durable_threshold()
-        for sentence, (probability, memory_type) in zip(undecided, verdicts[len(ruled):], strict=True):
+        for undecided_sentence, (probability, memory_type) in zip(undecided, verdicts[len(ruled):], strict=True):
             if probability >= threshold:
-                out.append(self._classified(sentence, memory_type, probability))
+                out.append(self._classified(undecided_sentence, memory_type, probability))
         return out
 
     def _forget(self, sentence: str, subject: str, moment: datetime, index: int) -> ExtractedStatement | None:
