@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 
 
 .PHONY: mcp dev up bench-embedder bench-query-precision
-.PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-fidelity bench-multilingual bench-load bench-admin bench-ops db-stop worker
+.PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-fidelity bench-multilingual bench-context-evidence bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
 	test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
@@ -109,6 +109,10 @@ bench-extraction: install
 # LoCoMo's observations as the reference for what extraction keeps (bench/extraction_fidelity.py).
 bench-fidelity: install
 	cd bench && ../$(PY) extraction_fidelity.py $(BENCH_ARGS)
+
+# Does a LoCoMo question's evidence reach the /context block (bench/context_evidence.py)?
+bench-context-evidence: install
+	cd bench && ../$(PY) context_evidence.py $(BENCH_ARGS)
 
 # Chinese, English and across them: the local embedding models side by side (bench/multilingual.py).
 bench-multilingual: install

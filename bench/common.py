@@ -30,6 +30,18 @@ def setup_django(database: str = "memory_bench", provider: str = "hash") -> None
     call_command("migrate", verbosity=0)
 
 
+def wait_for_jobs(tenant, timeout: float = 1800.0) -> None:
+    """POST /conversations answers 202 and, with no broker, the job runs on the in-process
+    background pool: a bench that reads what jobs kept waits until none is left to run."""
+    from memories.models import ConversationJob
+
+    deadline = time.monotonic() + timeout
+    while ConversationJob.objects.filter(tenant=tenant, status__in=["queued", "running", "retrying"]).exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError("conversation jobs did not finish")
+        time.sleep(0.5)
+
+
 def percentiles(samples_ms: list[float]) -> dict[str, float]:
     ordered = sorted(samples_ms)
 

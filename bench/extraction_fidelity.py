@@ -22,7 +22,7 @@ import re
 import time
 import uuid
 
-from common import print_table, setup_django
+from common import print_table, setup_django, wait_for_jobs
 from locomo import DEFAULT_DATA, conversation_turns
 
 TOP = 5
@@ -71,6 +71,7 @@ def run_conversation(client, headers: dict, tenant, sample: dict) -> dict:
                                **headers)
         if response.status_code != 202:
             raise RuntimeError(f"{response.status_code}: {response.content[:300]!r}")
+    wait_for_jobs(tenant)
 
     facts = (MemoryItem.objects.filter(tenant=tenant, user_id__in=list(users.values()), expired_at__isnull=True,
                                        status="active").exclude(tags__contains=[EPISODE_TAG]))

@@ -21,7 +21,7 @@ import json
 import time
 import uuid
 
-from common import print_table
+from common import print_table, wait_for_jobs
 
 RANKINGS = ("raw turns (one memory per turn)", "through ingestion: facts only", "through ingestion: episodes only",
             "through ingestion: facts and episodes")
@@ -86,6 +86,7 @@ def run(samples: list[dict]) -> None:
                 raise RuntimeError(f"{response.status_code}: {response.content[:300]!r}")
             dia_of_job[response.json()["job_id"]] = turn["dia_id"]
             turns_sent += 1
+        wait_for_jobs(tenant)
         print(f"  {sample['sample_id']}: {turns_sent} turns sent, {time.perf_counter() - started:.0f} s", flush=True)
         failed = ConversationJob.objects.filter(tenant=tenant, status="failed").count()
         if failed:

@@ -279,9 +279,10 @@ def trait_lines(tenant: Tenant, user_id: str, limit: int) -> list[ContextLine]:
 
 
 def group_profile_lines(tenant: Tenant, group_id: str) -> list[ContextLine]:
-    """The group's shared facts and roles: its profile memories, newest first."""
-    rows = newest_in_scope(tenant, SearchQuery(query="", group_id=group_id, memory_types=[MemoryType.PROFILE]),
-                           GROUP_PROFILE_LIMIT)
+    """The group's shared facts and roles: what the group extractor kept about the group (GROUP_TAG),
+    newest first — not every profile memory said in the group (a member's own job is theirs)."""
+    rows = newest_in_scope(tenant, SearchQuery(query="", group_id=group_id, memory_types=[MemoryType.PROFILE],
+                                               tags=[vocabulary.GROUP_TAG]), GROUP_PROFILE_LIMIT)
     return [ContextLine(section="group_profile", id=str(m.id), text=m.text, date=_date(m), kind="profile")
             for m in rows]
 

@@ -23,6 +23,8 @@ ACTIVE = MemoryStatus.ACTIVE.value
 
 # An episode memory: a session's original turns (seed 002's MemUnit), told apart by this tag.
 EPISODE_TAG = "episode"
+# What the group extractor keeps about a group (its members, roles, plans, rules): the group profile.
+GROUP_TAG = "group"
 
 # A trait's stages, in order of growth, and the end of one (traits.models.TraitStage uses these words;
 # memories' own reads, context and the search's stage boost, need them and may not import traits).

@@ -87,7 +87,8 @@ def test_erasing_one_agents_memories_of_a_user_keeps_the_rest(api, scoped, tenan
 
 def test_a_group_conversation_keeps_a_group_profile_for_group_context(api):
     converse(api, [{"role": "user", "name": "Ann", "content": "I'm the organiser of this club."},
-                   {"role": "user", "name": "Ben", "content": "We meet every Tuesday at the library."}],
+                   {"role": "user", "name": "Ben", "content": "We meet every Tuesday at the library."},
+                   {"role": "user", "name": "Ben", "content": "I live in Porto."}],
              user_id="ann", session_id="g1", group_id="hikers", participants={"Ann": "ann", "Ben": "ben"})
     profile = {m["text"] for m in api.get("memories?group_id=hikers&memory_type=profile").json()["results"]}
     assert "Ann is the group's organiser" in profile
@@ -96,6 +97,8 @@ def test_a_group_conversation_keeps_a_group_profile_for_group_context(api):
     body = api.post("context", {"group_id": "hikers", "query": "when do we meet"}).json()
     assert body["sections"]["group_profile"] and "### The group" in body["context"]
     assert "the group hikers" in body["context"].splitlines()[0]
+    group_section = [line["text"] for line in body["sections"]["group_profile"]]
+    assert "Ben lives in Porto" in profile and "Ben lives in Porto" not in group_section  # Ben's, not the group's
 
 
 # --------------------------------------------------------------------------- the context block
