@@ -28,6 +28,7 @@ browser:
 METRICS_DIR := $(CURDIR)/var/prometheus
 run: install
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py prepare_models
 	rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
 	PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) PORT=$(PORT) $(PY) -m gunicorn memory_project.wsgi:application -c gunicorn.conf.py
 

@@ -29,3 +29,15 @@ def child_exit(server, worker):
         from prometheus_client import multiprocess
 
         multiprocess.mark_process_dead(worker.pid)
+
+
+def post_worker_init(worker):
+    """Load the embedding model before the worker takes requests: the first health check or
+    search does not wait for it (`manage.py prepare_models`, run by `make run`, made the files)."""
+    if os.environ.get("EMBEDDING_PROVIDER", "local") == "local":
+        from memories.embedding import EmbeddingError, prepare_embedder
+
+        try:
+            prepare_embedder()
+        except EmbeddingError as exc:  # the worker still serves: search answers from keywords and says so
+            worker.log.warning("the embedder is not ready: %s", exc)

@@ -76,6 +76,7 @@ def main() -> None:
 
     settings.EXTRACTION_PROVIDER, settings.CONVERSATION_EPISODES = "rules", True
     settings.RATE_LIMIT_KEY_REQUESTS = settings.RATE_LIMIT_TENANT_REQUESTS = 0
+    settings.TENANT_MAX_PENDING_JOBS = 10_000  # a conversation's sessions are sent at once
     settings.ALLOWED_HOSTS = ["*"]
     embedder = get_embedder()
     run = uuid.uuid4().hex[:8]

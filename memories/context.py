@@ -4,8 +4,11 @@
    above, decayed confidence above CONTEXT_TRAIT_MIN_CONFIDENCE), core values
    first, then preferences, then behaviours;
 2. group profile: for a group turn, the group's shared facts and roles;
-3. memories: the most relevant long-term memories (CONTEXT_MEMORY_LIMIT);
-4. working memory: fresh items not already shown, when Redis is configured.
+3. memories: the most relevant long-term memories, as many as the budget holds
+   (memory_lines_for: at least CONTEXT_MEMORY_LIMIT, one more per
+   CONTEXT_CHARS_PER_MEMORY characters of max_chars, at most CONTEXT_MEMORY_MAX);
+   a request's `limit` fixes the number instead;
+4. working memory: fresh items not already shown.
 
 Near-duplicate lines collapse into the richer one (each line keeps its own identity); the block fits max_chars
 without cutting a line; statuses (working memory off, search degraded, the
@@ -244,6 +247,13 @@ def _date(memory: MemoryItem) -> str:
     return (memory.valid_at or memory.created_at).date().isoformat()
 
 
+def memory_lines_for(max_chars: int, *, floor: int, per_line: int, ceiling: int) -> int:
+    """How many memory lines a block of max_chars may hold when the request names no limit: the
+    budget decides (a 2,000-character block holds more evidence than six lines), never fewer than
+    `floor` (seed 000's K), never more than `ceiling` (the search's own bound on what it ranks well)."""
+    return max(floor, min(ceiling, max_chars // max(per_line, 1)))
+
+
 def session_first(found: list[ScoredMemory], session_id: str | None) -> list[ScoredMemory]:
     """The search's answer with the current session's memories ranked up by CONTEXT_SESSION_BOOST (their
     score times 1 + boost), the rest in the search's order."""
@@ -326,7 +336,9 @@ def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
     """The block for one agent turn; see the module docstring."""
     if request.format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}")
-    limit = request.limit or settings.CONTEXT_MEMORY_LIMIT
+    limit = request.limit or memory_lines_for(request.max_chars, floor=settings.CONTEXT_MEMORY_LIMIT,
+                                              per_line=settings.CONTEXT_CHARS_PER_MEMORY,
+                                              ceiling=settings.CONTEXT_MEMORY_MAX)
     status: dict[str, str | list[str]] = {}
 
     # The query's vector is computed on a worker thread (the model releases the GIL) while

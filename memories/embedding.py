@@ -20,7 +20,10 @@ import hashlib
 import logging
 import os
 import threading
+import warnings
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -153,10 +156,12 @@ class MiniLMEmbedder:
         exported = cache_dir / "all-MiniLM-L6-v2-onnx" if cache_dir else None
         if exported and (exported / "onnx" / "model.onnx").exists():
             return SentenceTransformer(str(exported), device="cpu", backend="onnx", **options)
-        model = SentenceTransformer(source, device="cpu", backend="onnx", **options)
+        with _quiet():  # the export traces the model once
+            model = SentenceTransformer(source, device="cpu", backend="onnx", **options)
         if exported:
             exported.parent.mkdir(parents=True, exist_ok=True)
-            model.save(str(exported))
+            with _quiet():
+                model.save(str(exported))
             logger.info("cached the ONNX export of MiniLM under %s", exported)
         return model
 
@@ -283,6 +288,19 @@ def _session_options(threads: int):
     return options
 
 
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """The one-time export and quantization talk a lot (a log line per tensor, tracer warnings,
+    advice): only errors get through while they run (a few seconds, once per machine)."""
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logging.disable(logging.NOTSET)
+
+
 def quantized_model(exported: Path) -> Path:
     """The export with its MatMul weights quantized to int8 per output channel, made once
     beside it (written aside and renamed: processes starting together can't read half a file).
@@ -294,8 +312,9 @@ def quantized_model(exported: Path) -> Path:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     partial = target.with_name(f"{target.stem}.{os.getpid()}.partial")
-    quantize_dynamic(exported / "onnx" / "model.onnx", partial, weight_type=QuantType.QInt8, per_channel=True,
-                     op_types_to_quantize=["MatMul"])
+    with _quiet():  # the quantizer logs a line per tensor on the root logger
+        quantize_dynamic(exported / "onnx" / "model.onnx", partial, weight_type=QuantType.QInt8, per_channel=True,
+                         op_types_to_quantize=["MatMul"])
     os.replace(partial, target)
     logger.info("quantized the ONNX export of MiniLM for queries: %s", target)
     return target
@@ -494,6 +513,18 @@ def reset_embedders() -> None:
 def get_embedder() -> Embedder:
     """The embedder search and new writes use."""
     return build_embedder(active_spec())
+
+
+def prepare_embedder() -> Embedder:
+    """Load the embedder search uses and run it once each way (a document, a search's query):
+    the ONNX export and its int8 copy are made under var/models the first time, and the
+    weights are in memory. `manage.py prepare_models` runs it before `make run` serves, and
+    each gunicorn worker runs it before taking requests, so no request pays for it."""
+    embedder = get_embedder()
+    embedder.embed_documents(["prepare"])
+    search = getattr(embedder, "embed_search_query", embedder.embed_query)
+    search("prepare")
+    return embedder
 
 
 class _QueryCache:

@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 import uuid
 from pathlib import Path
 
@@ -296,7 +297,7 @@ def test_check_consistency_rebuilds_drifted_keyword_statistics(db):
 def test_seed_demo_loads_a_demo_tenant_once(db, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         first = run("seed_demo")
-    assert "3 conversations ingested" in first and "API key (shown once): mk_" in first
+    assert "3 conversations ingested" in first and "reviewer API key for tenant" in first and ": mk_" in first
     count = MemoryItem.objects.filter(tenant__name="demo").count()
     assert count >= 10 and Candidate.objects.filter(tenant__name="demo").exists()
     assert MemoryItem.objects.filter(tenant__name="demo", text__contains="烤鸭").exists()
@@ -325,3 +326,9 @@ def test_progress_is_a_bar_in_a_terminal_and_counter_lines_in_a_log():
     bar.update(10, note="10 added")
     bar.close()
     assert "import" in terminal.getvalue() and "10/10" in terminal.getvalue() and "records/s" in terminal.getvalue()
+
+
+def test_prepare_models_readies_the_search_embedder(db):
+    out = io.StringIO()
+    call_command("prepare_models", stdout=out)
+    assert re.fullmatch(r"hash-384 ready in \d+\.\d s\n", out.getvalue())

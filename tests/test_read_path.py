@@ -125,7 +125,7 @@ def test_context_has_traits_then_memories_with_statuses_outside_the_text(api, te
     body = api.post("context", {"user_id": "alice", "query": "conference city"}).json()
     traits = [line["text"] for line in body["sections"]["traits"]]
     assert traits == ["Values honesty above comfort", "Prefers tea to coffee", "Habitually runs before work"]
-    assert 3 <= len(body["sections"]["memories"]) <= 8  # the default K
+    assert 6 <= len(body["sections"]["memories"]) <= 16  # as many as 2,000 characters hold (memory_lines_for)
     text = body["context"]
     assert text.index("### Traits") < text.index("### Memories")
     assert "REDIS" not in text and "skipped" not in text
@@ -173,6 +173,13 @@ def test_rendering_fits_max_chars_without_cutting_a_line_in_every_format():
     as_json, _ = render(lines, subject="alice", form="json", max_chars=2000)
     assert markdown.startswith("## ") and "#" not in plain
     assert json.loads(as_json)["traits"][0]["text"] == "Values honesty"
+
+
+@pytest.mark.parametrize(("max_chars", "lines"), [(400, 6), (1000, 8), (2000, 16), (4000, 20), (100_000, 20)])
+def test_the_budget_decides_how_many_memory_lines_a_block_holds(max_chars, lines):
+    from memories.context import memory_lines_for
+
+    assert memory_lines_for(max_chars, floor=6, per_line=125, ceiling=20) == lines
 
 
 def test_collapse_keeps_the_order_of_the_best_lines():

@@ -59,4 +59,5 @@ class Command(BaseCommand):
         added = sum(r.operation == "ADD" for r in results)
         issued = api_key_create(tenant_name=tenant, name="demo", role="reviewer")
         self.stdout.write(f"tenant {tenant}: {jobs} conversations ingested, {added} explicit memories added")
-        self.stdout.write(f"API key (shown once): {issued.raw_key}")
+        self.stdout.write(f"reviewer API key for tenant {tenant} (shown once; it also works the review queue): "
+                          f"{issued.raw_key}")

@@ -1,0 +1,19 @@
+import time
+
+from django.core.management.base import BaseCommand
+
+from memories.embedding import EmbeddingError, prepare_embedder
+
+
+class Command(BaseCommand):
+    help = ("Prepare the embedding model search uses (the ONNX export and its int8 copy under var/models, made "
+            "once), so that the first request does not pay for it. `make run` runs it before serving.")
+
+    def handle(self, *args, **options):
+        started = time.monotonic()
+        try:
+            embedder = prepare_embedder()
+        except EmbeddingError as exc:
+            self.stderr.write(f"the embedder is not ready: {exc} (search answers from keywords until it is)")
+            return
+        self.stdout.write(f"{embedder.name} ready in {time.monotonic() - started:.1f} s")
