@@ -4,13 +4,17 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from memory_project import observability
 
+READ_ONLY = ["get", "head"]
+
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/v1/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]),
-         name="schema"),
+    # Read-only pages: GET and HEAD only (DRF's OPTIONS metadata has no template to render on the docs page: a 500).
+    path("api/v1/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[],
+                                                      http_method_names=READ_ONLY), name="schema"),
     # The split view serves Swagger UI's start-up script as a file: no inline script, so the CSP holds.
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema", authentication_classes=[],
-                                                             permission_classes=[]), name="docs"),
+                                                             permission_classes=[], http_method_names=READ_ONLY),
+         name="docs"),
     path("api/v1/ready", observability.ready_view, name="ready"),
     path("metrics", observability.metrics_view, name="metrics"),
     path("api/v1/", include("memory_project.api_urls")),

@@ -172,3 +172,21 @@ def test_a_tenant_past_its_byte_quota_gets_a_clear_403(api, tenant_a, api_b):
     assert refused.status_code == 403 and refused.json()["quota"] == "bytes"
     assert api_b.post("memories", {"user_id": "alice", "text": "Another.", "data": {"blob": "q" * 2000}}
                       ).status_code == 201  # another tenant's quota is its own
+
+
+# --------------------------------------------------------------------------- side doors: never a 5xx
+
+
+@pytest.mark.parametrize("path", ["/api/v1/docs/", "/api/v1/schema/"])
+@pytest.mark.parametrize("method", ["options", "post", "delete"])
+def test_the_schema_and_docs_pages_answer_405_to_other_methods(anonymous, path, method):
+    assert getattr(anonymous, method)(path).status_code == 405
+
+
+@pytest.mark.parametrize("url", ["/admin/memories/memoryitem/?tags=", "/admin/memories/memoryitem/?tags=x&reasons=y",
+                                 "/admin/memories/candidate/?reasons=", "/admin/memories/candidate/?tags=",
+                                 "/admin/memories/memoryitem/?data__key=x"])
+def test_admin_lists_refuse_array_and_json_lookups_from_the_query_string(client, operator, url):
+    client.force_login(operator("root", superuser=True))
+    assert client.get(url).status_code == 400
+    assert client.get("/admin/memories/memoryitem/?status=active").status_code == 200  # the filters still work

@@ -98,8 +98,8 @@ def test_batches_users_and_delete_all(client, keys, live_server):
         client.batch_update([{"memory_id": ids[2], "text": "changed?"},
                              {"memory_id": "00000000-0000-0000-0000-000000000000", "text": "x"}])
     assert client.get(ids[2])["memory"] == "Fact 2 about carol." and client.get(ids[2])["version"] == 1
-    client.batch_delete([{"memory_id": ids[2]}])
-    assert MemoryItem.objects.get(id=ids[2]).status == "archived"
+    deleted = client.batch_delete([{"memory_id": ids[2]}, {"memory_id": ids[2]}])  # named twice: one deletion
+    assert MemoryItem.objects.get(id=ids[2]).status == "archived" and "deleted 1 memories" in str(deleted)
 
     users = client.users()
     assert {u["name"] for u in users["results"]} == {"carol"} and users["results"][0]["total_memories"] == 2

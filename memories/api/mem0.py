@@ -493,7 +493,8 @@ class BatchView(Mem0View):
         operation_id="mem0_batch_delete",
         summary="Mem0: delete many memories (all or none)", request=dict, responses={200: dict})
     def delete(self, request):
-        ids = [_newest(request, i["memory_id"]).id for i in _batch_items(self.body())]
+        # The same memory named twice is one deletion (dict.fromkeys keeps the order, drops repeats).
+        ids = list(dict.fromkeys(_newest(request, i["memory_id"]).id for i in _batch_items(self.body())))
         with transaction.atomic():
             held = sum(_change(request, memory_id, archive=True).candidate is not None for memory_id in ids)
         return Response({"message": f"Successfully deleted {len(ids) - held} memories",
