@@ -95,3 +95,33 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
     return key
+
+
+@dataclass(frozen=True)
+class HeaderAuthentication:
+    """What an Authorization header comes to: the key, or why not (and, for an address that keeps
+    sending bad keys, how long until it may try again)."""
+
+    key: ApiKey | None
+    problem: str = ""  # "" | "missing" | "malformed" | "invalid" | "throttled"
+    retry_after: float = 0.0
+
+
+def authenticate_header(header: str, *, client_address: str,
+                        schemes: tuple[str, ...] = ("bearer",)) -> HeaderAuthentication:
+    """The one check every door runs (REST, the Mem0 routes, MCP over HTTP): a header of one of
+    `schemes` carrying a live key; a client address that keeps sending bad keys is refused for a
+    while (RATE_LIMIT_BAD_KEY_REQUESTS per window) before its next key is even looked up."""
+    from memories import ratelimit
+
+    if not header:
+        return HeaderAuthentication(None, "missing")
+    scheme, _, raw = header.partition(" ")
+    known_scheme = scheme.lower() in schemes and bool(raw.strip())
+    key = api_key_authenticate(raw.strip()) if known_scheme else None
+    if key is not None:
+        return HeaderAuthentication(key)
+    refused = ratelimit.hit(f"badkey:{client_address}", ratelimit.bad_key_limit())
+    if not refused.allowed:
+        return HeaderAuthentication(None, "throttled", refused.retry_after)
+    return HeaderAuthentication(None, "invalid" if known_scheme else "malformed")

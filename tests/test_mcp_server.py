@@ -140,6 +140,18 @@ def test_streamable_http_with_the_key_in_each_request(http_server, key):
     assert MemoryItem.objects.filter(user_id="http-user").exists()
 
 
+def test_streamable_http_limits_bad_keys_as_the_rest_api_does(http_server, key, settings):
+    """One check for every door (keys.authenticate_header): an address that keeps sending bad keys is
+    refused with a 429 before its next key is looked up, a good key included, until the window passes."""
+    settings.RATE_LIMIT_BAD_KEY_REQUESTS = 3
+    codes = [httpx.post(http_server, headers={"Authorization": "Bearer mk_wrong",
+                                              "Accept": "application/json, text/event-stream"},
+                        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).status_code for _ in range(5)]
+    assert codes == [401, 401, 401, 429, 429]
+    refused = httpx.post(http_server, headers={"Authorization": "Bearer mk_wrong"}, json={})
+    assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+
+
 def test_streamable_http_without_a_valid_key_is_a_401_and_tenants_stay_apart(http_server, key):
     for headers in ({}, {"Authorization": "Bearer mk_wrong"}, {"Authorization": key}):
         answer = httpx.post(http_server, headers={**headers, "Accept": "application/json, text/event-stream"},

@@ -6,7 +6,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions, throttling
 
 from memories import ratelimit
-from memories.keys import api_key_authenticate
+from memories.keys import authenticate_header
 from memories.models import ApiKey, Tenant
 from memories.permissions import KeyAction, key_may
 
@@ -39,19 +39,16 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         header = authentication.get_authorization_header(request).decode("latin-1")
         if not header:
             return None
-        scheme, _, raw = header.partition(" ")
-        known_scheme = scheme.lower() in self.schemes
-        key = api_key_authenticate(raw.strip()) if known_scheme and raw.strip() else None
-        if key is None:
-            # A client address that keeps sending bad keys gets 429s instead of answers.
-            refused = ratelimit.hit(f"badkey:{request.META.get('REMOTE_ADDR', '')}", ratelimit.bad_key_limit())
-            if not refused.allowed:
-                raise exceptions.Throttled(wait=refused.retry_after, detail="Too many bad API keys from this "
-                                                                            "address; wait and retry.")
-            if not known_scheme or not raw.strip():
-                raise exceptions.AuthenticationFailed(f"Authorization header must be '{self.keyword} <key>'.")
+        found = authenticate_header(header, client_address=request.META.get("REMOTE_ADDR", ""),
+                                    schemes=self.schemes)
+        if found.problem == "throttled":  # a client address that keeps sending bad keys gets 429s
+            raise exceptions.Throttled(wait=found.retry_after, detail="Too many bad API keys from this "
+                                                                      "address; wait and retry.")
+        if found.problem == "malformed":
+            raise exceptions.AuthenticationFailed(f"Authorization header must be '{self.keyword} <key>'.")
+        if found.key is None:
             raise exceptions.AuthenticationFailed("Invalid, revoked or expired API key.")
-        return ApiClient(key.tenant, key), key
+        return ApiClient(found.key.tenant, found.key), found.key
 
     def authenticate_header(self, request) -> str:
         return self.keyword

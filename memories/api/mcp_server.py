@@ -34,7 +34,7 @@ from memories.api.serializers import (
 )
 from memories.context import ContextRequest
 from memories.errors import MemoryError_
-from memories.keys import api_key_authenticate
+from memories.keys import HeaderAuthentication, api_key_authenticate, authenticate_header
 from memories.models import ApiKey
 from memories.search import SearchPlan, SearchQuery, listed_in_scope
 
@@ -252,23 +252,27 @@ class KeyCheck:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-        scheme, _, raw = header.partition(" ")
-        key = None
-        if scheme.lower() in ("bearer", "token") and raw.strip():
-            def authenticate() -> ApiKey | None:
+        client_address = (scope.get("client") or ("", 0))[0] or ""
+
+        def authenticate() -> HeaderAuthentication:  # the REST API's check, bad-key limit included
+            close_old_connections()
+            try:
+                return authenticate_header(header, client_address=client_address, schemes=("bearer", "token"))
+            finally:
                 close_old_connections()
-                try:
-                    return api_key_authenticate(raw.strip())
-                finally:
-                    close_old_connections()
-            key = await anyio.to_thread.run_sync(authenticate)
-        if key is None:
-            body = json.dumps({"detail": "Authorization header must be 'Bearer <key>' with a valid API key."})
-            await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+
+        found = await anyio.to_thread.run_sync(authenticate)
+        if found.key is None:
+            throttled = found.problem == "throttled"
+            body = json.dumps({"detail": "Too many bad API keys from this address; wait and retry." if throttled
+                               else "Authorization header must be 'Bearer <key>' with a valid API key."})
+            headers = [(b"content-type", b"application/json")]
+            headers.append((b"retry-after", str(max(1, round(found.retry_after))).encode()) if throttled
+                           else (b"www-authenticate", b"Bearer"))
+            await send({"type": "http.response.start", "status": 429 if throttled else 401, "headers": headers})
             await send({"type": "http.response.body", "body": body.encode()})
             return None
-        scope.setdefault("state", {})["api_key"] = key
+        scope.setdefault("state", {})["api_key"] = found.key
         return await self.app(scope, receive, send)
 
 
