@@ -13,7 +13,10 @@ from memories.text import content_hash
 
 NFC = "jos\u00e9"
 SAME_USER = [NFC, "jose\u0301", "\uff4a\uff4f\uff53\u00e9"]  # NFC, NFD, fullwidth letters
-REFUSED = ["jo\u200bs\u00e9", "\ufeffjos\u00e9", "\u200fjos\u00e9", "jos\u00e9\u202e", "jo\x07se"]
+REFUSED = ["jo\u200bs\u00e9", "\ufeffjos\u00e9", "\u200fjos\u00e9", "jos\u00e9\u202e", "jo\x07se",
+           # default-ignorable code points and characters drawn as nothing (fillers, blank Braille)
+           "jo\u034fs\u00e9", "jos\u00e9\u3164", "\uffa0jos\u00e9", "jo\u2800s\u00e9", "jo\u115fse", "jo\u1160se",
+           "jo\u00adse", "jo\ufe0fse", "jo\U000e0041se"]
 
 
 @pytest.mark.parametrize("spelling", SAME_USER)
