@@ -67,3 +67,33 @@ def test_a_burst_through_make_run_gets_no_server_error():
     server_errors = sum(code >= 500 for code in codes)
     record("make run burst: requests / 5xx / 429", f"{len(codes)} / {server_errors} / {codes.count(429)}")
     assert server_errors == 0 and set(codes) <= {200, 429}
+
+
+@pytest.mark.slow
+def test_gunicorns_workers_die_with_their_master():
+    """After a SIGKILL of the master (an unclean stop) no orphaned worker keeps the port: the next
+    `make run` can bind it (they held it for 60-90 s before gunicorn.conf.py's post_fork)."""
+    import socket
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE",)}
+    env.update({"EMBEDDING_PROVIDER": "hash", "WEB_CONCURRENCY": "2"})
+    port = _free_port()
+    master = subprocess.Popen([str(ROOT / ".venv/bin/python"), "-m", "gunicorn", "memory_project.wsgi:application",
+                               "-c", "gunicorn.conf.py", "-b", f"127.0.0.1:{port}"], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def listening() -> bool:
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+
+    deadline = time.monotonic() + 60
+    while not listening():
+        assert time.monotonic() < deadline and master.poll() is None, "gunicorn did not come up"
+        time.sleep(0.2)
+    time.sleep(2)  # the workers are forked and initialised
+    master.send_signal(signal.SIGKILL)
+    master.wait(10)
+    deadline = time.monotonic() + 15
+    while listening():
+        assert time.monotonic() < deadline, "orphaned workers still hold the port"
+        time.sleep(0.2)
