@@ -46,16 +46,45 @@ def post_worker_init(worker):
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
+def _die_with_parent() -> None:
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+_schedule = None  # the in-process scheduler (memories/schedule.py) when there is no broker
+
+
+def when_ready(server):
+    """Without a broker (`make run`) no beat process runs: start the scheduled jobs beside the workers,
+    as a child that dies with the master. IN_PROCESS_SCHEDULE=0 turns it off (then run
+    `manage.py run_schedule` yourself, or a real beat)."""
+    global _schedule
+    import subprocess
+    import sys
+
+    if os.environ.get("CELERY_BROKER_URL") or os.environ.get("IN_PROCESS_SCHEDULE", "1") == "0":
+        return
+    linux = sys.platform.startswith("linux")
+    _schedule = subprocess.Popen([sys.executable, "manage.py", "run_schedule"], cwd=os.path.dirname(__file__),
+                                 preexec_fn=_die_with_parent if linux else None)  # noqa: PLW1509
+    server.log.info("scheduled jobs run in process %s", _schedule.pid)
+
+
+def on_exit(server):
+    if _schedule is not None and _schedule.poll() is None:
+        _schedule.terminate()
+
+
 def post_fork(server, worker):
     """A worker dies with its master: after a SIGKILL of the master (an unclean stop), orphaned
     workers held the port for a minute and the next `make run` failed with "Address already in
     use". Linux only (prctl); elsewhere the workers notice the master is gone on their own."""
-    import ctypes
-    import signal
     import sys
 
     if sys.platform.startswith("linux"):
         try:
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+            _die_with_parent()
         except (OSError, AttributeError):
             server.log.warning("workers will not die with the master (prctl unavailable)")

@@ -366,6 +366,8 @@ def test_an_expired_memory_drops_out_at_once_and_is_archived_by_the_beat_job(api
     assert _texts(api.search("alice", "Berlin Porto")) == {"Alice lives in Porto."}
     body = api.post("context", {"user_id": "alice", "query": "Berlin"}).json()
     assert "Berlin" not in body["context"]
+    for listed in ("memories?user_id=alice", "memories?user_id=alice&status=active"):  # never listed as active
+        assert {m["text"] for m in api.get(listed).json()["results"]} == {"Alice lives in Porto."}
     assert archive_expired() == {"archived": 1}
     gone = MemoryItem.objects.get(text="Alice is in Berlin this week.")
     assert gone.status == "archived"

@@ -2,9 +2,11 @@ from datetime import UTC
 
 import django_filters
 from django import forms
+from django.utils import timezone
 from django_filters.fields import IsoDateTimeField
 from rest_framework.exceptions import ValidationError
 
+from memories import vocabulary
 from memories.errors import InvalidOperation
 from memories.identity import normalize_identifier
 from memories.models import MemoryItem, MemoryStatus, MemoryType
@@ -63,6 +65,8 @@ class MemoryFilter(django_filters.FilterSet):
     def filter_queryset(self, queryset):
         queryset = super().filter_queryset(queryset)
         data = self.form.cleaned_data
+        if data.get("status") in ("", None, MemoryStatus.ACTIVE):  # an expired memory is never listed as active:
+            queryset = queryset.exclude(vocabulary.is_expired(timezone.now()))  # it is archived within EXPIRY_INTERVAL
         scopes = {name: _identifier(data[name], name) for name in ("agent_id", "session_id", "group_id")
                   if data.get(name)}
         if not scopes:
