@@ -53,6 +53,32 @@ def _run_in_background(task, args: tuple) -> None:
     _background_pool().submit(run)
 
 
+def drain_background(timeout: float = 60.0) -> bool:
+    """Wait until every background task queued so far has run (True), or `timeout` passes (False).
+    The test suite drains after each test, so that a job one test queued never runs inside the next
+    one's transaction window (it would count as another writer there: reflection.open_writes_started_at)."""
+    with _background_lock:
+        pool = _background
+    if pool is None:
+        return True
+    workers = max(1, settings.EAGER_BACKGROUND_WORKERS)
+    barrier = threading.Barrier(workers + 1)
+
+    def wait_at_barrier() -> None:  # every worker reaches it only after the tasks queued before it
+        try:
+            barrier.wait(timeout)
+        except threading.BrokenBarrierError:
+            pass
+
+    for _ in range(workers):
+        pool.submit(wait_at_barrier)
+    try:
+        barrier.wait(timeout)
+        return True
+    except threading.BrokenBarrierError:
+        return False
+
+
 _discovery_lock = threading.Lock()
 
 

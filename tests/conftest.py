@@ -85,6 +85,16 @@ def _flush_access_counts_before_the_database_goes(django_db_setup, django_db_blo
     discard_local_access_counts()
 
 
+@pytest.fixture(autouse=True)
+def _background_jobs_end_with_their_test():
+    """A job a test queued on the in-process background pool finishes before the next test starts
+    (torn down after the test's transaction is rolled back, so a job waiting on its locks can end)."""
+    yield
+    from memories.queue import drain_background
+
+    drain_background(timeout=30)
+
+
 @pytest.fixture
 def tenant_a(key_a):
     return key_a.api_key.tenant
