@@ -12,6 +12,8 @@ refused.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import unicodedata
 
 from memories.errors import InvalidOperation
@@ -56,3 +58,12 @@ def normalize_identifier(value: str, *, field: str = "user_id") -> str:
 def strip_invisible(text: str) -> str:
     """Text without format characters (zero-width, bidi marks, BOM): what dedupe compares."""
     return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+def identifier_digest(value: str) -> str:
+    """A stand-in for an id where it must not appear (request logs): the same id gives the same
+    12 characters, so lines can still be followed, but without SECRET_KEY it can't be read back or
+    guessed by hashing candidate names."""
+    from django.conf import settings
+
+    return hmac.new(settings.SECRET_KEY.encode(), value.encode("utf-8"), hashlib.sha256).hexdigest()[:12]

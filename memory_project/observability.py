@@ -38,6 +38,26 @@ def request_id_for(incoming: str | None) -> str:
     return incoming if incoming and _SANE_ID.match(incoming) else uuid.uuid4().hex
 
 
+# Path parameters that name a person (REST's users/<user_id>/, sessions/<session_id>/, Mem0's
+# entities/user/<name>/): logged as a keyed digest, never as written.
+PERSONAL_PATH_PARAMETERS = frozenset({"user_id", "session_id", "name"})
+
+
+def logged_path(path: str, match) -> str:
+    """The request path as the log shows it: each personal path parameter replaced by
+    `~` + its keyed digest (identity.identifier_digest); the rest as requested."""
+    from memories.identity import identifier_digest
+
+    if match is None:
+        return path
+    for name, value in (match.kwargs or {}).items():
+        if name in PERSONAL_PATH_PARAMETERS and isinstance(value, str) and value:
+            path = path.replace(f"/{value}/", f"/~{identifier_digest(value)}/")
+            if path.endswith(f"/{value}"):
+                path = path[: -len(value)] + f"~{identifier_digest(value)}"
+    return path
+
+
 class RequestIdMiddleware:
     """First in the chain: the id, the request's log line and its latency by route."""
 
@@ -57,8 +77,9 @@ class RequestIdMiddleware:
             metrics.observe_request(route=route, method=request.method or "", status=response.status_code,
                                     seconds=seconds)
             if not request.path.startswith("/static/"):
-                logger.info("%s %s %s", request.method, request.path, response.status_code, extra={
-                    "method": request.method, "path": request.path, "route": route,
+                path = logged_path(request.path, match)
+                logger.info("%s %s %s", request.method, path, response.status_code, extra={
+                    "method": request.method, "path": path, "route": route,
                     "status": response.status_code, "duration_ms": round(seconds * 1000, 2),
                     "key_id": getattr(getattr(request, "user", None), "key_id", None)})
             return response

@@ -1,6 +1,7 @@
 """One spelling per identity: ids are NFKC-normalised on the way in, ids with
 invisible characters are refused, and dedupe ignores invisible characters."""
 
+import logging
 from io import StringIO
 from urllib.parse import quote
 
@@ -69,3 +70,19 @@ def test_the_normalize_command_renames_old_ids_and_reports_collisions(api, tenan
     assert "COLLISION" in out.getvalue() and "ids renamed: 1" in out.getvalue()
     assert MemoryItem.objects.filter(user_id="ren\u00e9").count() == 1
     assert MemoryItem.objects.filter(user_id="\uff5a\uff4f\uff45").exists()  # reported, not merged
+
+
+def test_request_logs_carry_a_keyed_digest_of_a_user_id_never_the_id(api, caplog):
+    from memories.identity import identifier_digest
+
+    api.remember("josé.garcía", "Likes tea.")
+    with caplog.at_level(logging.INFO, logger="memory.requests"):
+        caplog.clear()
+        assert api.get("users/jos%C3%A9.garc%C3%ADa/traits").status_code == 200
+        api.post("sessions/s-josé-1/end", {"user_id": "josé.garcía"})
+        api.get("memories?user_id=jos%C3%A9.garc%C3%ADa")
+    lines = [(r.getMessage(), getattr(r, "path", "")) for r in caplog.records if r.name == "memory.requests"]
+    assert len(lines) == 3 and not any("josé" in message or "josé" in path for message, path in lines), lines
+    assert lines[0][1] == f"/api/v1/users/~{identifier_digest('josé.garcía')}/traits"
+    assert lines[1][1] == f"/api/v1/sessions/~{identifier_digest('s-josé-1')}/end"
+    assert identifier_digest("josé.garcía") != identifier_digest("jose.garcia")
