@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 from django.conf import settings
@@ -100,11 +100,30 @@ def conversation_job_retry(*, tenant: Tenant, job_id: uuid.UUID | str) -> Conver
         job = get_or_not_found(ConversationJob.objects.select_for_update().filter(tenant=tenant), "job", id=job_id)
         if job.status != JobStatus.FAILED:
             raise InvalidOperation(f"only failed jobs can be retried; this one is {job.status}", field="status")
+        if job.turns_dropped_at is not None:
+            raise InvalidOperation("this job's turns were emptied after CONVERSATION_RAW_RETENTION_DAYS; "
+                                   "send the conversation again", field="messages")
         job.status, job.error = JobStatus.QUEUED, ""
         job.save(update_fields=["status", "error"])
         _enqueue(job.id, background=_is_long(job.messages))
     job.refresh_from_db()
     return job
+
+
+def conversation_turns_expire(*, now: datetime | None = None, batch: int = 1000) -> int:
+    """Empty the raw turns of jobs finished more than CONVERSATION_RAW_RETENTION_DAYS ago (0: keep
+    them): what a conversation said stays only as the memories and episodes it left (which have
+    their own expiry and review), never as a second, unreviewed copy kept for as long as the user
+    exists. The job keeps its status, outcome, counts and warnings; the memories keep their sources.
+    Returns the jobs emptied (at most `batch` a run; the beat job comes back daily)."""
+    days = settings.CONVERSATION_RAW_RETENTION_DAYS
+    if days <= 0:
+        return 0
+    now = now or timezone.now()
+    due = (ConversationJob.objects.filter(status__in=[JobStatus.DONE, JobStatus.FAILED], turns_dropped_at__isnull=True,
+                                          finished_at__lt=now - timedelta(days=days))
+           .order_by("finished_at").values_list("id", flat=True)[:batch])
+    return ConversationJob.objects.filter(id__in=list(due)).update(messages=[], turns_dropped_at=now)
 
 
 def conversation_job_mark(job_id: str, status: str, error: str = "") -> None:

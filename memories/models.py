@@ -324,6 +324,9 @@ class ConversationJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the raw turns were emptied (CONVERSATION_RAW_RETENTION_DAYS after the job finished): the
+    # outcome, counts and the memories' sources stay.
+    turns_dropped_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "conversation_jobs"

@@ -82,3 +82,11 @@ def archive_expired() -> dict:
     from memories.writing import memories_archive_expired
 
     return {"archived": memories_archive_expired(limit=settings.EXPIRY_BATCH)}
+
+
+@shared_task
+def expire_conversation_turns() -> dict:
+    """Empty the raw turns of jobs finished CONVERSATION_RAW_RETENTION_DAYS ago; a daily beat job."""
+    from memories.ingestion import conversation_turns_expire
+
+    return {"jobs_emptied": conversation_turns_expire()}

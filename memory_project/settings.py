@@ -362,6 +362,9 @@ MEMORY_IMPORTANCE_THRESHOLD = env_float("MEMORY_IMPORTANCE_THRESHOLD", 0.3)  # b
 MEMORY_REVIEW_CONFIDENCE = env_float("MEMORY_REVIEW_CONFIDENCE", 0.5)  # below: held for review
 MEMORY_NEAR_DUPLICATE = env_float("MEMORY_NEAR_DUPLICATE", 0.95)  # cosine at or above: same memory
 SENSITIVE_DETECTORS = [d for d in env_str("SENSITIVE_DETECTORS", "email,phone,card,national_id").split(",") if d]
+# A finished conversation job's raw turns are emptied this many days after it finished (0: kept until
+# the user is erased); the memories, episodes and sources it left stay.
+CONVERSATION_RAW_RETENTION_DAYS = env_int("CONVERSATION_RAW_RETENTION_DAYS", 30)
 WORKING_MEMORY_SIZE = env_int("WORKING_MEMORY_SIZE", 50)
 WORKING_MEMORY_TTL = env_int("WORKING_MEMORY_TTL", 24 * 3600)
 # Where working memory lives: auto (Redis when REDIS_URL is set, else the database), redis, database, off.
@@ -417,6 +420,7 @@ CELERY_BEAT_SCHEDULE = {
     "dissolve-weak-traits": {"task": "reflection.tasks.dissolve_weak_traits", "schedule": 86400.0},
     "consistency-check": {"task": "reflection.tasks.consistency_check", "schedule": 86400.0},
     "flush-access-counts": {"task": "memories.tasks.flush_access_counts", "schedule": 300.0},
+    "expire-conversation-turns": {"task": "memories.tasks.expire_conversation_turns", "schedule": 86400.0},
     "archive-expired": {"task": "memories.tasks.archive_expired",
                         "schedule": env_float("EXPIRY_INTERVAL", 600.0)},
 }

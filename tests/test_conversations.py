@@ -200,3 +200,33 @@ def test_200_near_identical_sentences_are_one_job_without_a_version_conflict(api
     job = converse(api, turns)
     assert job["status"] == "done", job["error"]
     assert job["counts"].get("UPDATE", 0) >= 1 and job["counts"].get("ADD", 0) >= 1
+
+
+def test_raw_turns_are_emptied_after_the_retention_and_the_outcome_stays(api, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memories.ingestion import conversation_turns_expire
+    from memories.models import ConversationJob, MemorySource
+
+    job = converse(api, ["I have a cat named Miso.", "I live in Porto."])
+    kept = ConversationJob.objects.get(id=job["job_id"])
+    assert kept.messages and kept.status == "done"
+    now = timezone.now()
+    assert conversation_turns_expire(now=now + timedelta(days=29)) == 0  # within CONVERSATION_RAW_RETENTION_DAYS
+    assert conversation_turns_expire(now=now + timedelta(days=31)) == 1
+    emptied = ConversationJob.objects.get(id=job["job_id"])
+    assert emptied.messages == [] and emptied.turns_dropped_at is not None
+    assert (emptied.status, emptied.counts, emptied.operations) == (kept.status, kept.counts, kept.operations)
+    assert MemorySource.objects.filter(job_id=str(kept.id)).count() == 2  # the memories keep their sources
+    assert conversation_turns_expire(now=now + timedelta(days=60)) == 0  # once
+
+    failed = converse(api, ["I like tea."], session_id="s2")
+    ConversationJob.objects.filter(id=failed["job_id"]).update(status="failed", finished_at=now - timedelta(days=40))
+    assert conversation_turns_expire() == 1
+    answer = api.post(f"jobs/{failed['job_id']}/retry", {})
+    assert answer.status_code == 400 and "messages" in answer.json()
+    settings.CONVERSATION_RAW_RETENTION_DAYS = 0
+    ConversationJob.objects.update(turns_dropped_at=None)
+    assert conversation_turns_expire(now=now + timedelta(days=365)) == 0  # 0 keeps them
