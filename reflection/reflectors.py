@@ -14,7 +14,13 @@ from typing import Protocol
 
 from django.conf import settings
 
-from memories.extraction import ExtractionError, is_about_someone_else, load_prompt, third_person_verb
+from memories.extraction import (
+    HABITUAL_PRESENT,
+    ExtractionError,
+    is_about_someone_else,
+    load_prompt,
+    third_person_verb,
+)
 from memories.models import MemoryItem
 from memories.text import has_han, query_tokens
 from traits.models import Trait
@@ -112,7 +118,7 @@ def memory_signal(memory: MemoryItem) -> tuple[str, str, str, str] | None:
         if match and _object_key(match.group(1)):
             return "+", _object_key(match.group(1)), "behavior", "B"
     elif _FREQUENCY.search(text):
-        key = _object_key(_FREQUENCY.sub(" ", _predicate(text)))
+        key = _object_key(_FREQUENCY.sub(" ", habitual(_predicate(text))))  # "had another run" is a run
         if key:
             return "+", key, "behavior", "B"
     if "wish" in (memory.tags or []) and _POSITIVE.search(text):  # asked for outright: as strong as a habit
@@ -149,6 +155,22 @@ def _sentence(predicate: str) -> str:
     return (predicate[:1].upper() + predicate[1:]).strip()
 
 
+# What ties a report to one occasion ("today", "this morning", "again", "another", an anchored date):
+# a habit is what stays when they go.
+_OCCASION = re.compile(r"\s*\([^)]*\)|\b(?:today|tonight|this (?:morning|evening|afternoon|week)|yesterday|"
+                       r"again|another)\b\s*", re.I)
+
+
+def habitual(predicate: str) -> str:
+    """A reported occasion as the habit it shows: 'had another early morning run today, 6am as usual'
+    -> 'has early morning run, 6am as usual' (the past verb in the habitual present, the occasion gone)."""
+    words = predicate.split(" ", 1)
+    if words and words[0].lower() in HABITUAL_PRESENT:
+        predicate = " ".join([HABITUAL_PRESENT[words[0].lower()], *words[1:]])
+    plain = _OCCASION.sub(" ", predicate)
+    return re.sub(r"\s+,", ",", re.sub(r"\s{2,}", " ", plain)).strip(" ,")
+
+
 def trait_text(memory_text: str, polarity: str, subtype: str) -> str:
     """The trait as a reviewer would write it, in the memory's language: "Has a flat white most mornings",
     "Usually runs before work", "Prefers tea over coffee", "Doesn't like loud music"; "每天早上喝咖啡",
@@ -163,10 +185,11 @@ def trait_text(memory_text: str, polarity: str, subtype: str) -> str:
         return f"喜欢{what}" if polarity == "+" else f"不喜欢{what}"
     predicate = _predicate(memory_text)
     if subtype == "behavior":
-        plain = predicate
+        habit = habitual(predicate)
+        plain = habit
         for phrase, most in _PLAIN_FREQUENCY.items():
             plain = re.sub(rf"\b{phrase}\b", most, plain, flags=re.I)
-        had_most = plain != predicate or re.search(r"\bmost \w+s\b", plain)
+        had_most = plain != habit or re.search(r"\bmost \w+s\b", plain)
         plain = re.sub(r"\s+", " ", _FREQUENCY.sub(lambda m: m.group(0) if m.group(0).lower().startswith("most")
                                                     else "", plain)).strip()
         return _sentence(plain if had_most else f"usually {plain}")

@@ -70,8 +70,9 @@ def test_which_turns_say_what_was_forgotten(forgotten, turn, says):
 @pytest.mark.parametrize("said, kept, tag", [
     ("I always run before work, it clears my head.", "User always runs before work", "habit"),
     ("I have a flat white every morning.", "User has a flat white every morning", "habit"),
-    ("Another early morning run today, 6am as usual.", "User: Another early morning run today, 6am as usual",
+    ("Another early morning run today, 6am as usual.", "User had another early morning run today",
      "habit"),
+    ("Ran 10k this morning at dawn before the office.", "User ran 10k this morning", "habit"),
     ("我习惯每天早上跑步。", "用户习惯每天早上跑步", "habit"),
     ("Please keep it brief.", "User wants the assistant to keep it brief", "wish"),
     ("Keep your answers short and direct.", "User wants the assistant to keep the answers short and direct", "wish"),
@@ -83,6 +84,19 @@ def test_habits_and_wishes_are_kept_as_facts(api, said, kept, tag):
     assert [op["operation"] for op in job["operations"]] == ["ADD"], job["operations"]
     memory = MemoryItem.objects.get(id=job["operations"][0]["memory_id"])
     assert memory.text.startswith(kept) and tag in memory.tags
+
+
+@pytest.mark.parametrize(("fact", "trait"), [
+    ("User had another early morning run today (November 27, 2026), 6am as usual",
+     "Usually has early morning run, 6am"),
+    ("User ran 10k this morning at dawn before the office", "Usually runs 10k at dawn before the office"),
+    ("User went to the gym again", "Usually goes to the gym"),
+    ("User always runs along the river before work, it clears User's head", "Usually runs along the river before work"),
+])
+def test_a_reported_occasion_becomes_the_habit_it_shows(fact, trait):
+    from reflection.reflectors import trait_text
+
+    assert trait_text(fact, "+", "behavior") == trait
 
 
 def test_a_wish_about_answers_stays_about_the_answers(api):

@@ -34,6 +34,7 @@ from memories.extraction.llm_extractor import (
 )
 from memories.extraction.rules import (
     ABOUT_OTHER_TAG,
+    HABITUAL_PRESENT,
     UNKNOWN_SPEAKER,
     RulesExtractor,
     chinese_third_person,
@@ -77,6 +78,7 @@ __all__ = [
     "load_prompt",
     "parse_llm_reply",
     "speaker_name",
+    "HABITUAL_PRESENT",
     "third_person_verb",
     "to_third_person",
     "get_extractor",

@@ -40,6 +40,29 @@ _PAST_TENSE = frozenset("""went got ran met bought saw took made wrote read lost
     woke wore ate fell forgot held paid said sent slept sold spoke stood understood might may must""".split())
 
 
+# Past forms a report starts with, and the habitual present a trait says them in ("ran" -> "runs").
+HABITUAL_PRESENT = {"had": "has", "ran": "runs", "went": "goes", "did": "does", "took": "takes", "made": "makes",
+                    "got": "gets", "swam": "swims", "rode": "rides", "ate": "eats", "drank": "drinks",
+                    "walked": "walks", "cooked": "cooks", "played": "plays", "worked": "works", "jogged": "jogs",
+                    "cycled": "cycles", "hiked": "hikes", "biked": "bikes", "read": "reads", "wrote": "writes",
+                    "slept": "sleeps", "woke": "wakes", "practised": "practises", "practiced": "practices",
+                    "meditated": "meditates", "stretched": "stretches", "lifted": "lifts", "trained": "trains"}
+_REPORT_OPENERS = frozenset("another a an the one two three more early late morning evening quick long short "
+                            "great good nice first usual".split())
+
+
+def report_as_sentence(clause: str, name: str) -> str:
+    """A report said without a subject, as a sentence about its speaker: "Ran 10k this morning" ->
+    "User ran 10k this morning"; "Another early morning run today, 6am as usual" -> "User had another
+    early morning run today, 6am as usual" (an event named by a noun: had)."""
+    body = clause.strip().rstrip(" .!")
+    first = body.split(" ", 1)[0].lower()
+    lowered = body[0].lower() + body[1:] if first in _PAST_TENSE or first in HABITUAL_PRESENT \
+        or first in _REPORT_OPENERS else body
+    verb_first = first in _PAST_TENSE or first in HABITUAL_PRESENT or first.endswith("ed")
+    return f"{name} {lowered}" if verb_first else f"{name} had {lowered}"
+
+
 def third_person_verb(verb: str) -> str:
     lower = verb.lower()
     if lower in _VERB_3RD:
@@ -177,7 +200,9 @@ _HABIT_EN = re.compile(
     r"morning|evening|night|week)|daily|nightly|weekly|most (?:days|mornings|evenings|nights)|as usual|again)\b",
     re.I)
 _HABIT_ZH = re.compile("习惯|一般|通常|总是|经常|每天|每周|每晚|每个?(?:早上|晚上|周末)|照常|照例|又")
-_REPORT_EN = re.compile(r"^(?:another|one more|yet another)\b|\bas usual\b", re.I)
+_REPORT_EN = re.compile(r"^(?:another|one more|yet another)\b|\bas usual\b|"
+                        r"^(?:ran|swam|rode|walked|jogged|cycled|hiked|biked|meditated|stretched|lifted|trained|"
+                        r"practi[sc]ed|worked out)\b", re.I)  # an activity reported by its verb: "Ran 10k at dawn"
 # How people say a wish about the answers they get: an instruction to the assistant ("Please keep it brief",
 # "Keep your answers short and direct", "Don't use emojis", "请简短一点") or a first-person wish about it
 # ("I'd rather you ...", "I like short answers"). The wish stays about the assistant's answers.
@@ -346,9 +371,8 @@ class RulesExtractor:
             text, tags = self._rewrite(clause, subject)
         elif not _REPORT_EN.search(clause) or _FIRST_PERSON.search(clause) or self.small_talk(clause):
             return None
-        else:  # a report without a subject: in the speaker's words, under their name
-            name = speaker_name(subject, False)
-            text, tags = f"{name}: {clause.rstrip(' .!')}", []
+        else:  # a report without a subject: a sentence about its speaker, in their words
+            text, tags = report_as_sentence(clause, speaker_name(subject, False)), []
         return text, ["habit", *tags], 0.7
 
     def _wish(self, clause: str, subject: str) -> tuple[str, list[str], float] | None:
