@@ -396,8 +396,9 @@ CONTEXT_DUPLICATE_SIMILARITY = env_float("CONTEXT_DUPLICATE_SIMILARITY", 0.8)  #
 # /context with session_id: the session's memories rank up by this share of their score (the block still shows
 # the user's other sessions; search keeps session_id as a filter).
 CONTEXT_SESSION_BOOST = env_float("CONTEXT_SESSION_BOOST", 0.25)
-# An episode in the context shows its matching turns (with neighbours), at most this many characters. Chosen on LoCoMo by folds (bench/README.md,
-# "What the agent is told"): 160 carried evidence for 0.78 of questions at 2,000 characters, 320 for 0.75.
+# An episode in the context shows its matching turns (with neighbours), at most this many characters.
+# Chosen on LoCoMo by folds (bench/README.md, "What the agent is told"): 160 carried evidence for 0.78
+# of questions at 2,000 characters, 320 for 0.75.
 CONTEXT_EPISODE_LINE_CHARS = env_int("CONTEXT_EPISODE_LINE_CHARS", 160)
 # The context block's headings: en, zh, or auto (the language of the question and the lines shown).
 CONTEXT_LANGUAGE = env_str("CONTEXT_LANGUAGE", "auto")
