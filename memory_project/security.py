@@ -42,6 +42,10 @@ class RefuseNulCharactersMiddleware:
         return HttpResponseBadRequest(message, content_type="text/plain")
 
 
+# The REST API and Mem0's routes (mounted at /v1/, /v2/, /v3/): every door answers within the same bound.
+BOUNDED_ANSWER_PREFIXES = ("/api/", "/v1/", "/v2/", "/v3/")
+
+
 class BoundedApiAnswerMiddleware:
     """No API answer is larger than API_MAX_RESPONSE_BYTES: a bigger one is
     replaced by a 413 that says how to ask for less (fewer items, no `data`)."""
@@ -55,7 +59,7 @@ class BoundedApiAnswerMiddleware:
 
         response = self.get_response(request)
         limit = settings.API_MAX_RESPONSE_BYTES
-        if (limit and request.path.startswith("/api/") and not getattr(response, "streaming", False)
+        if (limit and request.path.startswith(BOUNDED_ANSWER_PREFIXES) and not getattr(response, "streaming", False)
                 and len(response.content) > limit):
             return JsonResponse({"detail": f"the answer would be {len(response.content)} bytes, over the "
                                            f"{limit}-byte limit (API_MAX_RESPONSE_BYTES): ask for fewer items "

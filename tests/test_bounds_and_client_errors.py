@@ -147,6 +147,27 @@ def test_no_answer_exceeds_the_configured_size(api, settings):
     assert api.get("memories?user_id=alice").status_code == 200
 
 
+def test_search_refuses_an_unbounded_memory_types_list(api):
+    answer = api.post("memories/search", {"user_id": "alice", "query": "tea", "memory_types": ["fact"] * 100_000})
+    assert answer.status_code == 400 and "memory_types" in answer.json()
+
+
+def test_mem0s_routes_answer_within_the_same_bound(api, key_a, settings):
+    """Mem0's get_all answered 8 MB where /api/v1 answers 413: every door has one bound."""
+    for n in range(5):
+        api.remember("alice", f"Fact {n} " + "z" * 5_000)
+    settings.API_MAX_RESPONSE_BYTES = 20_000
+
+    def get_all():
+        return api.client.post("/v3/memories/", data=json.dumps({"filters": {"user_id": "alice"}}),
+                               content_type="application/json", HTTP_AUTHORIZATION=f"Token {key_a.raw_key}")
+
+    answer = get_all()
+    assert answer.status_code == 413 and "API_MAX_RESPONSE_BYTES" in answer.json()["detail"]
+    settings.API_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+    assert get_all().status_code == 200
+
+
 # --------------------------------------------------------------------------- quotas
 
 

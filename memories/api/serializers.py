@@ -248,7 +248,7 @@ class MemorySearchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     query = StrictCharField(max_length=settings.SEARCH_MAX_QUERY_CHARS)
     mode = serializers.ChoiceField(choices=MODES, required=False, default="hybrid")
     memory_types = serializers.ListField(child=serializers.ChoiceField(choices=MemoryType.choices), required=False,
-                                         allow_empty=False)
+                                         allow_empty=False, max_length=len(MemoryType.values))  # each type once
     tags = serializers.ListField(child=StrictCharField(max_length=100), required=False, allow_empty=False,
                                  max_length=settings.MEMORY_MAX_TAGS)
     start_time = BoundedDateTimeField(required=False)
