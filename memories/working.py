@@ -57,8 +57,10 @@ def working_store(setting: str, redis_url: str) -> str:
 
 
 def _store() -> str:
-    store = working_store(settings.WORKING_MEMORY_STORE, settings.REDIS_URL)
-    return store
+    return working_store(settings.WORKING_MEMORY_STORE, settings.REDIS_URL)
+
+
+_OFF = "working memory is off (WORKING_MEMORY_STORE, or redis without REDIS_URL)"
 
 
 def worth_holding(text: str, confidence: float, *, min_confidence: float, min_chars: int) -> bool:
@@ -76,7 +78,7 @@ def working_memory_push(items: list[MemoryItem]) -> int:
     each user's newest WORKING_MEMORY_SIZE and renew their TTL. Returns how many entered."""
     store = _store()
     if store == "off":
-        raise WorkingMemoryUnavailable("working memory is off (WORKING_MEMORY_STORE, or redis without REDIS_URL)")
+        raise WorkingMemoryUnavailable(_OFF)
     held = [item for item in items if worth_holding(item.text, item.confidence,
                                                      min_confidence=settings.WORKING_MEMORY_MIN_CONFIDENCE,
                                                      min_chars=settings.WORKING_MEMORY_MIN_CHARS)]
@@ -138,7 +140,7 @@ def working_memory_recent(tenant_id: int, user_id: str, limit: int | None = None
     store = _store()
     limit = limit or settings.WORKING_MEMORY_SIZE
     if store == "off":
-        raise WorkingMemoryUnavailable("working memory is off (WORKING_MEMORY_STORE, or redis without REDIS_URL)")
+        raise WorkingMemoryUnavailable(_OFF)
     if store == "database":
         rows = (WorkingMemoryEntry.objects.filter(tenant_id=tenant_id, user_id=user_id,
                                                   expires_at__gt=timezone.now())
