@@ -78,6 +78,7 @@ def first_rank(ranked: list[str], wanted: set[str]) -> int | None:
 
 
 def run_chinese_user(tenant, embedder, user: dict, scores: dict, query_ms: list[float]) -> None:
+    from memories.embedding import search_query_vector
     from memories.search import SearchQuery, memory_search
     from memories.vectors import embed_items
     from memories.writing import MemorySpec, memory_create_batch
@@ -86,10 +87,9 @@ def run_chinese_user(tenant, embedder, user: dict, scores: dict, query_ms: list[
                                   specs=[MemorySpec(user_id=user["user_id"], text=m["text"]) for m in user["memories"]])
     embed_items([str(r.memory.id) for r in results], embedder=embedder)
     topic_of = {str(r.memory.id): m["topic"] for r, m in zip(results, user["memories"], strict=True)}
-    search_vector = getattr(embedder, "embed_search_query", embedder.embed_query)
     for question in user["questions"]:
         started = time.perf_counter()
-        search_vector(question["text"])
+        search_query_vector(embedder, question["text"])
         query_ms.append((time.perf_counter() - started) * 1000)
         for mode in MODES:
             found = memory_search(tenant=tenant, embedder=embedder, query=SearchQuery(

