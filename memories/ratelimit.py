@@ -146,6 +146,10 @@ def login_limit() -> Limit:
     return Limit(settings.ADMIN_LOGIN_MAX_FAILURES, settings.ADMIN_LOGIN_LOCKOUT_SECONDS)
 
 
+def login_client_limit() -> Limit:
+    return Limit(settings.ADMIN_LOGIN_MAX_FAILURES_PER_CLIENT, settings.ADMIN_LOGIN_LOCKOUT_SECONDS)
+
+
 def api_request_allowed(*, key_id: int, tenant_id: int) -> Decision:
     """A request of one key: counted against the key and its tenant (one
     round trip for both); the stricter decides."""

@@ -8,7 +8,6 @@ an allowed network (METRICS_ALLOWED_NETWORKS), nobody else.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import os
@@ -22,6 +21,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
 from memories import metrics
+from memories.network import client_of
 
 _request_id: ContextVar[str] = ContextVar("request_id", default="")
 _SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
@@ -82,7 +82,8 @@ class RequestIdMiddleware:
                 logger.info("%s %s %s", request.method, path, response.status_code, extra={
                     "method": request.method, "path": path, "route": route,
                     "status": response.status_code, "duration_ms": round(seconds * 1000, 2),
-                    "key_id": getattr(getattr(request, "user", None), "key_id", None)})
+                    "key_id": getattr(getattr(request, "user", None), "key_id", None),
+                    "client": client_of(request.META).address})
             return response
         finally:
             _request_id.reset(token)
@@ -124,11 +125,12 @@ def _client_allowed(request: HttpRequest) -> bool:
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() == "bearer" and given and _constant_time_equal(given.strip(), token):
             return True
-    try:
-        address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
-    except ValueError:
+    from memories.network import in_networks, parse_networks
+
+    client = client_of(request.META)
+    if client.forwarded_by_untrusted_peer:  # a proxy we were not told about: the client is unknown
         return False
-    return any(address in ipaddress.ip_network(network, strict=False) for network in settings.METRICS_ALLOWED_NETWORKS)
+    return in_networks(client.address, parse_networks(tuple(settings.METRICS_ALLOWED_NETWORKS)))
 
 
 def _constant_time_equal(a: str, b: str) -> bool:

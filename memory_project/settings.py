@@ -277,12 +277,14 @@ TENANT_MAX_BYTES = env_int("TENANT_MAX_BYTES", 2 * 1024 ** 3)
 QUOTA_USAGE_CACHE_SECONDS = env_int("QUOTA_USAGE_CACHE_SECONDS", 30)
 # Rate limits (fixed windows; counters in Redis when configured, else the database). Per key and per
 # tenant, requests per window: an agent in normal use (a few requests a turn) never meets them; one key
-# sending as fast as the server answers does. Bad keys and admin logins are counted per client address.
+# sending as fast as the server answers does. Bad keys and admin logins are counted per client address
+# (behind a proxy, see TRUSTED_PROXIES).
 RATE_LIMIT_WINDOW_SECONDS = env_int("RATE_LIMIT_WINDOW_SECONDS", 10)
 RATE_LIMIT_KEY_REQUESTS = env_int("RATE_LIMIT_KEY_REQUESTS", 300)  # 30/s on average, bursts within the window
 RATE_LIMIT_TENANT_REQUESTS = env_int("RATE_LIMIT_TENANT_REQUESTS", 1000)
 RATE_LIMIT_BAD_KEY_REQUESTS = env_int("RATE_LIMIT_BAD_KEY_REQUESTS", 20)
-ADMIN_LOGIN_MAX_FAILURES = env_int("ADMIN_LOGIN_MAX_FAILURES", 5)
+ADMIN_LOGIN_MAX_FAILURES = env_int("ADMIN_LOGIN_MAX_FAILURES", 5)  # per user name and client
+ADMIN_LOGIN_MAX_FAILURES_PER_CLIENT = env_int("ADMIN_LOGIN_MAX_FAILURES_PER_CLIENT", 20)  # any names, one client
 ADMIN_LOGIN_LOCKOUT_SECONDS = env_int("ADMIN_LOGIN_LOCKOUT_SECONDS", 900)
 # Timestamps clients send (message times, valid_at): outside these years they are a typo or a probe.
 TIMESTAMP_MIN_YEAR, TIMESTAMP_MAX_YEAR = 1900, 2200
@@ -444,10 +446,31 @@ LOGGING = {
                 "memory.requests": {"level": env_str("REQUEST_LOG_LEVEL", "INFO")}},
 }
 
+# Reverse proxies allowed to name the client (X-Forwarded-For): networks, comma-separated, empty by
+# default (then the TCP peer is the client). Every per-address rule (/metrics, bad-key limits, admin
+# login throttling, logs) uses the client found this way (memories/network.py, docs/deploy.md).
+TRUSTED_PROXIES = [n.strip() for n in env_str("TRUSTED_PROXIES", "").split(",") if n.strip()]
+
 # /metrics (Prometheus text): open to a bearer METRICS_TOKEN, or to clients in METRICS_ALLOWED_NETWORKS.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 METRICS_ALLOWED_NETWORKS = [n.strip() for n in env_str("METRICS_ALLOWED_NETWORKS", "127.0.0.1/32,::1/128").split(",")
                             if n.strip()]
+
+
+def _check_networks(name: str, spellings: list[str]) -> None:
+    import ipaddress
+
+    for spelling in spellings:
+        try:
+            ipaddress.ip_network(spelling, strict=False)
+        except ValueError as error:
+            from django.core.exceptions import ImproperlyConfigured
+
+            raise ImproperlyConfigured(f"{name}: {spelling!r} is not a network ({error})") from None
+
+
+_check_networks("TRUSTED_PROXIES", TRUSTED_PROXIES)
+_check_networks("METRICS_ALLOWED_NETWORKS", METRICS_ALLOWED_NETWORKS)
 
 _local = BASE_DIR / "memory_project" / "local_settings.py"
 if _local.exists():

@@ -8,6 +8,7 @@ from rest_framework import authentication, exceptions, permissions, throttling
 from memories import ratelimit
 from memories.keys import authenticate_header
 from memories.models import ApiKey, Tenant
+from memories.network import client_of
 from memories.permissions import KeyAction, key_may
 
 
@@ -39,7 +40,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         header = authentication.get_authorization_header(request).decode("latin-1")
         if not header:
             return None
-        found = authenticate_header(header, client_address=request.META.get("REMOTE_ADDR", ""),
+        found = authenticate_header(header, client_address=client_of(request.META).address,
                                     schemes=self.schemes)
         if found.problem == "throttled":  # a client address that keeps sending bad keys gets 429s
             raise exceptions.Throttled(wait=found.retry_after, detail="Too many bad API keys from this "

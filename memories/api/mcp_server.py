@@ -36,6 +36,7 @@ from memories.context import ContextRequest
 from memories.errors import MemoryError_
 from memories.keys import HeaderAuthentication, api_key_authenticate, authenticate_header
 from memories.models import ApiKey
+from memories.network import client_of, meta_of_asgi_scope
 from memories.search import SearchPlan, SearchQuery, listed_in_scope
 
 INSTRUCTIONS = (
@@ -252,7 +253,7 @@ class KeyCheck:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-        client_address = (scope.get("client") or ("", 0))[0] or ""
+        client_address = client_of(meta_of_asgi_scope(scope)).address
 
         def authenticate() -> HeaderAuthentication:  # the REST API's check, bad-key limit included
             close_old_connections()

@@ -1,0 +1,111 @@
+"""Behind a reverse proxy: only TRUSTED_PROXIES may name the client, and every
+per-address rule (/metrics, bad keys, admin logins, logs) uses the client so found."""
+
+import ipaddress
+import json
+import logging
+
+import pytest
+from django.test import Client, override_settings
+
+from memories.network import Client as Found
+from memories.network import meta_of_asgi_scope, resolve_client
+
+PROXY = (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("10.0.0.0/8"))
+
+
+@pytest.mark.parametrize(("peer", "forwarded_for", "trusted", "found"), [
+    # No proxy configured: the TCP peer is the client, forwarding headers only mark it as unvouched.
+    ("203.0.113.5", "", (), Found("203.0.113.5")),
+    ("127.0.0.1", "198.51.100.7", (), Found("127.0.0.1", forwarded_by_untrusted_peer=True)),
+    # A trusted proxy: the right-most address that is not itself trusted.
+    ("127.0.0.1", "198.51.100.7", PROXY, Found("198.51.100.7")),
+    ("127.0.0.1", "1.1.1.1, 198.51.100.7", PROXY, Found("198.51.100.7")),  # the client prepended a lie
+    ("127.0.0.1", "198.51.100.7, 10.1.2.3", PROXY, Found("198.51.100.7")),  # two proxies of ours
+    ("127.0.0.1", "10.1.2.3", PROXY, Found("10.1.2.3")),  # every hop trusted: the left-most
+    ("127.0.0.1", "", PROXY, Found("127.0.0.1")),  # the proxy's own request (a health check)
+    ("127.0.0.1", "198.51.100.7:4431", PROXY, Found("198.51.100.7")),  # a port on the hop
+    ("127.0.0.1", "[2001:db8::1]:443", PROXY, Found("2001:db8::1")),
+    ("127.0.0.1", "unknown", PROXY, Found("", forwarded_by_untrusted_peer=True)),
+    # An untrusted peer cannot name anyone, whatever it sends.
+    ("203.0.113.5", "127.0.0.1", PROXY, Found("203.0.113.5", forwarded_by_untrusted_peer=True)),
+    ("::ffff:127.0.0.1", "198.51.100.7", PROXY, Found("198.51.100.7")),  # IPv4 mapped into IPv6
+    ("", "", PROXY, Found("")),
+])
+def test_resolve_client(peer, forwarded_for, trusted, found):
+    assert resolve_client(peer, forwarded_for, trusted=trusted) == found
+
+
+def test_an_asgi_scope_reads_as_wsgi_meta():
+    scope = {"client": ("127.0.0.1", 5000), "headers": [(b"x-forwarded-for", b"198.51.100.7"), (b"host", b"x")]}
+    assert meta_of_asgi_scope(scope) == {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_FORWARDED_FOR": "198.51.100.7"}
+
+
+def test_an_unknown_network_in_settings_stops_the_start(monkeypatch):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import django; django.setup()"], capture_output=True, text=True,
+                          env={**__import__("os").environ, "DJANGO_SETTINGS_MODULE": "memory_project.settings",
+                               "TRUSTED_PROXIES": "10.0.0.0/8,proxy.local"})
+    assert done.returncode != 0 and "TRUSTED_PROXIES: 'proxy.local' is not a network" in done.stderr
+
+
+def test_metrics_behind_a_proxy(db, settings):
+    settings.METRICS_ALLOWED_NETWORKS, settings.METRICS_TOKEN = ["127.0.0.0/8"], ""
+    local = Client(REMOTE_ADDR="127.0.0.1")
+    assert local.get("/metrics").status_code == 200
+    # A proxy on this host that nobody named: whoever it forwards for is not loopback.
+    assert local.get("/metrics", HTTP_X_FORWARDED_FOR="203.0.113.5").status_code == 403
+    assert local.get("/metrics", HTTP_X_REAL_IP="203.0.113.5").status_code == 403
+    settings.TRUSTED_PROXIES = ["127.0.0.1/32"]
+    assert local.get("/metrics", HTTP_X_FORWARDED_FOR="203.0.113.5").status_code == 403  # the real client
+    assert local.get("/metrics", HTTP_X_FORWARDED_FOR="127.0.0.1").status_code == 200  # a local scraper
+    assert Client(REMOTE_ADDR="203.0.113.5").get("/metrics", HTTP_X_FORWARDED_FOR="127.0.0.1").status_code == 403
+
+
+@override_settings(RATE_LIMIT_BAD_KEY_REQUESTS=5, RATE_LIMIT_WINDOW_SECONDS=3600, TRUSTED_PROXIES=["127.0.0.1/32"])
+def test_bad_keys_are_counted_per_forwarded_client(db, key_a, settings):
+    settings.REDIS_URL = ""
+    proxy = Client(REMOTE_ADDR="127.0.0.1")
+
+    def codes(client_address, n):
+        return [proxy.get("/api/v1/memories", HTTP_AUTHORIZATION=f"Bearer mk_bad_{i}",
+                          HTTP_X_FORWARDED_FOR=client_address).status_code for i in range(n)]
+
+    assert codes("203.0.113.5", 7) == [401] * 5 + [429] * 2
+    assert codes("198.51.100.7", 2) == [401, 401]  # another client's typo is not punished for the guesser
+    assert codes("9.9.9.9, 203.0.113.5", 1) == [429]  # prepending an address does not escape the count
+
+
+@override_settings(ADMIN_LOGIN_MAX_FAILURES=3, ADMIN_LOGIN_MAX_FAILURES_PER_CLIENT=5,
+                   ADMIN_LOGIN_LOCKOUT_SECONDS=3600, TRUSTED_PROXIES=["127.0.0.1/32"])
+def test_a_remote_guesser_cannot_lock_the_operator_out(operator, db, settings, caplog):
+    settings.REDIS_URL = ""
+    operator("rita", "reviewers")
+    guesser = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.5")
+    for _ in range(3):
+        guesser.post("/admin/login/", {"username": "rita", "password": "wrong"})
+    assert "Too many failed logins" in guesser.post(
+        "/admin/login/", {"username": "rita", "password": "correct horse battery staple"}).content.decode()
+    assert any("from 203.0.113.5" in r.getMessage() for r in caplog.records)  # the log names the real client
+    operator_browser = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="198.51.100.7")
+    assert operator_browser.post("/admin/login/", {"username": "rita", "password": "correct horse battery staple"}
+                                 ).status_code == 302
+    # Spraying many names from one client meets the per-client limit.
+    sprayer = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="192.0.2.1")
+    for name in ("a", "b", "c", "d", "e"):
+        sprayer.post("/admin/login/", {"username": name, "password": "wrong"})
+    assert "Too many failed logins" in sprayer.post(
+        "/admin/login/", {"username": "rita", "password": "correct horse battery staple"}).content.decode()
+
+
+def test_the_request_log_names_the_forwarded_client(api, settings, caplog):
+    settings.TRUSTED_PROXIES = ["127.0.0.1/32"]
+    with caplog.at_level(logging.INFO, logger="memory.requests"):
+        api.client.get("/api/v1/memories?user_id=a", HTTP_X_FORWARDED_FOR="203.0.113.5")
+    record = next(r for r in caplog.records if r.name == "memory.requests")
+    assert record.client == "203.0.113.5"  # type: ignore[attr-defined]
+    from memory_project.observability import JsonFormatter
+
+    assert json.loads(JsonFormatter().format(record))["client"] == "203.0.113.5"
