@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from memories import writing
 from memories.access import record_memory_access
-from memories.applier import Applied
+from memories.applier import Applied, Submitter, apply_saves
 from memories.context import ContextRequest, PromptContext, build_context
 from memories.ingestion import conversation_job_create, memory_save_inferred
 from memories.models import ApiKey, ConversationJob, KeyRole, Tenant
@@ -38,16 +38,18 @@ def context_for_agent(*, tenant: Tenant, request: ContextRequest) -> PromptConte
 def memory_save(*, tenant: Tenant, spec: writing.MemorySpec, actor: str, infer: bool,
                 role: str = KeyRole.AGENT, api_key_id: int | None = None) -> Applied:
     """Save one memory as given (ADD, or NOOP/UPDATE of the same text), or with infer: decided against the
-    user's near-duplicates and applied by the applier (which may hold it for review)."""
+    user's near-duplicates. Either way the applier's gate may hold it for review (REVIEW)."""
     if infer:
         return memory_save_inferred(tenant=tenant, spec=spec, actor=actor, role=role, api_key_id=api_key_id)
-    result = writing.memory_create(tenant=tenant, spec=spec, actor=actor)
-    return Applied(result.operation, result.memory, reason=result.reason)  # type: ignore[arg-type]
+    return apply_saves(tenant=tenant, specs=[spec], submitter=Submitter(actor=actor, role=role,
+                                                                         api_key_id=api_key_id))[0]
 
 
-def memory_save_batch(*, tenant: Tenant, specs: Sequence[writing.MemorySpec], actor: str) -> list[writing.WriteResult]:
-    """Save many memories as given, in one transaction."""
-    return writing.memory_create_batch(tenant=tenant, specs=specs, actor=actor)
+def memory_save_batch(*, tenant: Tenant, specs: Sequence[writing.MemorySpec], actor: str,
+                      role: str = KeyRole.AGENT, api_key_id: int | None = None) -> list[Applied]:
+    """Save many memories as given, in one transaction; what the gate holds is REVIEW, in place."""
+    return apply_saves(tenant=tenant, specs=specs, submitter=Submitter(actor=actor, role=role,
+                                                                       api_key_id=api_key_id))
 
 
 def conversation_submit(*, tenant: Tenant, api_key: ApiKey | None, user_id: str, session_id: str,

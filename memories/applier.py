@@ -18,10 +18,17 @@ from typing import Literal
 from django.utils import timezone
 
 from memories.dedupe import DELETE, INVALIDATE, NOOP, UPDATE, Decision
-from memories.governance import review_candidate_create, review_hold, was_approved_by_operator
+from memories.governance import review_candidate_create, review_hold, save_hold, was_approved_by_operator
 from memories.models import Candidate, CandidateOperation, ConversationJob, MemoryItem, MemoryStatus, Tenant
 from memories.permissions import change_needs_review
-from memories.writing import MemorySpec, memory_create, memory_invalidate, memory_set_status, memory_supersede
+from memories.writing import (
+    MemorySpec,
+    memory_create,
+    memory_create_batch,
+    memory_invalidate,
+    memory_set_status,
+    memory_supersede,
+)
 
 AppliedOperation = Literal["ADD", "NOOP", "UPDATE", "DELETE", "REVIEW"]
 
@@ -106,6 +113,26 @@ def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | N
                        reason=f"{decision.reason}; replaces {target.id}")
     return Applied(result.operation, result.memory,  # type: ignore[arg-type]
                    reason=decision.reason if result.operation == "ADD" else result.reason)
+
+
+def apply_saves(*, tenant: Tenant, specs: Sequence[MemorySpec], submitter: Submitter) -> list[Applied]:
+    """Saves as given (REST save and batch, Mem0's add with infer=false, MCP's add_memory): no
+    deduplication decision, but the same gate as every other door, so a text the sensitive-data screen
+    flags waits for a person (REVIEW) instead of becoming an active memory. The rest are written in one
+    transaction (ADD, or NOOP / UPDATE of the same text); the answer keeps the order of `specs`."""
+    holds = [save_hold(spec.text) for spec in specs]
+    passed = [spec for spec, hold in zip(specs, holds, strict=True) if not hold.held]
+    written = iter(memory_create_batch(tenant=tenant, specs=passed, actor=submitter.actor,
+                                       job_id=_job_id(submitter)) if passed else [])
+    applied: list[Applied] = []
+    for spec, hold in zip(specs, holds, strict=True):
+        if hold.held:
+            held = _hold(tenant, CandidateOperation.ADD, None, spec, hold.reasons, hold.detail, submitter)
+            applied.append(Applied("REVIEW", candidate=held, reason=held.reason_detail))
+        else:
+            result = next(written)
+            applied.append(Applied(result.operation, result.memory, reason=result.reason))  # type: ignore[arg-type]
+    return applied
 
 
 def _job_id(submitter: Submitter) -> str:

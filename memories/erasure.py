@@ -17,9 +17,17 @@ from django.db import transaction
 from django.db.models import Q
 
 from memories import withdrawals
-from memories.models import Candidate, CandidateStatus, ConversationJob, ErasureReceipt, MemoryItem, Tenant
+from memories.models import (
+    Candidate,
+    CandidateOperation,
+    CandidateStatus,
+    ConversationJob,
+    ErasureReceipt,
+    MemoryItem,
+    Tenant,
+)
 from memories.quota import forget_usage
-from memories.writing import user_forget, user_write_lock
+from memories.writing import ErasureScope, user_forget, user_write_lock
 
 logger = logging.getLogger(__name__)
 
@@ -53,10 +61,10 @@ REGISTRY: list[Store] = [
     Store("access_counts", (), "delete", "buffered read counts (Redis and this process) of the erased memories"),
 ]
 
-# A step erases (or, dry_run, counts) one store of one user: (tenant, user id, dry run, agent id or None)
-# -> counts by store name. Steps registered with before_memories run before the memory rows go (a store
-# that hangs on them); the rest after.
-ErasureStep = Callable[[Tenant, str, bool, "str | None"], dict[str, int]]
+# A step erases (or, dry_run, counts) one store of one user: (tenant, user id, dry run, scope) -> counts
+# by store name. Steps registered with before_memories run before the memory rows go (a store that hangs
+# on them); the rest after.
+ErasureStep = Callable[[Tenant, str, bool, ErasureScope], dict[str, int]]
 _STEPS_BEFORE_MEMORIES: list[ErasureStep] = []
 _STEPS_AFTER_MEMORIES: list[ErasureStep] = []
 
@@ -92,35 +100,38 @@ class ErasureResult:
 
 
 def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasure request",
-               dry_run: bool = False, agent_id: str | None = None) -> ErasureResult:
+               dry_run: bool = False, agent_id: str | None = None,
+               scope: ErasureScope | None = None) -> ErasureResult:
     """Erase everything held about one user of one tenant, or (dry_run) count
     it. Idempotent: the second run reports the same keys, all zero. The
     receipt is written in the same transaction as the erasure.
 
     agent_id: erase only what that agent saved or sent about the user (its
-    memories, candidates and conversation jobs); the rest of the user stays."""
-    scope = {"agent_id": agent_id} if agent_id is not None else {}
+    memories, candidates and conversation jobs); the rest of the user stays.
+    scope: any narrower part (an API key's own saves, governance.user_erase_requested)."""
+    scope = scope or ErasureScope(agent_id=agent_id)
     with transaction.atomic():
         user_write_lock(tenant.id, user_id)
-        memory_ids = [str(i) for i in MemoryItem.objects.filter(tenant=tenant, user_id=user_id, **scope)
+        memory_ids = [str(i) for i in MemoryItem.objects.filter(scope.memories(), tenant=tenant, user_id=user_id)
                       .values_list("id", flat=True)]
-        candidate_ids = [str(i) for i in Candidate.objects.filter(tenant=tenant, user_id=user_id, **scope)
+        candidate_ids = [str(i) for i in Candidate.objects.filter(scope.submitted(), tenant=tenant, user_id=user_id)
                          .values_list("id", flat=True)]
-        if agent_id is not None and not dry_run:  # the user's traits stay: what they stood on is withdrawn
+        if not scope.whole_user and not dry_run:  # the user's traits stay: what they stood on is withdrawn
             withdrawals.announce(tenant_id=tenant.id, user_id=user_id, memory_ids=memory_ids, cause="erased")
         # Caches first: the working-memory table's rows would go with the memories uncounted.
-        counts: dict[str, int] = _caches(tenant, user_id, memory_ids, dry_run, whole_user=agent_id is None)
+        counts: dict[str, int] = _caches(tenant, user_id, memory_ids, dry_run, whole_user=scope.whole_user)
         for step in _STEPS_BEFORE_MEMORIES:
-            counts.update(step(tenant, user_id, dry_run, agent_id))
+            counts.update(step(tenant, user_id, dry_run, scope))
         counts.update(user_forget(tenant=tenant, user_id=user_id, actor=actor, reason=reason, dry_run=dry_run,
-                                  agent_id=agent_id))
+                                  scope=scope))
         for step in (_scrub_candidates, _scrub_jobs, *_STEPS_AFTER_MEMORIES):
-            counts.update(step(tenant, user_id, dry_run, agent_id))
+            counts.update(step(tenant, user_id, dry_run, scope))
         counts["admin_log"] = _scrub_admin_log(memory_ids + candidate_ids, dry_run)
         receipt = None
         if not dry_run:
-            receipt = ErasureReceipt.objects.create(tenant=tenant, user_id=user_id, agent_id=agent_id or "",
-                                                    actor=actor, reason=reason[:200], counts=counts)
+            receipt = ErasureReceipt.objects.create(tenant=tenant, user_id=user_id, agent_id=scope.agent_id or "",
+                                                    api_key_id=scope.api_key_id, actor=actor, reason=reason[:200],
+                                                    counts=counts)
             logger.info("erased user of tenant %s: %s", tenant.id, counts)
             forget_usage(tenant.id)
     return ErasureResult(user_id=user_id, counts=counts, receipt=receipt)
@@ -128,18 +139,20 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
 
 def erased_since(tenant: Tenant, user_ids: set[str], since: datetime, agent_id: str = "") -> set[str]:
     """Which of these users were erased after `since` (wholly, or for this
-    agent): a job queued before an erasure and run after it must write nothing for them."""
+    agent): a job queued before an erasure and run after it must write nothing for them.
+    A key's erasure of its own part is not the user's erasure."""
     agents = ["", agent_id] if agent_id else [""]
     return set(ErasureReceipt.objects.filter(tenant=tenant, user_id__in=user_ids, created_at__gte=since,
-                                             agent_id__in=agents).values_list("user_id", flat=True))
+                                             agent_id__in=agents, api_key_id__isnull=True)
+               .values_list("user_id", flat=True))
 
 
-def _agent_scope(agent_id: str | None) -> Q:
-    return Q(agent_id=agent_id) if agent_id is not None else Q()
-
-
-def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> dict[str, int]:
-    rows = Candidate.objects.filter(_agent_scope(agent_id), tenant=tenant, user_id=user_id).filter(
+def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool, scope: ErasureScope) -> dict[str, int]:
+    """The user's candidates; a narrower erasure keeps the proposal to erase the rest (it holds no words)."""
+    rows = Candidate.objects.filter(scope.submitted(), tenant=tenant, user_id=user_id)
+    if not scope.whole_user:
+        rows = rows.exclude(operation=CandidateOperation.ERASE)
+    rows = rows.filter(
         ~Q(text=ERASED) | ~Q(data={}) | ~Q(changes={}) | ~Q(tags=[]) | ~Q(reason_detail=ERASED)
         | ~Q(source_messages=[]) | Q(status=CandidateStatus.PENDING))
     if dry_run:
@@ -152,12 +165,12 @@ def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str
                                       source_messages=[])}
 
 
-def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> dict[str, int]:
+def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool, scope: ErasureScope) -> dict[str, int]:
     """Jobs of the user, and jobs of others in which the user spoke (participants)."""
-    spoke_in = ConversationJob.objects.filter(_agent_scope(agent_id), tenant=tenant).extra(
+    spoke_in = ConversationJob.objects.filter(scope.submitted(), tenant=tenant).extra(
         where=["EXISTS (SELECT 1 FROM jsonb_each_text(conversation_jobs.participants) AS p "
                "WHERE p.value = %s)"], params=[user_id])
-    rows = (ConversationJob.objects.filter(_agent_scope(agent_id), tenant=tenant, user_id=user_id) | spoke_in).filter(
+    rows = (ConversationJob.objects.filter(scope.submitted(), tenant=tenant, user_id=user_id) | spoke_in).filter(
         ~Q(messages=[]) | ~Q(operations=[]) | ~Q(participants={}) | ~Q(warnings=[]) | ~Q(error=ERASED))
     if dry_run:
         return {"jobs": rows.count()}

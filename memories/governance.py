@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from memories import writing
+from memories import erasure, writing
 from memories.errors import InvalidOperation, NotAllowed, VersionConflict, get_or_not_found
 from memories.models import (
     ApiKey,
@@ -27,7 +27,7 @@ from memories.models import (
     MemoryStatus,
     Tenant,
 )
-from memories.permissions import change_needs_review, key_may_resolve_candidate
+from memories.permissions import change_needs_review, key_may_erase_user, key_may_resolve_candidate
 from memories.writing import MemorySpec
 
 # --------------------------------------------------------------------------- sensitive content
@@ -101,10 +101,17 @@ def was_approved_by_operator(memory: MemoryItem) -> bool:
     return MemoryHistory.objects.filter(memory_id=memory.id, event=HistoryEvent.APPROVE).exists()
 
 
+def save_hold(text: str) -> HoldDecision:
+    """The gate for a save as given (the client's own words, its confidence its own): sensitive data
+    waits for a person, as it does at every other door."""
+    return review_hold(text=text, confidence=1.0, contradicted=None)
+
+
 def review_hold(*, text: str, confidence: float, contradicted: MemoryItem | None) -> HoldDecision:
     """Hold a candidate for review when it is unsure, contradicts what an
     operator approved, or carries sensitive data."""
-    reasons, details = [], []
+    reasons: list[str] = []
+    details: list[str] = []
     if confidence < settings.MEMORY_REVIEW_CONFIDENCE:
         reasons.append("low_confidence")
         details.append(f"confidence {confidence:.2f} < {settings.MEMORY_REVIEW_CONFIDENCE:.2f}")
@@ -176,7 +183,7 @@ def candidate_approve(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: s
     _refuse_unless_key_may_resolve(candidate, api_key)
     edited = (edited_text or "").strip()
     text = edited or candidate.text
-    if candidate.operation != CandidateOperation.ARCHIVE:
+    if candidate.operation not in (CandidateOperation.ARCHIVE, CandidateOperation.ERASE):
         kinds = sensitive_kinds(text)
         if kinds:
             raise InvalidOperation(f"the text still carries sensitive data ({', '.join(kinds)}): edit it out "
@@ -185,10 +192,13 @@ def candidate_approve(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: s
     reason = f"approved from review ({', '.join(candidate.reasons)})" + ("; edited by the reviewer"
                                                                           if was_edited else "")
     memory = _apply_candidate(tenant, candidate, text, actor, reason)
-    writing.memory_record_approval(memory=memory, actor=actor, reason=reason, edited=was_edited,
-                                   session_id=candidate.session_id, message_indices=candidate.source_messages,
-                                   job_id=str(candidate.job_id or ""))
-    candidate.text = text
+    if memory is not None:
+        writing.memory_record_approval(memory=memory, actor=actor, reason=reason, edited=was_edited,
+                                       session_id=candidate.session_id, message_indices=candidate.source_messages,
+                                       job_id=str(candidate.job_id or ""))
+        candidate.text = text
+    else:  # an erasure: the candidate keeps no words either
+        candidate.text = erasure.ERASED
     candidate.status = CandidateStatus.APPROVED
     candidate.resolved_by = actor
     candidate.resolved_at = timezone.now()
@@ -197,7 +207,12 @@ def candidate_approve(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: s
     return candidate
 
 
-def _apply_candidate(tenant: Tenant, candidate: Candidate, text: str, actor: str, reason: str) -> MemoryItem:
+def _apply_candidate(tenant: Tenant, candidate: Candidate, text: str, actor: str,
+                     reason: str) -> MemoryItem | None:
+    if candidate.operation == CandidateOperation.ERASE:  # the reviewer erases what the key could not
+        erasure.user_erase(tenant=tenant, user_id=candidate.user_id, actor=actor, reason=reason,
+                           agent_id=candidate.data.get("agent_id"))
+        return None
     if candidate.operation == CandidateOperation.ARCHIVE and candidate.target_id:
         return writing.memory_set_status(tenant=tenant, memory_id=candidate.target_id, status=MemoryStatus.ARCHIVED,
                                          actor=actor, reason=reason).memory
@@ -296,3 +311,70 @@ def candidate_reject(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: st
         candidate.reason_detail = f"{candidate.reason_detail}; rejected: {reason}".strip("; ")
     candidate.save(update_fields=["status", "resolved_by", "resolved_at", "reason_detail"])
     return candidate
+
+
+# --------------------------------------------------------------------------- erasure asked by a key
+
+
+@dataclass
+class ErasureAnswer:
+    """What an erasure request did: `result` what was erased now (the whole scope, or only what the key
+    saved), `candidate` the rest proposed for a reviewer (None when nothing is left to ask about)."""
+
+    result: erasure.ErasureResult
+    candidate: Candidate | None = None
+
+
+def memories_saved_by_key(*, tenant: Tenant, user_id: str, api_key: ApiKey, agent_id: str | None) -> list[str]:
+    """The user's memories this key wrote (saved through it, or extracted from conversations it sent),
+    leaving out those an operator approved when the tenant protects them: what the key may erase alone."""
+    job_ids = [str(i) for i in ConversationJob.objects.filter(tenant=tenant, api_key=api_key)
+               .values_list("id", flat=True)]
+    written = (MemoryHistory.objects.filter(tenant=tenant, user_id=user_id)
+               .exclude(event__in=[HistoryEvent.ERASE, HistoryEvent.APPROVE])
+               .filter(models.Q(actor=f"api:key-{api_key.id}") | models.Q(job_id__in=job_ids))
+               .values_list("memory_id", flat=True))
+    rows = MemoryItem.objects.filter(tenant=tenant, user_id=user_id, id__in=written)
+    if agent_id is not None:
+        rows = rows.filter(agent_id=agent_id)
+    if tenant.protect_approved:
+        approved = MemoryHistory.objects.filter(tenant=tenant, user_id=user_id, event=HistoryEvent.APPROVE)
+        rows = rows.exclude(id__in=approved.values_list("memory_id", flat=True))
+    return [str(i) for i in rows.values_list("id", flat=True)]
+
+
+def user_erase_requested(*, tenant: Tenant, user_id: str, api_key: ApiKey, actor: str,
+                         agent_id: str | None = None) -> ErasureAnswer:
+    """A key asks to erase a user (or an agent's part of one). A key allowed to erase
+    (permissions.key_may_erase_user) erases it all at once. Any other key erases what it saved itself
+    and proposes the rest: one ERASE candidate that a reviewer approves (the erasure) or rejects, so an
+    agent key cannot remove through erasure what its PATCH or DELETE may only propose."""
+    if key_may_erase_user(role=api_key.role, can_erase=api_key.can_erase):
+        return ErasureAnswer(erasure.user_erase(tenant=tenant, user_id=user_id, actor=actor, agent_id=agent_id))
+    with transaction.atomic():
+        writing.user_write_lock(tenant.id, user_id)
+        own = memories_saved_by_key(tenant=tenant, user_id=user_id, api_key=api_key, agent_id=agent_id)
+        result = erasure.user_erase(tenant=tenant, user_id=user_id, actor=actor,
+                                    reason="erasure request: what this key saved",
+                                    scope=writing.ErasureScope(agent_id=agent_id, api_key_id=api_key.id,
+                                                               memory_ids=own))
+        remaining = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
+        if agent_id is not None:
+            remaining = remaining.filter(agent_id=agent_id)
+        left = remaining.count()
+        if not left:
+            return ErasureAnswer(result)
+        already = Candidate.objects.filter(tenant=tenant, user_id=user_id, operation=CandidateOperation.ERASE,
+                                           status=CandidateStatus.PENDING, data__agent_id=agent_id).first()
+        if already is not None:
+            return ErasureAnswer(result, already)
+        part = f"agent {agent_id}'s part of user {user_id}" if agent_id is not None else f"user {user_id}"
+        candidate = review_candidate_create(
+            tenant=tenant, user_id=user_id, operation=CandidateOperation.ERASE, target=None, api_key_id=api_key.id,
+            spec=MemorySpec(user_id=user_id, text=f"Erase {part}: {left} memories this key did not save, or an "
+                                                  "operator approved", agent_id=agent_id or "",
+                            data={"agent_id": agent_id}),
+            reasons=["erase_request"],
+            detail=f"a key that may not erase a whole user asked to erase {part}; its own {len(own)} "
+                   f"memories are erased, {left} remain until a reviewer decides")
+        return ErasureAnswer(result, candidate)

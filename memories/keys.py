@@ -29,8 +29,9 @@ class IssuedKey:
 
 @transaction.atomic
 def api_key_create(*, tenant_name: str, name: str = "", role: str = KeyRole.AGENT,
-                   expires_at: datetime | None = None) -> IssuedKey:
-    """A new key for a tenant (made if new). The raw key is returned once."""
+                   expires_at: datetime | None = None, can_erase: bool = False) -> IssuedKey:
+    """A new key for a tenant (made if new). The raw key is returned once. `can_erase`: the key may
+    erase a whole user at once (reviewer keys always may)."""
     if role not in KeyRole.values:
         raise InvalidOperation(f"role must be one of {', '.join(KeyRole.values)}", field="role")
     if expires_at is not None and expires_at <= timezone.now():
@@ -39,7 +40,7 @@ def api_key_create(*, tenant_name: str, name: str = "", role: str = KeyRole.AGEN
     public = secrets.token_hex(4)
     raw = f"{KEY_PREFIX}{public}_{secrets.token_urlsafe(32)}"
     key = ApiKey.objects.create(tenant=tenant, name=name, role=role, prefix=public, key_hash=_hash_key(raw),
-                                expires_at=expires_at)
+                                expires_at=expires_at, can_erase=can_erase)
     return IssuedKey(api_key=key, raw_key=raw)
 
 
@@ -66,7 +67,7 @@ def api_key_rotate(*, key_id: int, expires_at: datetime | None = None) -> Issued
     old = get_or_not_found(ApiKey.objects.select_for_update().select_related("tenant"), "api key", id=key_id)
     if old.revoked_at is not None:
         raise InvalidOperation(f"key {key_id} is already revoked", field="key_id")
-    issued = api_key_create(tenant_name=old.tenant.name, name=old.name, role=old.role,
+    issued = api_key_create(tenant_name=old.tenant.name, name=old.name, role=old.role, can_erase=old.can_erase,
                             expires_at=expires_at or old.expires_at)
     api_key_revoke(key_id=old.id)
     return issued

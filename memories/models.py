@@ -50,6 +50,8 @@ class ApiKey(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=100, blank=True)
     role = models.CharField(max_length=16, choices=KeyRole.choices, default=KeyRole.AGENT)
+    # A key of any role that may erase a whole user (reviewer keys always may; permissions.key_may_erase_user).
+    can_erase = models.BooleanField(default=False)
     prefix = models.CharField(max_length=16, db_index=True)
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -352,6 +354,7 @@ class CandidateOperation(models.TextChoices):
     UPDATE = "UPDATE"
     INVALIDATE = "INVALIDATE"  # contradiction: the target stops holding, the proposal is added
     ARCHIVE = "ARCHIVE"  # an agent key asked to delete an operator-approved memory
+    ERASE = "ERASE"  # a key that may not erase a whole user asked to (approval erases the user)
 
 
 class Candidate(models.Model):
@@ -431,6 +434,8 @@ class ErasureReceipt(models.Model):
     user_id = models.CharField(max_length=255)
     # Set when only one agent's part of the user was erased.
     agent_id = models.CharField(max_length=255, blank=True, default="")
+    # Set when only what one API key saved was erased (the rest proposed for review).
+    api_key_id = models.BigIntegerField(null=True, blank=True)
     actor = models.CharField(max_length=150)
     reason = models.CharField(max_length=200, blank=True, default="")
     counts = models.JSONField(default=dict)

@@ -24,14 +24,20 @@ class KeyAction(StrEnum):
 
 
 AGENT_ACTIONS = frozenset({KeyAction.SAVE, KeyAction.SEARCH, KeyAction.CONVERSATIONS, KeyAction.OWN_JOBS,
-                           KeyAction.ERASE, KeyAction.REFLECT})
-REVIEWER_ACTIONS = AGENT_ACTIONS | {KeyAction.ALL_JOBS, KeyAction.REVIEW}
+                           KeyAction.REFLECT})
+REVIEWER_ACTIONS = AGENT_ACTIONS | {KeyAction.ALL_JOBS, KeyAction.REVIEW, KeyAction.ERASE}
 ROLE_ACTIONS: dict[str, frozenset[KeyAction]] = {"agent": AGENT_ACTIONS, "reviewer": REVIEWER_ACTIONS}
 
 
 def key_may(role: str, action: KeyAction) -> bool:
     """An unknown role may do nothing (fails closed)."""
     return action in ROLE_ACTIONS.get(role, frozenset())
+
+
+def key_may_erase_user(*, role: str, can_erase: bool) -> bool:
+    """Erasing a whole user (or an agent's part of one) at once: a reviewer key, or a key given the
+    explicit erase permission. Any other key erases only what it saved and proposes the rest."""
+    return can_erase or key_may(role, KeyAction.ERASE)
 
 
 def key_may_read_job(*, role: str, key_id: int, job_key_id: int | None) -> bool:

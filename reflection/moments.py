@@ -19,6 +19,7 @@ from memories.errors import MemoryNotFound
 from memories.models import ConversationJob, MemoryItem, MemoryType, Tenant
 from memories.queue import enqueue
 from memories.withdrawals import Withdrawal
+from memories.writing import ErasureScope
 from reflection.engine import ACTOR, running, start_cycle
 from reflection.models import CycleStatus, CycleTrigger, ReflectionCycle
 from reflection.reflectors import memory_signal, trait_is_positive
@@ -149,10 +150,10 @@ def reflection_reevaluate(*, tenant: Tenant, user_id: str, cause: str, lost: dic
     return cycle
 
 
-def cycles_erase(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> dict[str, int]:
+def cycles_erase(tenant: Tenant, user_id: str, dry_run: bool, scope: ErasureScope) -> dict[str, int]:
     """Erasure's step for reflection (registered from ReflectionConfig.ready): a cycle's error text may
-    quote the user; counts and times stay. Cycles belong to the user, not to an agent."""
-    if agent_id is not None:
+    quote the user; counts and times stay. Cycles belong to the user, not to an agent or a key."""
+    if not scope.whole_user:
         return {"reflection_cycles": 0}
     rows = ReflectionCycle.objects.filter(tenant=tenant, user_id=user_id).exclude(error="")
     return {"reflection_cycles": rows.count() if dry_run else rows.update(error="")}

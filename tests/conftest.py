@@ -55,7 +55,9 @@ class Api:
 
 @pytest.fixture
 def key_a(db):
-    return api_key_create(tenant_name="acme")
+    """Tenant A's agent key, allowed to erase users (an app's back end that handles erasure requests);
+    tests/test_one_gate.py shows what a key without that permission may erase."""
+    return api_key_create(tenant_name="acme", can_erase=True)
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from tests.conftest import Api, converse
 from tests.figures import record
 
 ALLOWED = {
-    "agent": {"save", "search", "conversations", "own_jobs", "erase", "reflect"},
+    "agent": {"save", "search", "conversations", "own_jobs", "reflect"},
     "reviewer": {"save", "search", "conversations", "own_jobs", "all_jobs", "erase", "reflect", "review"},
     "nonsense": set(),
 }

@@ -20,6 +20,7 @@ from django.utils import timezone
 from memories.models import HistoryEvent, MemoryHistory, MemoryItem, MemoryStatus, Tenant
 from memories.text import has_han
 from memories.writing import (
+    ErasureScope,
     MemorySpec,
     memory_bump_version,
     memory_compare_and_set_confidence,
@@ -409,13 +410,11 @@ def traits_dissolve_weak(*, now: datetime | None = None, actor: str = "scheduler
 # --------------------------------------------------------------------------- erasure
 
 
-def traits_erase(tenant: Tenant, user_id: str, dry_run: bool, agent_id: str | None) -> dict[str, int]:
+def traits_erase(tenant: Tenant, user_id: str, dry_run: bool, scope: ErasureScope) -> dict[str, int]:
     """Erasure's step for traits (registered from TraitsConfig.ready, run before the memory rows go): the
-    user's traits and every evidence link to the erased memories. With agent_id only that agent's
-    memories go: the user's traits stay and lose the evidence those memories gave."""
-    items = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
-    if agent_id is not None:
-        items = items.filter(agent_id=agent_id)
+    user's traits and every evidence link to the erased memories. With a narrower scope (an agent's or a
+    key's part) only those memories go: the user's traits stay and lose the evidence those memories gave."""
+    items = MemoryItem.objects.filter(scope.memories(), tenant=tenant, user_id=user_id)
     traits = Trait.objects.filter(memory__in=items)
     evidence = TraitEvidence.objects.filter(Q(memory__in=items) | Q(trait__memory__in=items))
     counts = {"traits": traits.count(), "trait_evidence": evidence.count()}

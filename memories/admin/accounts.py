@@ -71,7 +71,7 @@ class TenantAdmin(AccountsOnlyForUnscopedSuperusers, admin.ModelAdmin):
 class ApiKeyForm(forms.ModelForm):
     class Meta:
         model = ApiKey
-        fields = ("tenant", "name", "role", "expires_at")
+        fields = ("tenant", "name", "role", "can_erase", "expires_at")
 
 
 @admin.register(ApiKey)
@@ -80,7 +80,8 @@ class ApiKeyAdmin(admin.ModelAdmin):
     id; only the hash is stored. Superusers of the key's tenant manage them."""
 
     form = ApiKeyForm
-    list_display = ("id", "tenant", "name", "role", "prefix", "status", "expires_at", "last_used_at", "created_at")
+    list_display = ("id", "tenant", "name", "role", "can_erase", "prefix", "status", "expires_at", "last_used_at",
+                    "created_at")
     list_filter = ("role", TenantFilter)
     readonly_fields = ("prefix", "created_at", "revoked_at", "last_used_at")
     actions = ("revoke_keys", "rotate_keys")
@@ -118,7 +119,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         try:
             issued = api_key_create(tenant_name=obj.tenant.name, name=obj.name, role=obj.role,
-                                    expires_at=obj.expires_at)
+                                    expires_at=obj.expires_at, can_erase=obj.can_erase)
         except InvalidOperation as exc:
             raise PermissionDenied(str(exc)) from None
         obj.pk = issued.api_key.pk

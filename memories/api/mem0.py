@@ -28,7 +28,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories import agents, erasure, governance, selectors, writing
+from memories import agents, governance, selectors, writing
 from memories.api.auth import ApiKeyAuthentication
 from memories.api.serializers import (
     ConversationSerializer,
@@ -245,9 +245,9 @@ class AddView(Mem0View):
             raise _invalid("messages", "a non-empty list of {role, content}")
         if payload.get("infer", True) is False:
             specs = _verbatim_specs(messages, scope, payload)
-            results = agents.memory_save_batch(tenant=request.user.tenant, specs=specs, actor=request.user.actor)
-            return Response({"results": [{"id": str(r.memory.id), "memory": r.memory.text, "event": r.operation,
-                                          "data": {"memory": r.memory.text}} for r in results]})
+            applied = agents.memory_save_batch(tenant=request.user.tenant, specs=specs, actor=request.user.actor,
+                                               role=request.user.role, api_key_id=request.user.key_id)
+            return Response({"results": [_verbatim_event(a) for a in applied]})
         conversation = ConversationSerializer(data={
             "user_id": scope["user_id"], "session_id": scope.get("session_id", DEFAULT_SESSION),
             "agent_id": scope.get("agent_id", ""), "messages": messages})
@@ -255,6 +255,16 @@ class AddView(Mem0View):
         job = agents.conversation_submit(tenant=request.user.tenant, api_key=request.user.key,
                                          **conversation.validated_data)
         return Response({"results": _job_events(job), "job_id": str(job.id), "status": job.status.upper()})
+
+
+def _verbatim_event(applied) -> dict:
+    """One saved message as Mem0's add() reports it; one the review gate held says REVIEW (no memory id
+    exists yet: the candidate's id is given instead)."""
+    if applied.candidate is not None:
+        return {"event": "REVIEW", "memory": applied.candidate.text, "candidate_id": str(applied.candidate.id),
+                "reason": applied.reason, "data": {"memory": applied.candidate.text}}
+    return {"id": str(applied.memory.id), "memory": applied.memory.text, "event": applied.operation,
+            "data": {"memory": applied.memory.text}}
 
 
 def _job_events(job) -> list[dict]:
@@ -441,9 +451,9 @@ class CollectionView(Mem0View):
         if "session_id" in scope or any("__" in k for k in scope):
             raise _invalid("run_id", "delete_all erases a user (or one agent's part of a user); delete a run's "
                                      "memories one by one")
-        result = erasure.user_erase(tenant=request.user.tenant, user_id=scope["user_id"], actor=request.user.actor,
-                                    agent_id=scope.get("agent_id"))
-        return Response({"message": "Memories deleted successfully!", "erased": result.counts})
+        return _erasure_answer(governance.user_erase_requested(
+            tenant=request.user.tenant, user_id=scope["user_id"], api_key=request.user.key, actor=request.user.actor,
+            agent_id=scope.get("agent_id")), "Memories deleted successfully!")
 
 
 class HistoryView(Mem0View):
@@ -519,9 +529,19 @@ class EntityView(Mem0View):
         if entity_type != "user":
             raise _invalid("type", f"deleting a whole {entity_type} is not supported: agents and runs are scopes "
                                    "inside a user here; delete_all(user_id=..., agent_id=...) erases an agent's part")
-        result = erasure.user_erase(tenant=request.user.tenant, user_id=path_identifier(name),
-                                    actor=request.user.actor)
-        return Response({"message": "Entity deleted successfully.", "erased": result.counts})
+        return _erasure_answer(governance.user_erase_requested(
+            tenant=request.user.tenant, user_id=path_identifier(name), api_key=request.user.key,
+            actor=request.user.actor), "Entity deleted successfully.")
+
+
+def _erasure_answer(answer, done: str) -> Response:
+    """Mem0's delete answers: the message and counts; when a reviewer must erase the rest, 202 and the
+    candidate waiting for them."""
+    if answer.candidate is None:
+        return Response({"message": done, "erased": answer.result.counts})
+    return Response({"message": "Erased what this key saved; the rest waits for a reviewer's approval.",
+                     "erased": answer.result.counts, "candidate_id": str(answer.candidate.id)},
+                    status=202)
 
 
 class UnsupportedView(APIView):

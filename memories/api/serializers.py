@@ -315,16 +315,6 @@ class MemorySerializer(serializers.ModelSerializer):
         extra_kwargs = {"data": {"required": False}}
 
 
-class WriteResultSerializer(serializers.Serializer):
-    operation = serializers.ChoiceField(choices=["ADD", "NOOP", "UPDATE", "DELETE"])
-    reason = serializers.CharField(allow_blank=True)
-    memory = MemorySerializer()
-
-
-class BatchResultSerializer(serializers.Serializer):
-    results = WriteResultSerializer(many=True)
-
-
 class ScoreSerializer(serializers.Serializer):
     semantic = serializers.FloatField(allow_null=True, help_text="cosine similarity, when the semantic side found it")
     keyword = serializers.FloatField(allow_null=True, help_text="BM25 score, when the keyword side found it")
@@ -469,6 +459,17 @@ class CandidateSerializer(serializers.Serializer):
     resolved_at = serializers.DateTimeField(allow_null=True)
     result_memory = serializers.UUIDField(source="result_memory_id", allow_null=True)
     created_at = serializers.DateTimeField()
+
+
+class WriteResultSerializer(serializers.Serializer):
+    operation = serializers.ChoiceField(choices=["ADD", "NOOP", "UPDATE", "DELETE", "REVIEW"])
+    reason = serializers.CharField(allow_blank=True)
+    memory = MemorySerializer(required=False, help_text="what was written (absent for REVIEW)")
+    candidate = CandidateSerializer(required=False, help_text="REVIEW: the candidate waiting for a person")
+
+
+class BatchResultSerializer(serializers.Serializer):
+    results = WriteResultSerializer(many=True)
 
 
 class ApproveSerializer(RejectUnknownFieldsMixin, serializers.Serializer):

@@ -38,6 +38,7 @@ from memories.api.serializers import (
     WriteResultSerializer,
     path_identifier,
 )
+from memories.applier import Applied
 from memories.context import ContextRequest
 from memories.errors import MemoryNotFound
 from memories.health import service_health
@@ -52,6 +53,14 @@ def _write_results(results: list[writing.WriteResult]) -> list[dict]:
     memories = MemorySerializer([r.memory for r in results], many=True).data
     return [{"operation": r.operation, "reason": r.reason, "memory": m} for r, m in zip(results, memories,
                                                                                        strict=True)]
+
+
+def _applied_results(applied: list[Applied]) -> list[dict]:
+    """A batch's answer, in order: each write result, or REVIEW with the candidate the gate held."""
+    written = iter(_write_results([writing.WriteResult(a.operation, a.memory, a.reason)  # type: ignore[arg-type]
+                                   for a in applied if a.candidate is None]))
+    return [{"operation": "REVIEW", "reason": a.reason, "candidate": CandidateSerializer(a.candidate).data}
+            if a.candidate is not None else next(written) for a in applied]
 
 
 def _write_result(result: writing.WriteResult) -> dict:
@@ -115,9 +124,10 @@ class MemoryBatchView(APIView):
         """Save up to MEMORY_BATCH_MAX memories in one transaction."""
         serializer = MemoryBatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        results = agents.memory_save_batch(tenant=request.user.tenant, specs=serializer.to_specs(),
-                                           actor=request.user.actor)
-        return Response({"results": _write_results(results)}, status=status.HTTP_201_CREATED)
+        applied = agents.memory_save_batch(tenant=request.user.tenant, specs=serializer.to_specs(),
+                                           actor=request.user.actor, role=request.user.role,
+                                           api_key_id=request.user.key_id)
+        return Response({"results": _applied_results(applied)}, status=status.HTTP_201_CREATED)
 
 
 class MemoryMergeView(APIView):
@@ -201,12 +211,17 @@ class UserMemoriesView(APIView):
     @extend_schema(parameters=[OpenApiParameter("agent_id", str, description="erase only what this agent saved")],
                    responses={200: ErasureSerializer})
     def delete(self, request, user_id):
-        """Erase the user (or, with ?agent_id=, one agent's part of the user): nothing of their words remains."""
+        """Erase the user (or, with ?agent_id=, one agent's part of the user): nothing of their words remains.
+        A key without the erase permission erases what it saved and proposes the rest (202, `candidate`)."""
         agent = request.query_params.get("agent_id")
-        result = erasure.user_erase(tenant=request.user.tenant, user_id=path_identifier(user_id),
-                                    actor=request.user.actor,
-                                    agent_id=path_identifier(agent, "agent_id") if agent is not None else None)
-        return Response(erasure_body(result))
+        answer = governance.user_erase_requested(
+            tenant=request.user.tenant, user_id=path_identifier(user_id), api_key=request.user.key,
+            actor=request.user.actor, agent_id=path_identifier(agent, "agent_id") if agent is not None else None)
+        body = erasure_body(answer.result)
+        if answer.candidate is None:
+            return Response(body)
+        return Response({**body, "candidate": CandidateSerializer(answer.candidate).data},
+                        status=status.HTTP_202_ACCEPTED)
 
 
 class HealthView(APIView):

@@ -63,6 +63,8 @@ from memories.writing.episodes import (
 )
 from memories.writing.erase import (
     HISTORY_HAS_CONTENT,
+    WHOLE_USER,
+    ErasureScope,
     user_forget,
 )
 
@@ -102,6 +104,8 @@ __all__ = [
     "reflection_nudge",
     "search_document",
     "user_forget",
+    "ErasureScope",
+    "WHOLE_USER",
     "user_write_lock",
     "validate_spec",
 ]

@@ -3,6 +3,9 @@ every other store)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass
+
 from django.db.models import Q
 
 from memories.bulk import insert_objects
@@ -16,21 +19,55 @@ from memories.models import (
 )
 
 
+@dataclass(frozen=True)
+class ErasureScope:
+    """Which part of a user an erasure reaches: all of it, one agent's part (`agent_id`: what that
+    agent saved or sent), or what one API key saved (`api_key_id`, with `memory_ids` its memories:
+    a key that may not erase the whole user erases its own part and proposes the rest)."""
+
+    agent_id: str | None = None
+    api_key_id: int | None = None
+    memory_ids: Collection[str] | None = None
+
+    @property
+    def whole_user(self) -> bool:
+        return self.agent_id is None and self.api_key_id is None
+
+    def memories(self) -> Q:
+        """The memory rows in scope (MemoryItem)."""
+        scope = Q()
+        if self.agent_id is not None:
+            scope &= Q(agent_id=self.agent_id)
+        if self.memory_ids is not None:
+            scope &= Q(id__in=list(self.memory_ids))
+        return scope
+
+    def submitted(self) -> Q:
+        """Candidates and conversation jobs in scope (both carry agent_id and api_key_id)."""
+        scope = Q()
+        if self.agent_id is not None:
+            scope &= Q(agent_id=self.agent_id)
+        if self.api_key_id is not None:
+            scope &= Q(api_key_id=self.api_key_id)
+        return scope
+
+
+WHOLE_USER = ErasureScope()
+
+
 def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasure request",
-                dry_run: bool = False, agent_id: str | None = None) -> dict[str, int]:
+                dry_run: bool = False, scope: ErasureScope = WHOLE_USER) -> dict[str, int]:
     """Erase one user's memories with their vectors (chunk texts) and sources;
     scrub the content of their history rows and add one ERASE row per erased
     memory. Counts only what still held content, so a second call reports
     zeros. Part of memories.erasure.user_erase, which owns every other store
     (traits and reflection register theirs); call that, not this. With
-    agent_id, only the memories that agent saved (every version) go."""
-    items = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
-    if agent_id is not None:
-        items = items.filter(agent_id=agent_id)
+    a narrower scope, only the memories in it (every version) go."""
+    items = MemoryItem.objects.filter(scope.memories(), tenant=tenant, user_id=user_id)
     ids = list(items.values_list("id", flat=True))
     with_content = (MemoryHistory.objects.filter(tenant=tenant, user_id=user_id)
                     .exclude(event=HistoryEvent.ERASE).filter(HISTORY_HAS_CONTENT))
-    if agent_id is not None:
+    if not scope.whole_user:
         with_content = with_content.filter(memory_id__in=ids)
     counts = {
         "memories": len(ids),

@@ -225,13 +225,18 @@ class ContextBlock:
 
 @dataclass(frozen=True)
 class Erasure:
+    """What an erasure did. `pending_candidate_id`: a key without the erase permission erased only what it
+    saved; the rest waits for a reviewer to approve this candidate."""
+
     user_id: str
     receipt_id: int | None
     counts: dict[str, Any]
+    pending_candidate_id: str | None = None
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> Erasure:
-        return cls(body["user_id"], body.get("receipt_id"), body.get("counts") or {})
+        candidate = body.get("candidate") or {}
+        return cls(body["user_id"], body.get("receipt_id"), body.get("counts") or {}, candidate.get("id"))
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ class Command(BaseCommand):
         create.add_argument("--name", default="")
         create.add_argument("--role", choices=KeyRole.values, default=KeyRole.AGENT)
         create.add_argument("--expires", help="ISO date/time or a duration like 90d or 12h")
+        create.add_argument("--can-erase", action="store_true", help="the key may erase a whole user at once")
         rotate = sub.add_parser("rotate", help="a new key with the same tenant, name and role; the old is revoked")
         rotate.add_argument("key_id", type=int)
         rotate.add_argument("--expires", help="ISO date/time or a duration like 90d or 12h")
@@ -66,8 +67,9 @@ class Command(BaseCommand):
                               f"{key.prefix:<8} {key_status(key):<8} {expires:<20} {used}")
         self.stderr.write(f"{len(keys)} keys")
 
-    def _create(self, *, tenant, name="", role=KeyRole.AGENT, expires=None, **_):
-        issued = api_key_create(tenant_name=tenant, name=name, role=role, expires_at=parse_expiry(expires))
+    def _create(self, *, tenant, name="", role=KeyRole.AGENT, expires=None, can_erase=False, **_):
+        issued = api_key_create(tenant_name=tenant, name=name, role=role, expires_at=parse_expiry(expires),
+                                can_erase=can_erase)
         self.stderr.write(f"{role} key {issued.api_key.id} for {tenant!r}; store it now, it is not shown again:")
         self.stdout.write(issued.raw_key)
 

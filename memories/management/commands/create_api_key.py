@@ -17,10 +17,14 @@ class Command(BaseCommand):
                             help="agent: save, search, context, conversations, its own jobs (default); "
                                  "reviewer: also the review queue and every job")
         parser.add_argument("--expires", default=None, help="ISO date/time or a duration like 90d or 12h")
+        parser.add_argument("--can-erase", action="store_true",
+                            help="the key may erase a whole user at once (reviewer keys always may; other keys "
+                                 "erase what they saved and propose the rest for review)")
 
-    def handle(self, *args, tenant, name, role, expires, **options):
+    def handle(self, *args, tenant, name, role, expires, can_erase=False, **options):
         try:
-            issued = api_key_create(tenant_name=tenant, name=name, role=role, expires_at=parse_expiry(expires))
+            issued = api_key_create(tenant_name=tenant, name=name, role=role, expires_at=parse_expiry(expires),
+                                    can_erase=can_erase)
         except InvalidOperation as exc:
             raise CommandError(str(exc)) from None
         self.stderr.write(f"{role} key {issued.api_key.id} for tenant {tenant!r} (prefix {issued.api_key.prefix}); "

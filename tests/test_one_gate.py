@@ -1,0 +1,141 @@
+"""One review gate for every write: each door (REST save, infer, batch, Mem0's add, MCP's add_memory,
+conversations) holds sensitive text for a person, and a key that may not erase users erases only what
+it saved and proposes the rest."""
+
+import pytest
+from django.test import Client
+
+from memories.keys import api_key_create
+from memories.models import Candidate, CandidateStatus, MemoryItem
+from tests.conftest import Api, run_async
+from tests.test_mcp_server import http_server  # noqa: F401  (the live MCP server fixture)
+
+SENSITIVE = "My social security number is 078-05-1120 and my email is alice@example.com."
+
+
+def _stored_active(user: str) -> list[str]:
+    return list(MemoryItem.objects.filter(user_id=user, status="active").values_list("text", flat=True))
+
+
+def _pending(user: str) -> list[Candidate]:
+    return list(Candidate.objects.filter(user_id=user, status=CandidateStatus.PENDING))
+
+
+@pytest.fixture
+def agent(db, django_capture_on_commit_callbacks) -> Api:
+    """An agent key without the erase permission (the default for new keys)."""
+    return Api(api_key_create(tenant_name="acme", name="agent").raw_key, django_capture_on_commit_callbacks)
+
+
+@pytest.mark.parametrize("door", ["save", "infer", "batch", "mem0_verbatim", "mem0_infer", "conversation"])
+def test_every_rest_door_holds_sensitive_text_for_review(agent, door, django_capture_on_commit_callbacks):
+    user = f"u-{door}"
+    if door in ("save", "infer"):
+        answer = agent.post("memories", {"user_id": user, "text": SENSITIVE, "infer": door == "infer"})
+        assert answer.status_code == 202 and answer.json()["operation"] == "REVIEW", answer.content
+        assert "sensitive" in answer.json()["candidate"]["reasons"]
+    elif door == "batch":
+        answer = agent.post("memories/batch", {"memories": [
+            {"user_id": user, "text": "Alice keeps bees."}, {"user_id": user, "text": SENSITIVE}]})
+        assert answer.status_code == 201, answer.content
+        assert [r["operation"] for r in answer.json()["results"]] == ["ADD", "REVIEW"]
+        assert answer.json()["results"][1]["candidate"]["text"] == SENSITIVE
+    elif door.startswith("mem0"):
+        body = {"user_id": user, "messages": [{"role": "user", "content": SENSITIVE}],
+                "infer": door == "mem0_infer"}
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = agent.client.post("/v3/memories/add/", body, format="json")
+        assert answer.status_code == 200, answer.content
+        if door == "mem0_verbatim":
+            assert answer.json()["results"][0]["event"] == "REVIEW"
+    else:
+        answer = agent.post("conversations", {"user_id": user, "session_id": "s1",
+                                              "messages": [{"role": "user", "content": SENSITIVE}]})
+        assert answer.status_code in (200, 202), answer.content
+    from memories.queue import drain_background
+
+    drain_background()  # conversations run on the background pool
+    assert not any("078-05-1120" in text or "alice@example.com" in text for text in _stored_active(user))
+    assert any("078-05-1120" in c.text or "alice@example.com" in c.text for c in _pending(user)), door
+
+
+def test_mcp_add_memory_holds_sensitive_text_for_review(http_server):  # noqa: F811
+    import json
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    raw = api_key_create(tenant_name="acme", name="mcp").raw_key
+
+    async def run() -> dict:
+        async with streamablehttp_client(http_server, headers={"Authorization": f"Bearer {raw}"}) as (r, w, _), \
+                ClientSession(r, w) as session:
+            await session.initialize()
+            result = await session.call_tool("add_memory", {"user_id": "u-mcp", "text": SENSITIVE})
+            return json.loads(result.content[0].text)
+
+    answer = run_async(run)
+    assert answer["operation"] == "REVIEW" and answer["candidate_id"]
+    assert _stored_active("u-mcp") == [] and [c.text for c in _pending("u-mcp")] == [SENSITIVE]
+
+
+def test_an_agent_key_erases_what_it_saved_and_proposes_the_rest(agent, api, reviewer, operator):
+    """`api` may erase users (can_erase), `agent` may not: its erasure reaches only its own saves; an
+    operator-approved memory and another key's memory wait for a reviewer's approval of the erasure."""
+    own = agent.remember("erin", "Erin keeps bees in Porto.")
+    others = api.remember("erin", "Erin plays the cello.")
+    held = agent.post("memories", {"user_id": "erin", "text": "Erin's email is erin@example.com."}).json()
+    approved = reviewer.post(f"review/{held['candidate']['id']}/approve",
+                             {"text": "Erin has an email address."}).json()
+    assert approved["status"] == "approved"
+
+    answer = agent.delete("users/erin/memories")
+    assert answer.status_code == 202, answer.content
+    body = answer.json()
+    assert body["memories"] == 1 and body["candidate"]["operation"] == "ERASE"
+    left = set(MemoryItem.objects.filter(user_id="erin").values_list("text", flat=True))
+    assert own["text"] not in left and {others["text"], "Erin has an email address."} <= left
+    # Asking again does not pile up proposals.
+    again = agent.delete("users/erin/memories").json()
+    assert again["candidate"]["id"] == body["candidate"]["id"]
+    # The erasure of the agent's own part is not the user's erasure: new conversations still count.
+    from memories.erasure import erased_since
+    from memories.models import Tenant
+
+    assert erased_since(Tenant.objects.get(name="acme"), {"erin"}, since=__import__("django.utils.timezone",
+                        fromlist=["now"]).now().replace(year=2000)) == set()
+
+    # The agent may not approve its own proposal; a reviewer's approval erases the user.
+    assert agent.post(f"review/{body['candidate']['id']}/approve", {}).status_code == 403
+    assert reviewer.post(f"review/{body['candidate']['id']}/approve", {}).status_code == 200
+    assert not MemoryItem.objects.filter(user_id="erin").exists()
+    erased = Candidate.objects.get(id=body["candidate"]["id"])
+    assert erased.status == CandidateStatus.APPROVED and erased.text == ""
+
+
+def test_a_key_with_the_erase_permission_and_a_reviewer_key_erase_at_once(api, reviewer, agent):
+    agent.remember("finn", "Finn sails on Sundays.")
+    api.remember("finn", "Finn likes rye bread.")
+    answer = api.delete("users/finn/memories")
+    assert answer.status_code == 200 and answer.json()["memories"] == 2
+    agent.remember("gia", "Gia climbs.")
+    assert reviewer.delete("users/gia/memories").status_code == 200
+    assert not MemoryItem.objects.filter(user_id__in=["finn", "gia"]).exists()
+
+
+def test_mem0_delete_all_with_an_agent_key_proposes_what_it_did_not_save(agent, api,
+                                                                       django_capture_on_commit_callbacks):
+    api.remember("hana", "Hana collects stamps.")
+    agent.remember("hana", "Hana runs marathons.")
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = agent.client.delete("/v1/memories/?user_id=hana")
+    assert answer.status_code == 202, answer.content
+    assert answer.json()["erased"]["memories"] == 1 and answer.json()["candidate_id"]
+    assert list(MemoryItem.objects.filter(user_id="hana").values_list("text", flat=True)) == ["Hana collects stamps."]
+
+
+def test_an_agent_key_alone_erases_everything_when_it_saved_everything(agent):
+    agent.remember("ivo", "Ivo paints.")
+    answer = agent.delete("users/ivo/memories")
+    assert answer.status_code == 200 and answer.json()["memories"] == 1 and "candidate" not in answer.json()
+    assert Client().get("/api/v1/health").status_code == 200
