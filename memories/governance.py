@@ -3,7 +3,6 @@ first, and the review queue's approve / reject — used by API and admin alike."
 
 from __future__ import annotations
 
-import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,60 +27,21 @@ from memories.models import (
     Tenant,
 )
 from memories.permissions import change_needs_review, key_may_erase_user, key_may_resolve_candidate
+from memories.sensitive import redact, sensitive_kinds_in
 from memories.writing import MemorySpec
 
 # --------------------------------------------------------------------------- sensitive content
 
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
-_PHONE = re.compile(r"(?<!\d)(?:\+?\d{1,3}[\s.-]?)?(?:\(?\d{2,4}\)?[\s.-]?)?\d{3,4}[\s.-]?\d{4}(?!\d)")
-_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)")
-_NATIONAL_ID = re.compile(r"(?<!\d)(?:\d{3}-\d{2}-\d{4}|\d{17}[\dXx])(?!\d)")  # US SSN, PRC resident ID
-
-
-def _luhn_ok(number: str) -> bool:
-    digits = [int(c) for c in number if c.isdigit()]
-    total = 0
-    for position, digit in enumerate(reversed(digits)):
-        if position % 2 == 1:
-            digit *= 2
-            if digit > 9:
-                digit -= 9
-        total += digit
-    return total % 10 == 0
-
-
-def _has_card(text: str) -> bool:
-    return any(_luhn_ok(m.group(0)) for m in _CARD.finditer(text))
-
-
-DETECTORS = {
-    "email": lambda text: bool(_EMAIL.search(text)),
-    "phone": lambda text: bool(_PHONE.search(text)),
-    "card": _has_card,
-    "national_id": lambda text: bool(_NATIONAL_ID.search(text)),
-}
-
-
-_REDACTORS = {
-    "email": lambda text: _EMAIL.sub("[email withheld]", text),
-    "phone": lambda text: _PHONE.sub("[phone withheld]", text),
-    "card": lambda text: _CARD.sub(lambda m: "[card withheld]" if _luhn_ok(m.group(0)) else m.group(0), text),
-    "national_id": lambda text: _NATIONAL_ID.sub("[id withheld]", text),
-}
-
-
 def redact_sensitive(text: str) -> str:
     """The text with what the enabled detectors find replaced by a marker: kept words
     that never pass the review gate (an episode's raw turns) must not carry it."""
-    for kind in ("national_id", "card", "email", "phone"):
-        if kind in settings.SENSITIVE_DETECTORS:
-            text = _REDACTORS[kind](text)
-    return text
+    return redact(text, settings.SENSITIVE_DETECTORS)
 
 
 def sensitive_kinds(text: str) -> list[str]:
-    """Which configured detectors fire on the text (e-mail, phone, card, national ID)."""
-    return [name for name in settings.SENSITIVE_DETECTORS if name in DETECTORS and DETECTORS[name](text)]
+    """Which configured detectors fire on the text (memories.sensitive: e-mail, phone, card, national id,
+    IBAN, on the NFKC-normalised text)."""
+    return sensitive_kinds_in(text, settings.SENSITIVE_DETECTORS)
 
 
 # --------------------------------------------------------------------------- the gate
