@@ -4,6 +4,7 @@ missing, so an interrupted run resumes by running again."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ from memories.writing import (
     memory_refresh_content_hash,
     memory_refresh_search_vectors,
 )
+
+logger = logging.getLogger(__name__)
 
 BACKFILLS = ("embeddings", "hashes", "search-vectors", "sources")
 Progress = Callable[[int, int], None] | None
@@ -55,6 +58,29 @@ def _missing_vectors(model: str):
     """Current memories with no vector under `model`."""
     has_vector = MemoryVector.objects.filter(item_id=OuterRef("pk"), model=model)
     return MemoryItem.objects.filter(vocabulary.is_embeddable()).filter(~Exists(has_vector))
+
+
+def embeddings_sweep(*, older_than_seconds: int | None = None, limit: int | None = None) -> int:
+    """Embed current memories of the active model that have no vector and are older than
+    EMBEDDING_SWEEP_AFTER (younger ones are still in their task's hands): the beat job `embed-pending`.
+    Returns how many were embedded; a failure leaves the rows marked for the next sweep."""
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    older = settings.EMBEDDING_SWEEP_AFTER if older_than_seconds is None else older_than_seconds
+    embedder = build_embedder(active_spec())
+    waiting = (_missing_vectors(embedder.name).filter(created_at__lte=timezone.now() - timedelta(seconds=older))
+               .order_by("created_at").values_list("pk", flat=True)[:limit or settings.EMBEDDING_SWEEP_BATCH])
+    ids = [str(i) for i in waiting]
+    if not ids:
+        return 0
+    try:
+        return embed_items(ids, embedder=embedder).embedded
+    except EmbeddingError:
+        logger.warning("embedding sweep: %d memories still waiting for a vector", len(ids))
+        return 0
 
 
 def backfill(*, what: str, batch_size: int = 200, rate: float = 0.0, dry_run: bool = False,

@@ -69,6 +69,14 @@ def run_conversation_job(self, job_id: str) -> dict:
 
 
 @shared_task
+def embed_pending() -> dict:
+    """Embed memories left `pending` (a crash between commit and embedding, a broker outage); a beat job."""
+    from memories.maintenance import embeddings_sweep
+
+    return {"embedded": embeddings_sweep()}
+
+
+@shared_task
 def flush_access_counts() -> dict:
     """Write the buffered read counts (see memories.access); a beat job."""
     from memories.access import flush_access_counts as flush

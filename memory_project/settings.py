@@ -416,7 +416,13 @@ REFLECTION_STALE_AFTER = env_int("REFLECTION_STALE_AFTER", 3600)  # seconds befo
 SESSION_IDLE_MINUTES = env_int("SESSION_IDLE_MINUTES", 30)
 # How far back idle detection looks for sessions (a first run does not end every session ever held).
 SESSION_IDLE_LOOKBACK_HOURS = env_int("SESSION_IDLE_LOOKBACK_HOURS", 24)
+# Saves of more memories than this at once embed on a worker (or the in-process background pool), not
+# inside the request; the sweep embeds what stays pending (a crash) once it is EMBEDDING_SWEEP_AFTER old.
+EMBEDDING_INLINE_MAX_ITEMS = env_int("EMBEDDING_INLINE_MAX_ITEMS", 1)
+EMBEDDING_SWEEP_AFTER = env_int("EMBEDDING_SWEEP_AFTER", 120)  # seconds
+EMBEDDING_SWEEP_BATCH = env_int("EMBEDDING_SWEEP_BATCH", 500)
 CELERY_BEAT_SCHEDULE = {
+    "embed-pending": {"task": "memories.tasks.embed_pending", "schedule": env_float("EMBEDDING_SWEEP_INTERVAL", 120.0)},
     "reflect-due-users": {"task": "reflection.tasks.reflect_due_users", "schedule": 3600.0},
     "end-idle-sessions": {"task": "reflection.tasks.end_idle_sessions", "schedule": 300.0},
     "expire-trends": {"task": "reflection.tasks.expire_trends", "schedule": 3600.0},

@@ -15,6 +15,8 @@ RATE_LIMIT_KEY_REQUESTS = RATE_LIMIT_TENANT_REQUESTS = 1_000_000  # noqa: F405
 # Inside a test transaction a background thread could not see the job: run them inline, except where a
 # (transactional) test lowers it on purpose.
 CONVERSATION_SYNC_CHARS = 1_000_000
+# Likewise embeddings of a batch (tests/test_work_bounds.py lowers it in a transactional test).
+EMBEDDING_INLINE_MAX_ITEMS = 1_000_000
 # The fact-extraction suites count and name the facts a conversation leaves; episodes (the raw
 # turns, docs/extraction.md) are on in production and in the suites about them (test_episodes,
 # the erasure scan), which turn them on through the settings fixture.

@@ -294,6 +294,11 @@ def test_search_as_the_agent_shows_every_score_part_the_plan_and_the_context_blo
 
     bad = reviewer.get(url, {"tenant": tenant_a.id, "user_id": "bad\u200bid", "query": "x"}).content.decode()
     assert "errornote" in bad and "user_id" in bad.split("errornote")[1][:200] and "id=\"agent-results\"" not in bad
+    # The query is bounded by the API's own validation: too long or too many words is an error, not a search.
+    for query, field in (("x" * 5000, "query"), (" ".join(f"w{i}" for i in range(500)), "query")):
+        refused = reviewer.get(url, {"tenant": tenant_a.id, "user_id": "alice", "query": query}).content.decode()
+        assert "errornote" in refused and field in refused.split("errornote")[1][:300], refused[-2000:]
+        assert 'id="agent-results"' not in refused
 
     remember(tenant_b, "alice", "Globex's alice likes chess.")
     scoped = Client()

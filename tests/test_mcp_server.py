@@ -174,3 +174,24 @@ def test_streamable_http_without_a_valid_key_is_a_401_and_tenants_stay_apart(htt
 
     found, refused = run_async(run)
     assert found["results"] == [] and refused
+
+
+def test_a_tool_answer_is_bounded_like_the_rest_apis(http_server, key, settings):
+    """list_memories past API_MAX_RESPONSE_BYTES is a tool error saying how to ask for less."""
+    from memories.models import Tenant
+    from memories.writing import MemorySpec, memory_create_batch
+
+    memory_create_batch(tenant=Tenant.objects.get(name="acme"), actor="test", specs=[
+        MemorySpec(user_id="big", text=f"memory {i} " + "x" * 400) for i in range(30)])
+    settings.API_MAX_RESPONSE_BYTES = 4000
+
+    async def run():
+        async with streamablehttp_client(http_server, headers={"Authorization": f"Bearer {key}"}) as (r, w, _), \
+                ClientSession(r, w) as session:
+            await session.initialize()
+            return (await session.call_tool("list_memories", {"user_id": "big", "limit": 30}),
+                    await session.call_tool("list_memories", {"user_id": "big", "limit": 2}))
+
+    big, small = run_async(run)
+    assert big.isError and "API_MAX_RESPONSE_BYTES" in big.content[0].text
+    assert len(_payload(small)["results"]) == 2

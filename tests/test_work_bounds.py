@@ -44,3 +44,47 @@ def test_a_tenant_with_too_many_pending_conversations_gets_429(api, api_b, setti
     assert response.status_code == 429 and int(response["Retry-After"]) >= 1
     assert "TENANT_MAX_PENDING_JOBS" in response.json()["detail"]
     assert converse(api_b, ["I like tea."])["status"] == "done"  # another tenant is not held up
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_embeds_outside_the_request_and_the_sweep_finishes_what_a_crash_left(api, settings):
+    """With no broker a batch's embeddings run on the background pool: while every worker of the pool
+    is held busy, the batch is answered and its rows wait `pending`; once released they are embedded.
+    Rows left pending for good (a crash after commit) are embedded by the beat job `embed-pending`."""
+    import threading
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memories import queue
+    from memories.schedule import run_entry
+
+    settings.EMBEDDING_INLINE_MAX_ITEMS = 1
+    release = threading.Event()
+    pool = queue._background_pool()
+    for _ in range(max(1, settings.EAGER_BACKGROUND_WORKERS)):
+        pool.submit(release.wait, 30)
+    try:
+        answer = api.post("memories/batch", {"memories": [
+            {"user_id": "bo", "text": f"Bo's note number {i}: " + "words " * 200} for i in range(20)]})
+        assert answer.status_code == 201
+        states = set(MemoryItem.objects.filter(user_id="bo").values_list("embedding_state", flat=True))
+        assert states == {"pending"}  # the request did not embed them
+    finally:
+        release.set()
+    assert queue.drain_background(timeout=60)
+    assert set(MemoryItem.objects.filter(user_id="bo").values_list("embedding_state", flat=True)) == {"done"}
+
+    # A crash between commit and embedding: the rows stay pending with no vector.
+    settings.EMBEDDING_INLINE_MAX_ITEMS = 1_000_000
+    from memories.models import MemoryVector
+
+    single = api.remember("cy", "Cy repairs bicycles.")
+    MemoryVector.objects.filter(item_id=single["id"]).delete()
+    MemoryItem.objects.filter(id=single["id"]).update(embedding_state="pending")
+    run_entry("embed-pending", settings.CELERY_BEAT_SCHEDULE["embed-pending"])
+    assert MemoryItem.objects.get(id=single["id"]).embedding_state == "pending"  # too young: its task may run
+    MemoryItem.objects.filter(id=single["id"]).update(created_at=timezone.now() - timedelta(minutes=5))
+    run_entry("embed-pending", settings.CELERY_BEAT_SCHEDULE["embed-pending"])
+    assert MemoryItem.objects.get(id=single["id"]).embedding_state == "done"
+    assert MemoryVector.objects.filter(item_id=single["id"]).exists()

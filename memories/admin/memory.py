@@ -4,10 +4,8 @@ forget a user."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
@@ -28,9 +26,9 @@ from memories.admin.base import (
     text_diff,
     visible_tenants,
 )
+from memories.api.serializers import MemorySearchSerializer
 from memories.context import ContextRequest, build_context
 from memories.errors import InvalidOperation, MemoryError_, MemoryNotFound, VersionConflict
-from memories.identity import normalize_identifier
 from memories.models import (
     MemoryHistory,
     MemoryItem,
@@ -40,7 +38,7 @@ from memories.models import (
 )
 from memories.search import MODES, SearchPlan, SearchQuery, memory_search
 from memories.selectors import memory_lineage_ids
-from memories.text import counted, query_tokens
+from memories.text import counted
 
 # --------------------------------------------------------------------------- memories
 
@@ -315,20 +313,22 @@ class MemoryItemAdmin(TenantScopedAdmin):
         context = {**self.admin_site.each_context(request), "title": "Search as the agent", "tenants": tenants,
                    "tenant": tenant, "asked": asked, "modes": MODES, "opts": self.model._meta}
         if tenant and asked["query"] and (asked["user_id"] or asked["group_id"]):
-            try:
-                scope: dict[str, Any] = {name: normalize_identifier(asked[name], field=name)
-                         for name in ("user_id", "agent_id", "session_id", "group_id") if asked[name]}
-                if len(query_tokens(asked["query"])) > settings.SEARCH_MAX_QUERY_TERMS:
-                    raise InvalidOperation("the query has too many distinct words", field="query")
+            # The API's own validation (bounds on the query, identifiers, mode): what an agent could not
+            # ask, the operator cannot either.
+            search = MemorySearchSerializer(data={**{k: v for k, v in asked.items() if v and k != "tenant"},
+                                                  "mode": asked["mode"] if asked["mode"] in MODES else "hybrid",
+                                                  "limit": 20})
+            if not search.is_valid():
+                context["error"] = "; ".join(f"{field}: {' '.join(str(m) for m in messages)}"
+                                             for field, messages in search.errors.items())
+            else:
+                query = SearchQuery(**search.validated_data)
                 plan = SearchPlan()
-                mode = asked["mode"] if asked["mode"] in MODES else "hybrid"
-                context["results"] = memory_search(tenant=tenant, plan=plan, query=SearchQuery(
-                    query=asked["query"][:settings.SEARCH_MAX_QUERY_CHARS], mode=mode, limit=20, **scope))
+                context["results"] = memory_search(tenant=tenant, plan=plan, query=query)
                 context["plan"] = plan
                 context["agent_context"] = build_context(tenant=tenant, request=ContextRequest(
-                    query=asked["query"][:settings.SEARCH_MAX_QUERY_CHARS], **scope))
-            except InvalidOperation as exc:
-                context["error"] = f"{exc.field}: {exc}"
+                    query=query.query, user_id=query.user_id, agent_id=query.agent_id, session_id=query.session_id,
+                    group_id=query.group_id))
         return TemplateResponse(request, "admin/memories/search_as_agent.html", context)
 
     def forget_view(self, request):

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import anyio
+from django.conf import settings
 from django.db import close_old_connections
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
@@ -67,6 +68,18 @@ def _valid(serializer_class: type[drf_serializers.Serializer], data: dict) -> di
     if not serializer.is_valid():
         raise ToolError(_field_errors(serializer.errors))
     return dict(serializer.validated_data)
+
+
+def bounded_answer(answer: Any) -> Any:
+    """A tool's answer within API_MAX_RESPONSE_BYTES, as the REST API's and Mem0's are: a bigger one is
+    a tool error that says how to ask for less."""
+    limit = settings.API_MAX_RESPONSE_BYTES
+    if limit and isinstance(answer, dict | list):
+        size = len(json.dumps(answer, default=str).encode())
+        if size > limit:
+            raise ToolError(f"the answer would be {size} bytes, over the {limit}-byte limit "
+                            "(API_MAX_RESPONSE_BYTES): ask for fewer items (limit)")
+    return answer
 
 
 # A tool from an app built on memories (which this module may not import): a factory given `call`, the
@@ -208,7 +221,7 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
         def run() -> Any:
             close_old_connections()
             try:
-                return work(_caller_now(raw_key, known))
+                return bounded_answer(work(_caller_now(raw_key, known)))
             except drf_serializers.ValidationError as exc:
                 raise ToolError(_field_errors(exc.detail)) from None
             except MemoryError_ as exc:

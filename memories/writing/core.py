@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.postgres.search import SearchVector
 from django.db import connection
 from django.db.models import QuerySet, Value
@@ -139,9 +140,13 @@ INDEXED_TEXT = Computed("to_tsvector('simple', {})", "text",
 
 
 def _enqueue_embedding(item_ids: Iterable[uuid.UUID]) -> None:
+    """Embed after commit. More than EMBEDDING_INLINE_MAX_ITEMS at once (a batch, an import) never embed
+    inside the request: a worker, or with no broker the in-process background pool. Whatever a crash
+    or a broker outage leaves `pending` is picked up by the embed-pending sweep (a beat job)."""
     ids = [str(i) for i in item_ids]
-    if ids:  # broker down: the rows stay 'pending' for the backfill
-        enqueue(vocabulary.TASK_EMBED_MEMORIES, ids, swallow_broker_errors=True)
+    if ids:
+        enqueue(vocabulary.TASK_EMBED_MEMORIES, ids, swallow_broker_errors=True,
+                background=len(ids) > settings.EMBEDDING_INLINE_MAX_ITEMS)
 
 
 def _sync_vector_status(items: Iterable[MemoryItem]) -> None:
