@@ -20,8 +20,10 @@ $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.tx
 install: $(STAMP)
 
 # Browser tests drive Debian's Chromium through Playwright (no browser download).
+# Chromium for the admin's browser tests, and a CJK font so screenshots of Chinese text are readable.
 browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	@test -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc || (apt-get update -qq && apt-get install -y -qq fonts-wqy-microhei)
 
 # Production-grade by default: gunicorn (gunicorn.conf.py: two workers per CPU, WEB_CONCURRENCY overrides).
 # Prometheus samples of every worker go to var/prometheus, emptied at each start.
@@ -46,7 +48,7 @@ up: install
 	$(PY) manage.py migrate --noinput
 	rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
 	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-$(BROKER_URL_$(BROKER))} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/0} \
-	PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+	PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) PORT=$(PORT) $(PY) -m memory_project.up start -f Procfile
 
 # The MCP tools over streamable HTTP at http://127.0.0.1:$(MCP_PORT)/mcp (docs/mcp.md); stdio: manage.py mcp_server --key.
 MCP_PORT ?= 8001

@@ -273,6 +273,55 @@ def candidate_reject(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: st
     return candidate
 
 
+# --------------------------------------------------------------------------- undoing a decision
+
+# What an approval's undo reverses (the memory it wrote is archived, or the memory it archived restored);
+# an approved change, contradiction or erasure is corrected on the memory itself, not undone.
+UNDOABLE_APPROVALS = (CandidateOperation.ADD, CandidateOperation.ARCHIVE)
+
+
+def undo_refusal(*, candidate: Candidate, actor: str, now: datetime, window_seconds: int) -> str:
+    """Why this decision cannot be undone now ("" when it can), as a pure decision: only its own
+    reviewer, within the window, and only a rejection or an approval that added or archived a memory."""
+    if candidate.status == CandidateStatus.PENDING:
+        return "the candidate is still waiting for a decision"
+    if candidate.resolved_by != actor:
+        return "only the reviewer who decided may undo the decision"
+    if candidate.resolved_at is None or (now - candidate.resolved_at).total_seconds() > window_seconds:
+        return f"decisions can be undone for {window_seconds} seconds only"
+    if candidate.status == CandidateStatus.APPROVED and candidate.operation not in UNDOABLE_APPROVALS:
+        return f"an approved {candidate.operation.lower()} is corrected on the memory itself"
+    return ""
+
+
+@transaction.atomic
+def candidate_undo(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: str) -> Candidate:
+    """Put a just-decided candidate back in the queue (REVIEW_UNDO_SECONDS). Undoing an approval goes
+    through the writer with actor and reason, so the memory's history says what happened: the memory
+    the approval added is archived, the memory it archived is restored."""
+    candidate = get_or_not_found(Candidate.objects.select_for_update().filter(tenant=tenant), "candidate",
+                                 id=candidate_id)
+    refusal = undo_refusal(candidate=candidate, actor=actor, now=timezone.now(),
+                           window_seconds=settings.REVIEW_UNDO_SECONDS)
+    if refusal:
+        raise InvalidOperation(refusal, field="status")
+    reason = f"{candidate.status} from review undone by the reviewer"
+    if candidate.status == CandidateStatus.APPROVED:
+        if candidate.operation == CandidateOperation.ADD and candidate.result_memory_id:
+            writing.memory_set_status(tenant=tenant, memory_id=candidate.result_memory_id,
+                                      status=MemoryStatus.ARCHIVED, actor=actor, reason=reason)
+        elif candidate.operation == CandidateOperation.ARCHIVE and candidate.target_id:
+            writing.memory_set_status(tenant=tenant, memory_id=candidate.target_id, status=MemoryStatus.ACTIVE,
+                                      actor=actor, reason=reason)
+    candidate.status = CandidateStatus.PENDING
+    candidate.resolved_by = ""
+    candidate.resolved_at = None
+    candidate.result_memory = None
+    candidate.reason_detail = candidate.reason_detail.split("; rejected: ")[0]
+    candidate.save(update_fields=["status", "resolved_by", "resolved_at", "result_memory", "reason_detail"])
+    return candidate
+
+
 # --------------------------------------------------------------------------- erasure asked by a key
 
 

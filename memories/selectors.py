@@ -15,9 +15,11 @@ from memories.models import (
     Candidate,
     CandidateStatus,
     ConversationJob,
+    HistoryEvent,
     MemoryHistory,
     MemoryItem,
     MemorySource,
+    MemoryStatus,
     Tenant,
 )
 from memories.text import humanised_duration
@@ -208,3 +210,65 @@ def dashboard_stats(*, tenant: Tenant | None) -> dict:
                    items.filter(trait__isnull=False).values(stage=F("trait__stage")).annotate(n=Count("id"))
                    .order_by("stage")],
     }
+
+
+# --------------------------------------------------------------------------- what a memory's page leads with
+
+
+class MemoryStanding(NamedTuple):
+    """Whether a memory holds, said once for the admin's memory page."""
+
+    state: str  # "current" | "superseded" | "invalidated" | "archived" | "rejected" | "pending" | "expired"
+    since: datetime | None
+    replaced_by: uuid.UUID | None  # the newer version, or the memory that contradicted it
+
+
+def memory_standing(memory: MemoryItem) -> MemoryStanding:
+    """Superseded and invalidated memories keep status 'active' (they held until then); what a reviewer
+    needs first is whether the memory still holds, and what replaced it."""
+    if memory.superseded_by_id:
+        return MemoryStanding("superseded", memory.expired_at, memory.superseded_by_id)
+    if memory.invalid_at is not None:
+        row = (MemoryHistory.objects.filter(memory_id=memory.id, event=HistoryEvent.INVALIDATE)
+               .order_by("-created_at").values_list("new_data", flat=True).first())
+        replaced = (row or {}).get("contradicted_by")
+        return MemoryStanding("invalidated", memory.invalid_at, uuid.UUID(replaced) if replaced else None)
+    if memory.status == MemoryStatus.ARCHIVED:
+        return MemoryStanding("archived", memory.archived_at, None)
+    if memory.status in (MemoryStatus.REJECTED, MemoryStatus.PENDING):
+        return MemoryStanding(memory.status, memory.updated_at, None)
+    if memory.expired_at is not None:
+        return MemoryStanding("expired", memory.expired_at, None)
+    return MemoryStanding("current", None, None)
+
+
+def candidates_against(memory: MemoryItem) -> QuerySet[Candidate]:
+    """Review candidates waiting to change this memory (an update, a contradiction, an archive)."""
+    return Candidate.objects.filter(tenant_id=memory.tenant_id, target_id=memory.id,
+                                    status=CandidateStatus.PENDING).order_by("created_at")
+
+
+class TurnOutcome(NamedTuple):
+    """One turn of a conversation job and what extraction made of it."""
+
+    turn: int
+    speaker: str
+    content: str
+    produced: list[tuple[str, str, str]]  # (operation, text, admin path kind: "memory:<id>" | "candidate:<id>")
+
+
+def job_turn_outcomes(job: ConversationJob) -> list[TurnOutcome]:
+    """The job's turns as a conversation, each with the memories and candidates that cite it."""
+    by_turn: dict[int, list[tuple[str, str, str]]] = {}
+    operations = {op.get("memory_id"): op for op in job.operations or [] if op.get("memory_id")}
+    for source in MemorySource.objects.filter(job_id=str(job.id)).select_related("item"):
+        op = operations.get(str(source.item_id), {})
+        for index in source.message_indices:
+            by_turn.setdefault(index, []).append((op.get("operation", "kept"), source.item.text,
+                                                  f"memory:{source.item_id}"))
+    for candidate in Candidate.objects.filter(job_id=job.id):
+        for index in candidate.source_messages:
+            by_turn.setdefault(index, []).append((f"review ({candidate.status})", candidate.text,
+                                                  f"candidate:{candidate.id}"))
+    return [TurnOutcome(i, m.get("name") or m.get("role", ""), m.get("content", ""), by_turn.get(i, []))
+            for i, m in enumerate(job.messages or [])]

@@ -9,6 +9,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings")
 
 app = Celery("memory_project")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+if not app.conf.broker_url:
+    # Eager mode: Celery still opens a producer per task; on kombu's in-memory transport it has no host to
+    # look up (its default, amqp://, logged "No hostname was supplied" under `make run`).
+    app.conf.broker_url = "memory://"
 app.autodiscover_tasks()
 
 

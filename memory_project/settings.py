@@ -416,6 +416,8 @@ REFLECTION_STALE_AFTER = env_int("REFLECTION_STALE_AFTER", 3600)  # seconds befo
 SESSION_IDLE_MINUTES = env_int("SESSION_IDLE_MINUTES", 30)
 # How far back idle detection looks for sessions (a first run does not end every session ever held).
 SESSION_IDLE_LOOKBACK_HOURS = env_int("SESSION_IDLE_LOOKBACK_HOURS", 24)
+# A reviewer may undo their own last approve / reject for this long (the admin's Undo button).
+REVIEW_UNDO_SECONDS = env_int("REVIEW_UNDO_SECONDS", 120)
 # Saves of more memories than this at once embed on a worker (or the in-process background pool), not
 # inside the request; the sweep embeds what stays pending (a crash) once it is EMBEDDING_SWEEP_AFTER old.
 EMBEDDING_INLINE_MAX_ITEMS = env_int("EMBEDDING_INLINE_MAX_ITEMS", 1)

@@ -327,7 +327,7 @@ def test_the_review_queue_decides_inline_with_a_word_diff_and_the_source_turn(ap
     listed = reverse("admin:memories_candidate_changelist")
     done = reviewer.post(reverse("admin:memories_candidate_decide", args=[move.id]),
                          {"decision": "approve", "text": "Alice moved to Porto in 2026.", "next": listed})
-    assert done.status_code == 302 and done["Location"] == listed
+    assert done.status_code == 302 and done["Location"] == f"{listed}#candidate-{pottery.id}"  # on the next row
     move.refresh_from_db()
     assert move.status == "approved" and MemoryItem.objects.get(id=move.result_memory_id).text == \
         "Alice moved to Porto in 2026."

@@ -255,3 +255,118 @@ def test_the_review_queue_by_keyboard_inline_edit_and_bulk_reject(page, live_ser
     page.wait_for_selector("text=Rejected 2 candidates")
     assert {Candidate.objects.get(id=c.id).status for c in waiting[2:4]} == {"rejected"}
     shot(page, "10-review-queue-after-decisions")
+
+
+def test_the_review_queue_fits_a_laptop_keeps_the_place_and_undoes(page, live_server, operator, tenant_a,
+                                                                    transactional_db):
+    """At 1366 x 768: no sideways scrolling; after a decision the focus is on the next row; a reject
+    carries its reason; the last decision can be undone (history and the admin's log say so)."""
+    from django.contrib.admin.models import LogEntry
+
+    from memories.ingestion import conversation_job_create
+
+    for session, text in (("s1", "I think I might try pottery, the wheel kind, with a long story attached to it "
+                                 "that goes on and on about clay and glazes and kilns and the teacher."),
+                          ("s2", "My email is ann@example.com."), ("s3", "I might learn the cello."),
+                          ("s4", "Maybe I will move to Oslo.")):
+        conversation_job_create(tenant=tenant_a, user_id="ann", session_id=session,
+                                messages=[{"role": "user", "content": text}])
+    waiting = list(Candidate.objects.filter(status="pending").order_by("created_at", "id"))
+    assert len(waiting) >= 3
+    operator("rita", "reviewers", tenant=tenant_a)
+    log_in(page, live_server, "rita")
+    page.goto(f"{live_server.url}/admin/memories/candidate/")
+    page.wait_for_selector("#review-keys")
+    shot(page, "11-review-queue-1366")
+    overflow = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert overflow[0] <= overflow[1], f"the queue scrolls sideways: {overflow}"
+    assert page.locator(f"#candidate-{waiting[0].id} textarea.review-text").count() == 1  # the text once
+    assert page.locator("td.field-submitted_by").first.inner_text().startswith("the service")
+    assert "conversation job" in page.locator("td.field-submitted_by").first.inner_text()
+
+    page.locator(f"button.review-approve[form='review-{waiting[0].id}']").click()
+    page.wait_for_selector("text=Candidate approved")
+    assert page.evaluate("() => document.activeElement.id") == f"candidate-{waiting[1].id}"
+
+    page.locator(f"input.review-reason[form='review-{waiting[1].id}']").fill("not about Ann")
+    page.locator(f"button.review-reject[form='review-{waiting[1].id}']").click()
+    page.wait_for_selector("text=Candidate rejected: not about Ann")
+    assert "rejected: not about Ann" in Candidate.objects.get(id=waiting[1].id).reason_detail
+    assert page.evaluate("() => document.activeElement.id") == f"candidate-{waiting[2].id}"
+    shot(page, "12-review-queue-after-reject-with-undo")
+
+    page.click("#review-undo button")
+    page.wait_for_selector("text=Decision undone")
+    undone = Candidate.objects.get(id=waiting[1].id)
+    assert undone.status == "pending" and "not about Ann" not in undone.reason_detail
+    assert LogEntry.objects.filter(object_id=str(undone.id), change_message__contains="Undid").exists()
+
+    approved = Candidate.objects.get(id=waiting[0].id)
+    assert approved.status == "approved"
+    with pytest.raises(Exception, match="only the reviewer"):  # someone else's decision stays
+        from memories import governance
+
+        governance.candidate_undo(tenant=tenant_a, candidate_id=approved.id, actor="admin:someone-else")
+
+
+def test_a_memory_page_leads_with_its_standing_and_an_archived_one_is_restored(page, live_server, operator,
+                                                                               tenant_a, transactional_db):
+    """The page opens on whether the memory holds (an invalidated one links to what replaced it), what
+    waits in review against it, then history; an archived memory is read-only with a Restore button.
+    Chinese text renders in a real font (make browser installs one), not as boxes."""
+    from memories import writing
+
+    old = remember(tenant_a, "xiaolin", "小林住在杭州。")
+    new = remember(tenant_a, "xiaolin", "小林搬到了上海。")
+    writing.memory_invalidate(tenant=tenant_a, memory_id=old.id, invalid_at=new.created_at, actor="test",
+                              reason="contradicted by: 小林搬到了上海。", contradicted_by=new)
+    archived = remember(tenant_a, "xiaolin", "小林喜欢喝龙井茶。")
+    writing.memory_set_status(tenant=tenant_a, memory_id=archived.id, status="archived", actor="test")
+    operator("rita", "reviewers", tenant=tenant_a)
+    log_in(page, live_server, "rita")
+
+    page.goto(f"{live_server.url}/admin/memories/memoryitem/{old.id}/change/")
+    standing = page.locator(".memory-standing")
+    assert "Invalidated" in standing.inner_text()
+    first_box = page.locator("fieldset").first.inner_text()
+    assert "Invalidated" in first_box and "小林搬到了上海" in first_box  # the link to what replaced it, first
+    page.locator(f"a[href$='/{new.id}/change/']").first.click()
+    assert "Current" in page.locator(".memory-standing").inner_text()
+    shot(page, "13-memory-page-chinese")
+
+    # A real CJK font: two different characters do not draw the same box.
+    glyphs = []
+    for char in ("用", "茶"):
+        page.evaluate("(c) => { const s = document.createElement('span'); s.id = 'glyph'; s.textContent = c;"
+                      " s.style.fontSize = '40px'; document.body.prepend(s); }", char)
+        glyphs.append(page.locator("#glyph").screenshot())
+        page.evaluate("() => document.getElementById('glyph').remove()")
+    assert glyphs[0] != glyphs[1], "Chinese characters render as identical boxes: no CJK font"
+
+    page.goto(f"{live_server.url}/admin/memories/memoryitem/{archived.id}/change/")
+    assert "Archived" in page.locator(".memory-standing").inner_text()
+    assert page.locator("textarea[name=text]").count() == 0 and page.locator("input[name=_save]").count() == 0
+    page.click("#restore-button")
+    page.wait_for_selector("text=Restored")
+    assert MemoryItem.objects.get(id=archived.id).status == "active"
+    assert page.locator("textarea[name=text]").count() == 1  # editable again
+    assert MemoryHistory.objects.filter(memory_id=archived.id, event="RESTORE", actor="rita").exists()
+
+
+def test_a_conversation_job_reads_as_the_conversation(page, live_server, operator, tenant_a, transactional_db):
+    from memories.ingestion import conversation_job_create
+
+    job = conversation_job_create(tenant=tenant_a, user_id="ann", session_id="s1", messages=[
+        {"role": "user", "content": "I live in Ghent and I keep bees."},
+        {"role": "assistant", "content": "Lovely."},
+        {"role": "user", "content": "My email is ann@example.com."}])
+    operator("rita", "reviewers", tenant=tenant_a)
+    log_in(page, live_server, "rita")
+    page.goto(f"{live_server.url}/admin/memories/conversationjob/{job.id}/change/")
+    table = page.locator("table.job-conversation")
+    rows = table.locator("tbody tr")
+    assert rows.count() == 3
+    assert "Ghent" in rows.nth(0).inner_text() and "ADD" in rows.nth(0).inner_text()
+    assert "review" in rows.nth(2).inner_text()
+    assert "[{" not in page.locator("fieldset").nth(1).inner_text()  # not raw JSON
+    shot(page, "14-conversation-job")

@@ -67,12 +67,12 @@ def test_a_body_over_the_size_limit_is_a_json_413(api, settings):
 @pytest.mark.parametrize(("fault", "code"), [(IntegrityError("duplicate key"), 409), (DataError("value too long"), 400),
                                              (OperationalError("server closed the connection"), 503)])
 def test_database_errors_map_to_what_a_retry_can_change(api, monkeypatch, fault, code):
-    from memories import writing
+    from memories import applier
 
     def failing(**kwargs):
         raise fault
 
-    monkeypatch.setattr(writing, "memory_create", failing)
+    monkeypatch.setattr(applier, "memory_create_batch", failing)  # the write a plain save makes
     response = api.post("memories", {"user_id": "alice", "text": "Alice likes tea."})
     assert response.status_code == code, response.content
     assert ("Retry-After" in response) is (code == 503)

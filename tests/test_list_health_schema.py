@@ -11,10 +11,16 @@ def test_list_filters_by_user_type_tag_status_and_time(api):
     def texts(**params):
         return sorted(m["text"] for m in api.get("memories", params).json()["results"])
 
-    assert texts(user_id="alice") == ["A profile fact.", "An episode.", "Archived one."]
+    assert texts(user_id="alice") == ["A profile fact.", "An episode."]  # current memories unless asked
+    assert texts(user_id="alice", include="all") == ["A profile fact.", "An episode.", "Archived one."]
+    assert texts(user_id="alice", include="data,all") == ["A profile fact.", "An episode.", "Archived one."]
     assert texts(user_id="alice", memory_type="episodic") == ["An episode."]
     assert texts(tag="x") == ["A profile fact."]
     assert texts(status="archived") == ["Archived one."]
+    changed = api.patch(f"memories/{api.remember('cai', 'Cai likes tea.')['id']}", {"text": "Cai likes coffee."})
+    assert changed.status_code == 200
+    assert texts(user_id="cai") == ["Cai likes coffee."]
+    assert texts(user_id="cai", current="false") == ["Cai likes tea."]  # the superseded version
     assert texts(created_after="2000-01-01T00:00:00Z", user_id="bob") == ["Bob's fact."]
     assert texts(created_before="2000-01-01T00:00:00Z") == []
 

@@ -144,3 +144,26 @@ def test_the_async_client_works_the_same(live_server, keys):
 
     found, listed = run_async(scenario)
     assert "cello" in found["results"][0]["memory"] and listed["count"] >= 1
+
+
+def test_get_all_and_search_give_facts_and_no_invented_run_id(client, keys, live_server, settings):
+    """Mem0's users expect facts: the service's episodes (each session's raw turns) come only when asked;
+    an add() without run_id answers run_id None, not the internal session's name."""
+    settings.CONVERSATION_EPISODES = True
+    client.add([{"role": "user", "content": "I'm allergic to peanuts."},
+                {"role": "user", "content": "I live in Lisbon with my partner Ana."}], user_id="bea")
+    from memories.queue import drain_background
+
+    drain_background()
+    assert MemoryItem.objects.filter(user_id="bea", memory_type="episodic").exists()
+    listed = client.get_all(filters={"user_id": "bea"})["results"]
+    assert listed and all(m["memory_type"] != "episodic" for m in listed)
+    assert all(m["run_id"] is None for m in listed)
+    found = client.search("peanuts Lisbon", filters={"user_id": "bea"}, top_k=10)["results"]
+    assert found and all(m["memory_type"] != "episodic" for m in found)
+    asked = httpx.post(f"{live_server.url}/v3/memories/", headers={"Authorization": f"Token {keys[0]}"},
+                       json={"filters": {"user_id": "bea"}, "include_episodes": True}).json()["results"]
+    assert any(m["memory_type"] == "episodic" for m in asked)
+    bad = httpx.post(f"{live_server.url}/v3/memories/", headers={"Authorization": f"Token {keys[0]}"},
+                     json={"filters": {"user_id": "bea"}, "include_episodes": "yes"})
+    assert bad.status_code == 400 and "include_episodes" in bad.json()

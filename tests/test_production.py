@@ -107,14 +107,15 @@ def test_make_up_runs_web_worker_and_beat_on_a_real_broker(transactional_db, bro
         for process in ("web.1", "worker.1", "beat.1"):
             _until(lambda name=process: f"{name} started" in _read(log), 30, f"honcho's line for {process}")
     finally:
-        os.killpg(up.pid, signal.SIGTERM)
+        os.killpg(up.pid, signal.SIGINT)  # Ctrl-C, as a person stops it
         try:
-            up.wait(timeout=30)
+            up.wait(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(up.pid, signal.SIGKILL)
             up.wait()
         output = _read(log)
     assert "Traceback" not in output, output[-5000:]
+    assert "SIGKILL" not in output, "every process stops on its own, none is killed: " + output[-3000:]
 
 
 def test_metrics_are_closed_to_the_public_and_open_to_the_token(client, settings, api):

@@ -204,3 +204,37 @@ def test_the_readme_agent_loop_runs_as_written(live_server, keys):
     namespace["agent_turn"]("gus", "chat-1", "I moved to Oslo last spring.", llm)
     namespace["agent_turn"]("gus", "chat-1", "Where do I live now?", llm)
     assert "Oslo" in prompts[1], prompts[1]
+
+
+MEMORY_JSON = {"id": "m1", "user_id": "u", "text": "t", "new_field": 1}
+SAMPLES = {
+    "Memory": MEMORY_JSON,
+    "ScoreParts": {"relevance": 1.0, "fusion": 0.1, "recency": 1, "importance": 0.5, "stage": 1, "new_field": 1},
+    "SearchResult": {"memory": MEMORY_JSON, "score": 0.5, "scores": {"relevance": 1, "fusion": 0.1, "recency": 1,
+                                                                     "importance": 0.5, "stage": 1}, "new_field": 1},
+    "SearchResponse": {"results": [], "degraded": [], "new_field": 1},
+    "Candidate": {"id": "c", "user_id": "u", "operation": "ADD", "text": "t", "status": "pending", "new_field": 1},
+    "WriteResult": {"operation": "ADD", "memory": MEMORY_JSON, "new_field": 1},
+    "Job": {"job_id": "j", "status": "done", "new_field": 1},
+    "HistoryEvent": {"id": 1, "memory_id": "m", "event": "ADD", "actor": "a", "new_field": 1},
+    "Trait": {"id": "t", "text": "t", "subtype": "preference", "stage": "emerging", "confidence": 0.5,
+              "new_field": 1},
+    "ContextBlock": {"context": "", "format": "markdown", "new_field": 1},
+    "Erasure": {"user_id": "u", "receipt_id": 1, "counts": {}, "new_field": 1},
+    "ReflectionCycle": {"id": 1, "user_id": "u", "status": "done", "new_field": 1},
+}
+
+
+def test_every_sdk_model_keeps_the_whole_answer_in_raw():
+    """A field the API adds is reachable before the SDK names it: every model has `raw` (Page too)."""
+    import dataclasses
+
+    from memory_client import models
+
+    named = {name for name, value in vars(models).items()
+             if dataclasses.is_dataclass(value) and value.__module__ == models.__name__}
+    assert named == set(SAMPLES) | {"Page"}
+    for name, body in SAMPLES.items():
+        parsed = getattr(models, name).from_json(body)
+        assert parsed.raw["new_field"] == 1, name
+    assert "raw" in {f.name for f in dataclasses.fields(models.Page)}

@@ -37,7 +37,7 @@ from memories.models import (
     MemoryVector,
 )
 from memories.search import MODES, SearchPlan, SearchQuery, memory_search
-from memories.selectors import memory_lineage_ids
+from memories.selectors import candidates_against, memory_lineage_ids, memory_standing
 from memories.text import counted
 
 # --------------------------------------------------------------------------- memories
@@ -143,17 +143,24 @@ class MemoryItemAdmin(TenantScopedAdmin):
                        "version", "confidence", "data", "content_hash", "valid_at", "invalid_at", "created_at",
                        "expired_at", "updated_at", "archived_at", "expires_at", "access_count", "last_accessed_at",
                        "version_chain", "embedding_state", "embedding_error",
-                       "vector_table", "source_table", "history_timeline")
+                       "vector_table", "source_table", "history_timeline", "standing", "waiting_candidates")
+    change_form_template = "admin/memories/memoryitem/change_form.html"
+    # What a reviewer decides on comes first: whether the memory holds (and what replaced it), its text,
+    # what waits in review against it, its history; the rest below, folded.
     fieldsets = (
+        ("Standing", {"fields": ("standing",)}),
         (None, {"fields": ("text", "importance", "tags", "expected_version")}),
-        ("Who and what", {"fields": ("id", "tenant", "user_id", "agent_id", "session_id", "group_id",
-                                     "memory_type", "status", "confidence", "data", "content_hash")}),
-        ("Time (bitemporal)", {"fields": ("valid_at", "invalid_at", "created_at", "expired_at", "updated_at",
-                                          "archived_at", "expires_at", "version", "version_chain")}),
-        ("Usage", {"fields": ("access_count", "last_accessed_at")}),
-        ("Sources", {"fields": ("source_table",)}),
-        ("Embedding", {"fields": ("embedding_state", "embedding_error", "vector_table")}),
+        ("Waiting for review", {"fields": ("waiting_candidates",)}),
         ("History", {"fields": ("history_timeline",)}),
+        ("Who and what", {"classes": ("collapse",),
+                          "fields": ("id", "tenant", "user_id", "agent_id", "session_id", "group_id",
+                                     "memory_type", "status", "confidence", "data", "content_hash")}),
+        ("Time (bitemporal)", {"classes": ("collapse",),
+                               "fields": ("valid_at", "invalid_at", "created_at", "expired_at", "updated_at",
+                                          "archived_at", "expires_at", "version", "version_chain")}),
+        ("Usage", {"classes": ("collapse",), "fields": ("access_count", "last_accessed_at")}),
+        ("Sources", {"classes": ("collapse",), "fields": ("source_table",)}),
+        ("Embedding", {"classes": ("collapse",), "fields": ("embedding_state", "embedding_error", "vector_table")}),
     )
 
     @admin.display(description="text")
@@ -170,16 +177,56 @@ class MemoryItemAdmin(TenantScopedAdmin):
     def is_current(self, obj: MemoryItem) -> bool:
         return obj.expired_at is None
 
+    def _editable(self, request, obj) -> bool:
+        """Only a current memory that still counts is edited here: an archived, rejected, superseded or
+        invalidated one is read-only (an archived one is restored first)."""
+        return (obj is not None and obj.expired_at is None and obj.status in (MemoryStatus.ACTIVE,
+                                                                               MemoryStatus.PENDING)
+                and self.has_change_permission(request, obj))
+
     def get_readonly_fields(self, request, obj=None):
-        editable = obj is not None and obj.expired_at is None and self.has_change_permission(request, obj)
-        return self.readonly_fields if editable else (*self.readonly_fields, "text", "importance", "tags")
+        return self.readonly_fields if self._editable(request, obj) else (*self.readonly_fields, "text",
+                                                                            "importance", "tags")
 
     def get_fieldsets(self, request, obj=None):
-        editable = obj is not None and obj.expired_at is None and self.has_change_permission(request, obj)
-        if editable:
+        if self._editable(request, obj):
             return self.fieldsets
-        first, *rest = self.fieldsets
-        return ((None, {"fields": ("text", "importance", "tags")}), *rest)
+        standing, _text, *rest = self.fieldsets
+        return (standing, (None, {"fields": ("text", "importance", "tags")}), *rest)
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        """No Save buttons on a read-only memory; a Restore button on an archived one."""
+        if obj is not None and not self._editable(request, obj):
+            context.update({"show_save": False, "show_save_and_continue": False,
+                            "show_save_and_add_another": False, "show_delete": False})
+        context["restorable"] = (obj is not None and obj.status == MemoryStatus.ARCHIVED and obj.expired_at is None
+                                 and self.has_change_permission(request, obj))
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    @admin.display(description="standing")
+    def standing(self, obj: MemoryItem):
+        """Whether the memory still holds, said first: an invalidated or superseded memory says so and
+        links to what replaced it; an archived one says it is read-only until restored."""
+        found = memory_standing(obj)
+        link = (format_html(' &mdash; replaced by <a href="{}">{}</a>',
+                            reverse("admin:memories_memoryitem_change", args=[found.replaced_by]),
+                            MemoryItem.objects.filter(id=found.replaced_by).values_list("text", flat=True).first()
+                            or found.replaced_by) if found.replaced_by else "")
+        since = format_html(" since {}", shown_time(found.since)) if found.since else ""
+        words = {"current": "Current: this memory holds and is what search and context use.",
+                 "superseded": "Superseded: a newer version replaced it.",
+                 "invalidated": "Invalidated: it stopped holding (a contradiction).",
+                 "archived": "Archived: read-only, out of search and context. Restore it to edit it.",
+                 "rejected": "Rejected in review.", "pending": "Waiting for review.",
+                 "expired": "Expired: no longer current."}[found.state]
+        return format_html('<strong class="memory-standing memory-standing-{}">{}</strong>{}{}', found.state,
+                           words, since, link)
+
+    @admin.display(description="candidates against this memory")
+    def waiting_candidates(self, obj: MemoryItem):
+        rows = [(reverse("admin:memories_candidate_change", args=[c.id]), c.operation.lower(),
+                 ", ".join(c.reasons), c.text[:160]) for c in candidates_against(obj)]
+        return format_html_join(mark_safe("<br>"), '<a href="{}">{}</a> ({}): {}', rows) if rows else "none"
 
     @admin.display(description="version chain")
     def version_chain(self, obj: MemoryItem):
@@ -293,8 +340,25 @@ class MemoryItemAdmin(TenantScopedAdmin):
 
     # ---- forget a user (erasure), behind a confirmation page
 
+    def restore_view(self, request, memory_id):
+        """The Restore button of an archived memory's page."""
+        memory = self.get_queryset(request).filter(id=memory_id).first()
+        if memory is None or request.method != "POST":
+            return HttpResponseRedirect(reverse("admin:memories_memoryitem_changelist"))
+        if not self.has_change_permission(request, memory):
+            raise PermissionDenied
+        try:
+            writing.memory_set_status(tenant=memory.tenant, memory_id=memory.id, status=MemoryStatus.ACTIVE,
+                                      actor=actor_of(request), reason="restored in the admin")
+            self.message_user(request, "Restored: the memory is active again.")
+        except MemoryError_ as exc:
+            self.message_user(request, f"Not restored: {exc}", messages.ERROR)
+        return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[memory.id]))
+
     def get_urls(self):
         return [path("forget/", self.admin_site.admin_view(self.forget_view), name="memories_forget_user"),
+                path("<uuid:memory_id>/restore/", self.admin_site.admin_view(self.restore_view),
+                     name="memories_memoryitem_restore"),
                 path("search-as-agent/", self.admin_site.admin_view(self.search_as_agent_view),
                      name="memories_search_as_agent"),
                 *super().get_urls()]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import Case, IntegerField, Q, Value, When
 from django.http import Http404, HttpResponseRedirect
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
@@ -26,6 +28,8 @@ from memories.models import (
 )
 
 # --------------------------------------------------------------------------- review queue
+
+LAST_DECISION = "review_last_decision"  # the session key of the reviewer's last decision (for Undo)
 
 
 class CandidateForm(forms.ModelForm):
@@ -61,82 +65,111 @@ class CandidateStatusFilter(admin.SimpleListFilter):
 class CandidateAdmin(TenantScopedAdmin):
     form = CandidateForm
     change_form_template = "admin/memories/candidate_change_form.html"
-    # What a reviewer reads and decides comes first; the rest scrolls to the right on narrow screens.
-    list_display = ("short_text", "decide_inline", "reason_list", "change_words", "source_turn", "confidence_shown",
-                    "operation", "user_id", "tenant", "status", "created_at")
+    # One card per candidate holds what a reviewer reads and decides (the text once, editable in place;
+    # the change word by word; the source turn; approve, reject with an optional reason): the list fits
+    # a 1366 px screen without scrolling sideways.
+    list_display = ("review_card", "reason_list", "submitted_by", "created_at")
+    list_display_links = None
     list_filter = (TenantFilter, CandidateStatusFilter, "operation")
     change_list_template = "admin/memories/candidate_change_list.html"
 
     class Media:
         js = ("memories/review.js",)
     search_fields = ("text", "=user_id")
-    list_select_related = ("tenant", "target")
+    list_select_related = ("tenant", "target", "api_key", "job")
     actions = ("approve_selected", "reject_selected")
     readonly_fields = ("status", "operation", "user_id", "memory_type", "confidence", "importance", "reason_list",
-                       "reason_detail", "target_memory", "source_messages_view", "resolved_by", "resolved_at",
-                       "result_memory_link", "created_at")
+                       "reason_detail", "target_memory", "source_messages_view", "submitted_by", "resolved_by",
+                       "resolved_at", "result_memory_link", "created_at")
     fields = ("text", *readonly_fields)
 
     def get_queryset(self, request):
         pending_first = Case(When(status=CandidateStatus.PENDING, then=Value(0)), default=Value(1),
                              output_field=IntegerField())
         return super().get_queryset(request).annotate(pending_first=pending_first).order_by("pending_first",
-                                                                                            "created_at")
-
-    @admin.display(description="text")
-    def short_text(self, obj: Candidate) -> str:
-        return obj.text if len(obj.text) <= 80 else obj.text[:77] + "..."
+                                                                                            "created_at", "id")
 
     @admin.display(description="reasons")
     def reason_list(self, obj: Candidate) -> str:
         return ", ".join(obj.reasons)
 
-    @admin.display(description="would change")
-    def target_text(self, obj: Candidate) -> str:
-        return obj.target.text[:80] if obj.target else "-"
+    @admin.display(description="submitted by")
+    def submitted_by(self, obj: Candidate):
+        """The key whose request made the candidate, and the conversation job when one did."""
+        key = (f"key {obj.api_key_id} ({obj.api_key.name or obj.api_key.prefix}, {obj.api_key.role})"
+               if obj.api_key_id and obj.api_key is not None else "the service")
+        if not obj.job_id:
+            return key
+        return format_html('{}<br><a href="{}">conversation job</a>', key,
+                           reverse("admin:memories_conversationjob_change", args=[obj.job_id]))
 
-    @admin.display(description="confidence", ordering="confidence")
-    def confidence_shown(self, obj: Candidate) -> str:
-        return f"{obj.confidence:.2f}"
-
-    @admin.display(description="change (word by word)")
-    def change_words(self, obj: Candidate):
-        """For an update or a contradiction: the memory it would change, and how, word by word."""
-        if not obj.target:
-            return "new memory"
-        return format_html('<span class="review-diff">{}</span>', text_diff(obj.target.text, obj.text))
-
-    @admin.display(description="source turn")
-    def source_turn(self, obj: Candidate):
-        job = ConversationJob.objects.filter(id=obj.job_id).only("messages").first() if obj.job_id else None
-        if job is None or not obj.source_messages:
-            return "-"
-        index = obj.source_messages[0]
-        if not 0 <= index < len(job.messages):
-            return "-"
-        message = job.messages[index]
-        return format_html('<span title="{}">{}: {}</span>', message["content"],
-                           message.get("name") or message["role"], message["content"][:120])
-
-    @admin.display(description="decide")
-    def decide_inline(self, obj: Candidate):
-        """Edit-and-approve, approve or reject without leaving the list (the forms sit outside the
-        changelist's own form: see candidate_change_list.html)."""
-        if obj.status != CandidateStatus.PENDING:
-            return obj.status
+    @admin.display(description="candidate")
+    def review_card(self, obj: Candidate):
+        """The candidate as a reviewer decides on it: its text once (a multi-line box while pending), what
+        it would change word by word, the turn it came from, and the decision buttons."""
+        meta = format_html('<div class="review-meta"><a href="{}">{}</a> &middot; user <b>{}</b> &middot; {} '
+                           '&middot; confidence {}</div>',
+                           reverse("admin:memories_candidate_change", args=[obj.id]), obj.operation.lower(),
+                           obj.user_id, obj.tenant.name, f"{obj.confidence:.2f}")
         form = f"review-{obj.id}"
-        return format_html(
-            '<input type="text" name="text" value="{}" form="{}" class="review-text" aria-label="text to approve">'
-            '<button type="submit" name="decision" value="approve" form="{}" class="review-approve">Approve</button>'
-            '<button type="submit" name="decision" value="reject" form="{}" class="review-reject">Reject</button>',
-            obj.text, form, form, form)
+        if obj.status == CandidateStatus.PENDING:
+            rows = min(6, max(2, len(obj.text) // 70 + 1))  # the whole text in view, not a sliver of it
+            text = format_html('<textarea name="text" form="{}" class="review-text" rows="{}" '
+                               'aria-label="text to approve">{}</textarea>', form, rows, obj.text)
+            buttons = format_html(
+                '<div class="review-buttons">'
+                '<button type="submit" name="decision" value="approve" form="{}" class="review-approve">Approve'
+                '</button> <input type="text" name="reason" form="{}" class="review-reason" '
+                'placeholder="reason to reject (optional)" aria-label="reason to reject"> '
+                '<button type="submit" name="decision" value="reject" form="{}" class="review-reject">Reject'
+                '</button></div>', form, form, form)
+        else:
+            text = format_html('<div class="review-decided">{} <span class="review-status">({})</span></div>',
+                               obj.text, obj.status)
+            buttons = mark_safe("")
+        change = (format_html('<div class="review-change">would change: <span class="review-diff">{}</span></div>',
+                              text_diff(obj.target.text, obj.text)) if obj.target else "")
+        return format_html('<div class="review-card" id="candidate-{}" tabindex="-1">{}{}{}{}{}</div>', obj.id,
+                           meta, text, change, self._source_turn(obj), buttons)
+
+    def _source_turn(self, obj: Candidate):
+        job = obj.job if obj.job_id else None
+        if job is None or not obj.source_messages or not 0 <= obj.source_messages[0] < len(job.messages):
+            return ""
+        message = job.messages[obj.source_messages[0]]
+        content = message["content"] if len(message["content"]) <= 300 else message["content"][:297] + "..."
+        return format_html('<div class="review-source">said: <b>{}</b>: {}</div>',
+                           message.get("name") or message["role"], content)
 
     def get_urls(self):
         return [path("<uuid:candidate_id>/decide/", self.admin_site.admin_view(self.decide_view),
-                     name="memories_candidate_decide"), *super().get_urls()]
+                     name="memories_candidate_decide"),
+                path("<uuid:candidate_id>/undo/", self.admin_site.admin_view(self.undo_view),
+                     name="memories_candidate_undo"), *super().get_urls()]
+
+    def changelist_view(self, request, extra_context=None):
+        """The queue, with an Undo button for this reviewer's last decision while it can be undone."""
+        return super().changelist_view(request, {**(extra_context or {}), "undo": self._undoable(request)})
+
+    def _undoable(self, request) -> Candidate | None:
+        last = request.session.get(LAST_DECISION)
+        candidate = self.get_queryset(request).filter(id=last).first() if last else None
+        if candidate is None or governance.undo_refusal(candidate=candidate, actor=actor_of(request),
+                                                        now=timezone.now(),
+                                                        window_seconds=settings.REVIEW_UNDO_SECONDS):
+            return None
+        return candidate
+
+    def _next_in_queue(self, request, candidate: Candidate) -> Candidate | None:
+        """The pending candidate after this one in the queue's order: where the reviewer goes next."""
+        return (self.get_queryset(request).filter(status=CandidateStatus.PENDING)
+                .filter(Q(created_at__gt=candidate.created_at) | Q(created_at=candidate.created_at,
+                                                                     id__gt=candidate.id))
+                .exclude(id=candidate.id).first())
 
     def decide_view(self, request, candidate_id):
-        """One decision from the list: approve (with the row's text, if edited) or reject; back to the list."""
+        """One decision from the list: approve (with the row's text, if edited) or reject (with the row's
+        reason, if given); back to the list, on the next row."""
         if request.method != "POST":
             return HttpResponseRedirect(reverse("admin:memories_candidate_changelist"))
         candidate = self.get_queryset(request).filter(id=candidate_id).first()
@@ -145,6 +178,7 @@ class CandidateAdmin(TenantScopedAdmin):
         if not self.has_change_permission(request, candidate):
             raise PermissionDenied
         decision, text = request.POST.get("decision"), (request.POST.get("text") or "").strip()
+        following = self._next_in_queue(request, candidate)
         try:
             if decision == "approve":
                 governance.candidate_approve(tenant=candidate.tenant, candidate_id=candidate.id,
@@ -152,17 +186,41 @@ class CandidateAdmin(TenantScopedAdmin):
                                              edited_text=text if text and text != candidate.text else None)
                 self.message_user(request, "Candidate approved" + (" with your edit." if text and
                                                                    text != candidate.text else "."))
+                request.session[LAST_DECISION] = str(candidate.id)
             elif decision == "reject":
+                reason = (request.POST.get("reason") or "").strip()[:500]
                 governance.candidate_reject(tenant=candidate.tenant, candidate_id=candidate.id,
-                                            actor=actor_of(request), reason=request.POST.get("reason", ""))
-                self.message_user(request, "Candidate rejected.")
+                                            actor=actor_of(request), reason=reason)
+                self.message_user(request, "Candidate rejected" + (f": {reason}" if reason else "."))
+                request.session[LAST_DECISION] = str(candidate.id)
             else:
                 self.message_user(request, "Choose approve or reject.", messages.ERROR)
+                following = candidate
         except MemoryError_ as exc:
             self.message_user(request, f"Not applied: {exc}", messages.ERROR)
+            following = candidate
         back = request.POST.get("next") or ""
         listed = reverse("admin:memories_candidate_changelist")
-        return HttpResponseRedirect(back if back.startswith(listed) else listed)
+        target = back if back.startswith(listed) else listed
+        return HttpResponseRedirect(target + (f"#candidate-{following.id}" if following is not None else ""))
+
+    def undo_view(self, request, candidate_id):
+        """Undo this reviewer's last decision (REVIEW_UNDO_SECONDS); the candidate waits in the queue again."""
+        if request.method != "POST":
+            return HttpResponseRedirect(reverse("admin:memories_candidate_changelist"))
+        candidate = self.get_queryset(request).filter(id=candidate_id).first()
+        if candidate is None:
+            raise Http404("no such candidate")
+        if not self.has_change_permission(request, candidate):
+            raise PermissionDenied
+        try:
+            governance.candidate_undo(tenant=candidate.tenant, candidate_id=candidate.id, actor=actor_of(request))
+            self.log_change(request, candidate, f"Undid the {candidate.status} decision; back in the queue.")
+            self.message_user(request, "Decision undone: the candidate is back in the queue.")
+            request.session.pop(LAST_DECISION, None)
+        except MemoryError_ as exc:
+            self.message_user(request, f"Not undone: {exc}", messages.ERROR)
+        return HttpResponseRedirect(reverse("admin:memories_candidate_changelist") + f"#candidate-{candidate.id}")
 
     @admin.display(description="existing memory it would change")
     def target_memory(self, obj: Candidate):

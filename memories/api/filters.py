@@ -65,6 +65,8 @@ class MemoryFilter(django_filters.FilterSet):
     def filter_queryset(self, queryset):
         queryset = super().filter_queryset(queryset)
         data = self.form.cleaned_data
+        if self._lists_current_only(data):  # archived, rejected, superseded, invalidated: asked for by name
+            queryset = queryset.filter(vocabulary.is_current())
         if data.get("status") in ("", None, MemoryStatus.ACTIVE):  # an expired memory is never listed as active:
             queryset = queryset.exclude(vocabulary.is_expired(timezone.now()))  # it is archived within EXPIRY_INTERVAL
         scopes = {name: _identifier(data[name], name) for name in ("agent_id", "session_id", "group_id")
@@ -73,6 +75,13 @@ class MemoryFilter(django_filters.FilterSet):
             return queryset
         user = _identifier(data["user_id"], "user_id") if data.get("user_id") else None
         return queryset.filter(scope_filter(user_id=user, **scopes))
+
+    def _lists_current_only(self, data) -> bool:
+        """The list answers with current memories unless the client asks for others: `status=`,
+        `current=false`, or `include=all`."""
+        include = {part.strip() for value in (self.request.query_params.getlist("include") if self.request else [])
+                   for part in value.split(",")}
+        return not data.get("status") and data.get("current") is None and "all" not in include
 
     def filter_tag(self, queryset, name, value):
         return queryset.filter(tags__contains=[value])

@@ -38,7 +38,7 @@ from memories.api.serializers import (
     PublicActorField,
     path_identifier,
 )
-from memories.models import MemoryItem
+from memories.models import MemoryItem, MemoryType
 from memories.search import SearchQuery, listed_in_scope
 
 # Filter keys with a meaning here, and what they are called in this service.
@@ -148,10 +148,24 @@ def scope_from(payload: dict, *, require_user: bool = True) -> dict:
     return scope
 
 
-def _scoped(tenant, scope: dict):
+def _scoped(tenant, scope: dict, *, episodes: bool = False):
     identity = {k: scope[k] for k in ("agent_id", "session_id") if k in scope}
     dates = {k: v for k, v in scope.items() if "__" in k}
-    return listed_in_scope(tenant, user_id=scope["user_id"], **identity).filter(**dates)
+    listed = listed_in_scope(tenant, user_id=scope["user_id"], **identity).filter(**dates)
+    return listed if episodes else listed.exclude(memory_type=MemoryType.EPISODIC)
+
+
+def _asks_for_episodes(payload: dict) -> bool:
+    """Mem0's users expect facts from get_all and search; this service's episodes (the raw turns of each
+    session, docs/extraction.md) come only with `include_episodes: true`."""
+    value = payload.get("include_episodes", False)
+    if not isinstance(value, bool):
+        raise _invalid("include_episodes", "true or false")
+    return value
+
+
+# Every type but episodes: what Mem0's search looks in unless episodes are asked for.
+FACT_TYPES = [t for t in MemoryType.values if t != MemoryType.EPISODIC]
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -162,7 +176,9 @@ def mem0_memory(memory: MemoryItem, score: float | None = None) -> dict:
     """A memory in Mem0's shape, with this service's own fields kept beside it."""
     body = {
         "id": str(memory.id), "memory": memory.text, "user_id": memory.user_id,
-        "agent_id": memory.agent_id or None, "run_id": memory.session_id or None, "app_id": None,
+        "agent_id": memory.agent_id or None,
+        "run_id": memory.session_id if memory.session_id and memory.session_id != DEFAULT_SESSION else None,
+        "app_id": None,
         "metadata": memory.data or None, "categories": list(memory.tags), "hash": memory.content_hash,
         "immutable": False, "created_at": _iso(memory.created_at), "updated_at": _iso(memory.updated_at),
         "expiration_date": memory.expires_at.date().isoformat() if memory.expires_at else None,
@@ -289,7 +305,8 @@ class ListView(Mem0View):
         page_number = _positive(request.query_params.get("page", payload.get("page", 1)), "page")
         size = min(_positive(request.query_params.get("page_size", payload.get("page_size", 100)), "page_size"),
                    MAX_PAGE_SIZE)
-        paginator = Paginator(_scoped(request.user.tenant, scope).order_by("-created_at", "-id"), size)
+        paginator = Paginator(_scoped(request.user.tenant, scope, episodes=_asks_for_episodes(payload))
+                              .order_by("-created_at", "-id"), size)
         try:
             page = paginator.page(page_number)
         except EmptyPage:
@@ -332,6 +349,8 @@ class SearchView(Mem0View):
         fields: dict = {"user_id": scope["user_id"], "query": payload.get("query"),
                         "limit": payload.get("top_k", payload.get("limit", 10))}
         fields.update({k: scope[k] for k in ("agent_id", "session_id") if k in scope})
+        if not _asks_for_episodes(payload):
+            fields["memory_types"] = FACT_TYPES
         if payload.get("threshold") is not None:
             fields["min_similarity"] = payload["threshold"]
         checked = MemorySearchSerializer(data=fields)  # the same bounds as /api/v1/memories/search

@@ -316,9 +316,9 @@ class MemorySerializer(serializers.ModelSerializer):
 
 
 class ScoreSerializer(serializers.Serializer):
+    relevance = serializers.FloatField(help_text="0-1: fusion over the best fusion this query could reach")
     semantic = serializers.FloatField(allow_null=True, help_text="cosine similarity, when the semantic side found it")
     keyword = serializers.FloatField(allow_null=True, help_text="BM25 score, when the keyword side found it")
-    relevance = serializers.FloatField(help_text="0-1: fusion over the best fusion this query could reach")
     fusion = serializers.FloatField()
     recency = serializers.FloatField()
     importance = serializers.FloatField()

@@ -100,7 +100,9 @@ class MemoryListCreateView(generics.ListAPIView):
         return selectors.memory_list(tenant=cast(ApiClient, self.request.user).tenant)
 
     def get(self, request, *args, **kwargs):
-        """List memories, newest first, cursor-paginated (filters by user, scope, type, tag, status, dates)."""
+        """List memories, newest first, cursor-paginated (filters by user, scope, type, tag, status, dates).
+        Current memories only unless asked: `status=archived` (or another status), `current=false`
+        (superseded and invalidated versions), or `include=all`; `include=data` adds each memory's data."""
         return super().get(request, *args, **kwargs)
 
     @extend_schema(request=MemoryCreateSerializer, responses={201: WriteResultSerializer})

@@ -54,7 +54,7 @@ def spread_to_neighbours(scored: list[tuple[float, str, dict[str, Any]]], follow
     for neighbour, (score, hit) in lent.items():
         own = by_id.get(neighbour)
         if own is None or score > own[0]:
-            base = own[1] if own else {"semantic": None, "keyword": None, "fusion": 0.0, "relevance": 0.0}
+            base = own[1] if own else {"relevance": 0.0, "semantic": None, "keyword": None, "fusion": 0.0}
             relevance = max(base.get("relevance", 0.0), weight * by_id[hit][1].get("relevance", 0.0))
             by_id[neighbour] = (score, {**base, "relevance": relevance, "neighbour_of": hit})
     out = [(score, memory_id, parts) for memory_id, (score, parts) in by_id.items()]

@@ -208,8 +208,9 @@ def _fuse_and_score(query: SearchQuery, semantic: list[RetrievedRow], keyword: l
         score, parts = score_candidate(row, fusion, best, now_seconds, stage, timed)
         if query.min_score is not None and parts["relevance"] < query.min_score:
             continue
-        scored.append((score, memory_id, {
-            "semantic": similarity.get(memory_id), "keyword": keyword_rank.get(memory_id), **parts,
+        scored.append((score, memory_id, {  # relevance (0-1, what to threshold on) first, then the raw parts
+            "relevance": parts["relevance"], "semantic": similarity.get(memory_id),
+            "keyword": keyword_rank.get(memory_id), **parts,
             **({"trait_stage": stage, "trait_confidence": trait_confidence} if stage else {}),
         }))
     scored.sort(key=lambda entry: (-entry[0], entry[1]))

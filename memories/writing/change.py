@@ -198,8 +198,11 @@ def memory_invalidate(
         def change(row: MemoryItem) -> None:
             row.invalid_at, row.expired_at = invalid_at, now
 
-        apply_change(memory, change, actor=actor, event=HistoryEvent.INVALIDATE, old_text=memory.text,
-                     reason=reason, job_id=job_id, now=now, fields=["invalid_at", "expired_at"])
+        history = apply_change(memory, change, actor=actor, event=HistoryEvent.INVALIDATE, old_text=memory.text,
+                               reason=reason, job_id=job_id, now=now, fields=["invalid_at", "expired_at"])
+        if contradicted_by is not None:  # the memory page links the fact to what replaced it
+            history.new_data = {**(history.new_data or {}), "contradicted_by": str(contradicted_by.id)}
+            history.save(update_fields=["new_data"])
         withdrawals.announce(tenant_id=memory.tenant_id, user_id=memory.user_id, memory_ids=[memory.id],
                              cause="invalidated",
                              replaced_by={str(memory.id): str(contradicted_by.id)} if contradicted_by else {})

@@ -123,7 +123,7 @@ def _clean(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _page(model: Callable[[dict[str, Any]], T]) -> Callable[[dict[str, Any]], Page[T]]:
-    return lambda body: Page([model(r) for r in body["results"]], body.get("next"), body.get("previous"))
+    return lambda body: Page([model(r) for r in body["results"]], body.get("next"), body.get("previous"), body)
 
 
 def _write_or_review(body: dict[str, Any]) -> WriteResult:

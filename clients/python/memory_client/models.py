@@ -78,11 +78,12 @@ class SearchResult:
     score: float
     scores: ScoreParts
     sources: list[dict[str, Any]] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> SearchResult:
         return cls(Memory.from_json(body["memory"]), body["score"], ScoreParts.from_json(body.get("scores") or {}),
-                   body.get("sources") or [])
+                   body.get("sources") or [], body)
 
 
 @dataclass(frozen=True)
@@ -90,11 +91,12 @@ class SearchResponse:
     results: list[SearchResult]
     degraded: list[str] = field(default_factory=list)
     degraded_reason: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> SearchResponse:
         return cls([SearchResult.from_json(r) for r in body["results"]], body.get("degraded") or [],
-                   body.get("degraded_reason") or "")
+                   body.get("degraded_reason") or "", body)
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class WriteResult:
     reason: str = ""
     memory: Memory | None = None
     candidate: Candidate | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def held_for_review(self) -> bool:
@@ -137,7 +140,7 @@ class WriteResult:
     def from_json(cls, body: dict[str, Any]) -> WriteResult:
         return cls(body["operation"], body.get("reason") or "",
                    Memory.from_json(body["memory"]) if body.get("memory") else None,
-                   Candidate.from_json(body["candidate"]) if body.get("candidate") else None)
+                   Candidate.from_json(body["candidate"]) if body.get("candidate") else None, body)
 
 
 @dataclass(frozen=True)
@@ -216,11 +219,13 @@ class ContextBlock:
     status: dict[str, Any]
     memories: list[SearchResult]
     working_memory: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> ContextBlock:
         return cls(body["context"], body["format"], body.get("sections") or {}, body.get("status") or {},
-                   [SearchResult.from_json(r) for r in body.get("memories") or []], body.get("working_memory") or "")
+                   [SearchResult.from_json(r) for r in body.get("memories") or []], body.get("working_memory") or "",
+                   body)
 
 
 @dataclass(frozen=True)
@@ -232,11 +237,12 @@ class Erasure:
     receipt_id: int | None
     counts: dict[str, Any]
     pending_candidate_id: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> Erasure:
         candidate = body.get("candidate") or {}
-        return cls(body["user_id"], body.get("receipt_id"), body.get("counts") or {}, candidate.get("id"))
+        return cls(body["user_id"], body.get("receipt_id"), body.get("counts") or {}, candidate.get("id"), body)
 
 
 @dataclass(frozen=True)
@@ -269,3 +275,4 @@ class Page(Generic[T]):
     results: list[T]
     next: str | None = None
     previous: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
