@@ -138,3 +138,20 @@ def test_counts_take_the_right_number(count, name, shown):
     from memories.text import counted
 
     assert counted(count, name) == shown
+
+
+@pytest.mark.parametrize(("said", "rewritten"), [
+    ("I live in Ghent and I keep bees.", "Ann lives in Ghent and Ann keeps bees."),
+    ("I love hiking and I go every week.", "Ann loves hiking and Ann goes every week."),
+    ("I can swim and I don't smoke.", "Ann can swim and Ann doesn't smoke."),
+    ("I know I need more sleep.", "Ann knows Ann needs more sleep."),
+    ("I keep bees and I also watch birds.", "Ann keeps bees and Ann also watches birds."),
+    ("When I was young I played piano.", "When Ann was young Ann played piano."),
+    ("I agreed to feed the cat.", "Ann agreed to feed the cat."),
+    ("I think I might try pottery.", "Ann thinks Ann might try pottery."),
+])
+def test_every_clause_of_a_sentence_is_said_about_the_speaker(said, rewritten):
+    """Each "I <verb>" is conjugated, not only the first ("... and User keep bees" read as broken)."""
+    from memories.extraction.rules import to_third_person
+
+    assert to_third_person(said, "Ann") == rewritten

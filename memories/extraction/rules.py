@@ -63,11 +63,15 @@ def report_as_sentence(clause: str, name: str) -> str:
     return f"{name} {lowered}" if verb_first else f"{name} had {lowered}"
 
 
+# Present forms that end in "ed" (need, feed, succeed, embed): not a past tense. "agreed", "freed" are.
+_PRESENT_ENDING_IN_ED = re.compile(r"^(?!(?:agr|fr|decr|guarant|refer|disagr)eed$)\w*eed$|^(?:shed|wed|embed|bed)$")
+
+
 def third_person_verb(verb: str) -> str:
     lower = verb.lower()
     if lower in _VERB_3RD:
         return _VERB_3RD[lower]
-    if lower in _PAST_TENSE or re.search(r"(ed)$", lower):
+    if lower in _PAST_TENSE or (lower.endswith("ed") and not _PRESENT_ENDING_IN_ED.search(lower)):
         return verb
     if re.search(r"(s|sh|ch|x|z|o)$", lower):
         return verb + "es"
@@ -96,7 +100,7 @@ def to_third_person(sentence: str, name: str) -> str:
         return f"{name} {adverb}{third_person_verb(match.group(3))}"
 
     text = re.sub(r"\b(I)\s+((?:really|also|usually|always|often|never|still|just|totally|actually)\s+)?"
-                  r"(?!am\b|'m\b)([a-z']+)", conjugate, sentence, count=1)
+                  r"(?!am\b|'m\b)([a-z']+)", conjugate, sentence)  # every clause's verb: "... and I keep bees"
     # "keep my answers short": the answers the speaker gets, from the assistant, not the speaker's own.
     text = re.sub(r"\bmy (answers|replies|responses)\b", r"the \1", text, flags=re.I)
     for pattern, replacement in _PRONOUNS:
