@@ -315,6 +315,9 @@ SEARCH_KEYWORD_STATISTICS = env_str("SEARCH_KEYWORD_STATISTICS", "kept")
 if SEARCH_KEYWORD_STATISTICS not in ("kept", "scanned"):
     raise ValueError(f"SEARCH_KEYWORD_STATISTICS must be kept or scanned, got {SEARCH_KEYWORD_STATISTICS!r}")
 SEARCH_SEMANTIC_WEIGHT = env_float("SEARCH_SEMANTIC_WEIGHT", 0.25)
+# The semantic side's weight for a question written in Chinese (blended by the question's Han share):
+# jieba's words rarely match a paraphrase, the multilingual vector does (bench/README.md, "Chinese").
+SEARCH_SEMANTIC_WEIGHT_HAN = env_float("SEARCH_SEMANTIC_WEIGHT_HAN", 0.25)
 # Hybrid search's conversation rules, chosen on LoCoMo with the tune-on-two, check-on-the-third
 # discipline (bench/README.md). A top hit lends this share of its score to the memory saved
 # right after it in the same session (0 turns it off); how many top hits lend.

@@ -190,3 +190,16 @@ def test_the_context_block_speaks_the_users_language(api, settings):
     assert forced["status"]["language"] == "en" and forced["context"].startswith("## What you know about li")
     bad = api.post("context", {"user_id": "li", "query": "x", "language": "fr"})
     assert bad.status_code == 400 and "language" in bad.json()
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Where does Maria work?", 0.25),      # Latin script: the weight LoCoMo chose
+    ("小林在哪里工作？", 1.0),               # Chinese: the Han weight
+    ("", 0.25),
+])
+def test_the_semantic_weight_follows_the_questions_script(question, expected):
+    from memories.search.scoring import semantic_weight
+
+    assert semantic_weight(question, latin=0.25, han=1.0) == pytest.approx(expected)
+    mixed = semantic_weight("他平时有 workout 的习惯吗？", latin=0.25, han=1.0)
+    assert 0.25 < mixed < 1.0

@@ -13,6 +13,7 @@ from django.conf import settings
 
 from memories import vocabulary
 from memories.search.rows import RetrievedRow
+from memories.text import han_share
 
 RECENCY_WEIGHT = 0.15
 RECENCY_SCALE_SECONDS = 30 * 24 * 3600.0
@@ -30,6 +31,13 @@ def recency_seconds_bonus(age_seconds: float, arousal: float | str | None) -> fl
     except (TypeError, ValueError):
         arousal_value = 0.0
     return RECENCY_WEIGHT * math.exp(-age / (RECENCY_SCALE_SECONDS * (1 + arousal_value * 0.5)))
+
+
+def semantic_weight(question: str, *, latin: float, han: float) -> float:
+    """The semantic side's fusion weight for this question: `latin` for a question in Latin script,
+    `han` for one in Chinese, blended by its Han share (a mixed question gets some of each)."""
+    share = han_share(question)
+    return latin + (han - latin) * share
 
 
 def reciprocal_rank_fusion(ranked_lists: list[tuple[list[str], float]], k: int) -> dict[str, float]:

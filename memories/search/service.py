@@ -27,6 +27,7 @@ from memories.search.scoring import (
     demote_episodes,
     reciprocal_rank_fusion,
     score_candidate,
+    semantic_weight,
 )
 from memories.search.semantic import cached_vector_plan, exact_result, exact_semantic_sql, semantic_search
 from memories.search.temporal import mentions_time, time_intent, time_match
@@ -149,7 +150,7 @@ def _retrieve(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, pla
         embedder = embedder or get_embedder()
         vector = _query_vector(query, embedder, plan, query_vector)
         if vector is not None:
-            sides.append(settings.SEARCH_SEMANTIC_WEIGHT)
+            sides.append(_semantic_weight(query))
             plan.vector_plan = cached_vector_plan(tenant, query.user_id, embedder.name)
             exact_rows = None
             if plan.vector_plan == "exact" and query.mode == "hybrid":
@@ -175,11 +176,15 @@ def _retrieve(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, pla
     return semantic, keyword, sides
 
 
+def _semantic_weight(query: SearchQuery) -> float:
+    return semantic_weight(query.query, latin=settings.SEARCH_SEMANTIC_WEIGHT, han=settings.SEARCH_SEMANTIC_WEIGHT_HAN)
+
+
 def _fuse_and_score(query: SearchQuery, semantic: list[RetrievedRow], keyword: list[RetrievedRow],
                     sides: list[float], now: datetime) -> list[tuple[float, str, dict[str, Any]]]:
     """Weighted reciprocal-rank fusion, then the one scorer (recency, importance, trait stage, time in the
     question) on the light columns the retrievers returned; best first."""
-    fused = reciprocal_rank_fusion([([r.id for r in semantic], settings.SEARCH_SEMANTIC_WEIGHT),
+    fused = reciprocal_rank_fusion([([r.id for r in semantic], _semantic_weight(query)),
                                     ([r.id for r in keyword], settings.SEARCH_KEYWORD_WEIGHT)], settings.SEARCH_RRF_K)
     if not fused:
         return []
