@@ -317,7 +317,7 @@ if SEARCH_KEYWORD_STATISTICS not in ("kept", "scanned"):
 SEARCH_SEMANTIC_WEIGHT = env_float("SEARCH_SEMANTIC_WEIGHT", 0.25)
 # The semantic side's weight for a question written in Chinese (blended by the question's Han share):
 # jieba's words rarely match a paraphrase, the multilingual vector does (bench/README.md, "Chinese").
-SEARCH_SEMANTIC_WEIGHT_HAN = env_float("SEARCH_SEMANTIC_WEIGHT_HAN", 0.25)
+SEARCH_SEMANTIC_WEIGHT_HAN = env_float("SEARCH_SEMANTIC_WEIGHT_HAN", 2.0)
 # Hybrid search's conversation rules, chosen on LoCoMo with the tune-on-two, check-on-the-third
 # discipline (bench/README.md). A top hit lends this share of its score to the memory saved
 # right after it in the same session (0 turns it off); how many top hits lend.
