@@ -72,6 +72,7 @@ def test_statements_about_someone_else_are_tagged_and_never_traits(api, tenant_a
     ("我不再吃肉了。", "用户吃肉"),
     ("其实，忘掉我在学日语这件事吧。", "用户在学日语"),  # the matter, without 这件事 and the particle
     ("忘了我养猫的事情啊。", "用户养猫"),
+    ("算了，忘掉我学大提琴这件事吧。", "用户学大提琴"),  # "never mind, forget ..." is still a request
 ])
 def test_forget_requests_become_forget_candidates(said, forgotten):
     (candidate,) = _extract(said)
@@ -155,3 +156,16 @@ def test_every_clause_of_a_sentence_is_said_about_the_speaker(said, rewritten):
     from memories.extraction.rules import to_third_person
 
     assert to_third_person(said, "Ann") == rewritten
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    ("我在学大提琴。", "用户在学大提琴"),
+    ("我最近在练瑜伽。", "用户最近在练瑜伽"),
+])
+def test_what_a_chinese_speaker_is_learning_is_kept(said, kept):
+    assert [c.text for c in _extract(said)] == [kept]
+
+
+def test_a_chinese_report_without_a_subject_is_said_of_its_speaker():
+    (kept,) = [c for c in _extract("今天早上又跑了五公里，和平时一样。") if "habit" in c.tags]
+    assert kept.text.startswith("用户今天") and "跑了五公里" in kept.text

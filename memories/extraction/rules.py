@@ -160,6 +160,7 @@ _ZH_RULES = [
     _Rule(re.compile(r"我(?:打算|计划|准备|想要|要去|将要|下周要|明天要)"), MemoryType.TASK, 0.6, "plan"),
     _Rule(re.compile(r"我(?:昨天|上周|刚刚|刚|最近)?(?:去了|买了|见了|开始|完成了|参加了|养了|学会了)"),
           MemoryType.EPISODIC, 0.5, "event"),
+    _Rule(re.compile(r"我(?:正在|在|一直在|最近在)(?:学|练|读|考)"), MemoryType.FACT, 0.6, "fact"),  # 我在学大提琴
     _Rule(re.compile(r"我有"), MemoryType.FACT, 0.5, "fact"),
 ]
 
@@ -204,6 +205,8 @@ _HABIT_EN = re.compile(
     r"morning|evening|night|week)|daily|nightly|weekly|most (?:days|mornings|evenings|nights)|as usual|again)\b",
     re.I)
 _HABIT_ZH = re.compile("习惯|一般|通常|总是|经常|每天|每周|每晚|每个?(?:早上|晚上|周末)|照常|照例|又")
+# A Chinese report of one occasion, without a subject: a time word, then what was done ("今天早上又跑了五公里").
+_REPORT_ZH = re.compile("^(?:今天|昨天|今早|今晚|昨晚|刚才|早上|晚上|这周|本周)[^，。]*?(?:又|照常|照例)")
 _REPORT_EN = re.compile(r"^(?:another|one more|yet another)\b|\bas usual\b|"
                         r"^(?:ran|swam|rode|walked|jogged|cycled|hiked|biked|meditated|stretched|lifted|trained|"
                         r"practi[sc]ed|worked out)\b", re.I)  # an activity reported by its verb: "Ran 10k at dawn"
@@ -226,7 +229,7 @@ _WISH_ZH = re.compile("^(?:请|麻烦|能不能|可以)?(?:你)?(?:回答|回复
 # A greeting in front of a statement ("你好，我刚搬到杭州", "Hi, I just moved to Lisbon"): the statement stays.
 _GREETING_LEAD = re.compile(r"^(?:hi|hello|hey|你好|您好|嗨|哈喽|早上好|晚上好)(?:\s*[,，!！~]+\s*|\s+)(?=\S)", re.I)
 _DISCOURSE = re.compile(r"^(?:actually|oh|well|hmm|ok|okay|so|also|and|but|wait|sorry|btw|by the way)[,!.\s]+|"
-                        r"^(?:其实|对了|哦|嗯|好吧|还有)[，,、\s]*", re.I)
+                        r"^(?:其实|对了|哦|嗯|好吧|还有|算了|等等|不对|那个|对不起|抱歉)[，,、\s]*", re.I)
 # Statements a person makes about themselves that the classifier must not veto: contact details, habits, wishes.
 _SAID_OF_ONESELF = {"contact", "habit", "wish"}
 
@@ -368,9 +371,12 @@ class RulesExtractor:
         if clause.endswith(("?", "？")) or _HARD_DROP.match(clause) and not chinese:
             return None
         if chinese:
-            if not (_HABIT_ZH.search(clause) and clause.startswith("我")):
+            if not _HABIT_ZH.search(clause) or "我" not in clause and not _REPORT_ZH.search(clause):
                 return None
-            text, tags = self._rewrite(clause, subject)
+            if clause.startswith("我"):
+                text, tags = self._rewrite(clause, subject)
+            else:  # "今天早上又跑了五公里，和平时一样": a report without a subject, said of its speaker
+                text, tags = speaker_name(subject, True) + clause.rstrip("。！!"), []
         elif re.match(r"I\b", clause) and _HABIT_EN.search(clause):
             text, tags = self._rewrite(clause, subject)
         elif not _REPORT_EN.search(clause) or _FIRST_PERSON.search(clause) or self.small_talk(clause):
