@@ -36,6 +36,7 @@ from memories.extraction import (
     RulesExtractor,
     get_extractor,
     group_profile_candidates,
+    introduced_name,
 )
 from memories.governance import redact_sensitive
 from memories.models import (
@@ -167,12 +168,24 @@ def _messages(job: ConversationJob) -> list[Message]:
 
 
 def _speakers(job: ConversationJob, messages: list[Message]) -> dict[str, str]:
-    """Participant name -> user_id. Without participants the one user is
-    named by their messages' `name`, else 'User'."""
+    """Participant name -> user_id. Without participants the one user is named by their messages'
+    `name`, else by the name they give in this conversation ("I'm Maria", "我叫小林") or gave before (their
+    profile's name), else 'User'."""
     if job.participants:
         return dict(job.participants)
-    name = next((m.name for m in messages if m.role == "user" and m.name), "User")
+    name = (next((m.name for m in messages if m.role == "user" and m.name), None)
+            or introduced_name([m.content for m in messages if m.role == "user"])
+            or _stored_name(job.tenant_id, job.user_id) or UNKNOWN_SPEAKER["en"])
     return {name: job.user_id}
+
+
+def _stored_name(tenant_id: int, user_id: str) -> str | None:
+    """The name the user's profile holds (a fact with data key "name", kept in lower case)."""
+    value = (current_memories(tenant_id, user_id).filter(data__key="name").order_by("-created_at")
+             .values_list("data__value", flat=True).first())
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.strip().title() if value.isascii() else value.strip()
 
 
 def _related(tenant: Tenant, speakers: dict[str, str], messages: list[Message]) -> list[ExistingMemory]:

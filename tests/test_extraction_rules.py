@@ -169,3 +169,30 @@ def test_what_a_chinese_speaker_is_learning_is_kept(said, kept):
 def test_a_chinese_report_without_a_subject_is_said_of_its_speaker():
     (kept,) = [c for c in _extract("今天早上又跑了五公里，和平时一样。") if "habit" in c.tags]
     assert kept.text.startswith("用户今天") and "跑了五公里" in kept.text
+
+
+@pytest.mark.parametrize(("turns", "name"), [
+    (["Hi! I'm Maria, I live in Lisbon."], "Maria"),
+    (["My name is Tom Baker and I like tea."], "Tom Baker"),
+    (["Call me Jo."], "Jo"),
+    (["你好，我叫小林，我住在杭州。"], "小林"),
+    (["I'm French and I live in Lyon."], None),  # a nationality is no name
+    (["I'm tired."], None),
+])
+def test_a_speaker_who_gives_their_name_is_called_by_it(turns, name):
+    from memories.extraction import introduced_name
+
+    assert introduced_name(turns) == name
+
+
+def test_facts_use_the_name_the_user_gave_in_this_and_later_conversations(api):
+    converse(api, ["我叫小林，我住在杭州。", "我对花生过敏。"], user_id="xl", session_id="a")
+    converse(api, ["Hi! I'm Maria, I live in Lisbon and I keep bees."], user_id="maria", session_id="a")
+    texts = set(MemoryItem.objects.filter(user_id__in=["xl", "maria"]).values_list("text", flat=True))
+    assert "用户叫小林，小林住在杭州" in texts and "小林对花生过敏" in texts  # the introduction says whose name
+    assert "Maria lives in Lisbon and Maria keeps bees" in texts
+    assert "User's name is Maria" in texts  # a greeting's name is kept as the profile's name
+    converse(api, ["我每天早上喝绿茶。"], user_id="xl", session_id="b")  # a later session: the profile's name
+    assert MemoryItem.objects.filter(user_id="xl", text__startswith="小林每天早上").exists()
+    converse(api, ["I always swim on Sundays."], user_id="maria", session_id="b")
+    assert MemoryItem.objects.filter(user_id="maria", text="Maria always swims on Sundays").exists()

@@ -230,8 +230,9 @@ _WISH_ZH = re.compile("^(?:请|麻烦|能不能|可以)?(?:你)?(?:回答|回复
 _GREETING_LEAD = re.compile(r"^(?:hi|hello|hey|你好|您好|嗨|哈喽|早上好|晚上好)(?:\s*[,，!！~]+\s*|\s+)(?=\S)", re.I)
 _DISCOURSE = re.compile(r"^(?:actually|oh|well|hmm|ok|okay|so|also|and|but|wait|sorry|btw|by the way)[,!.\s]+|"
                         r"^(?:其实|对了|哦|嗯|好吧|还有|算了|等等|不对|那个|对不起|抱歉)[，,、\s]*", re.I)
-# Statements a person makes about themselves that the classifier must not veto: contact details, habits, wishes.
-_SAID_OF_ONESELF = {"contact", "habit", "wish"}
+# Statements a person makes about themselves that the classifier must not veto: contact details, habits, wishes,
+# who they are.
+_SAID_OF_ONESELF = {"contact", "habit", "wish", "identity"}
 
 # Sentences no memory comes from, whatever they contain (a standing instruction is not a request: see _STANDING).
 _STANDING = re.compile(r"\b(always|from now on|in future|never)\b|以后|今后|每次|一直", re.I)
@@ -251,6 +252,28 @@ _FORGET_EN = re.compile(r"^(?:please |can you |could you )?(?:forget|don't remem
 _NO_LONGER_EN = re.compile(r"^I (?:no longer|don't|do not) (\w+)(.*?)(?: any ?more)?$", re.I)
 _FORGET_ZH = re.compile(r"^(?:请)?(?:别|不要|不用)再?记(?:住|得|着)?(.+)|^(?:请)?(?:忘掉|忘记|忘了|删掉|删除)(.+)")
 _NO_LONGER_ZH = re.compile(r"^我不再(.+?)了?$")
+
+
+# How a speaker introduces themselves: "my name is Maria", "call me Maria", "Hi! I'm Maria", "我叫小林".
+_INTRODUCTION_EN = re.compile(r"\b(?i:my name is|my name's|call me)\s+([A-Z][a-z]+(?: [A-Z][a-z]+)?)\b|"
+                              r"^(?i:hi|hello|hey)(?i: there)?[!,.]*\s+I'm\s+([A-Z][a-z]+)\b")
+# The words of an introduction, said of the speaker in the third person: "User's name is Maria", "用户叫小林".
+_INTRODUCING_WORDS = [(re.compile(r"\bmy name is\b|\bmy name's\b", re.I), "{user}'s name is"),
+                      (re.compile(r"\bcall me\b", re.I), "call {user}"),
+                      (re.compile(r"\bI'm\b(?= [A-Z])"), "{user} is"),
+                      (re.compile("我(?=叫|的名字)"), "{user_zh}")]
+_INTRODUCTION_ZH = re.compile(r"我(?:叫|的名字是|的名字叫)([\u4e00-\u9fff]{1,4}?)(?=[，。,！!？?、\s]|$)")
+
+
+def introduced_name(texts: list[str]) -> str | None:
+    """The name a speaker gives themselves in their turns, if they do: the facts about them then say
+    "Maria lives in Lisbon", not "User lives in Lisbon"."""
+    for text in texts:
+        for pattern in (_INTRODUCTION_EN, _INTRODUCTION_ZH):
+            match = pattern.search(text)
+            if match:
+                return next(group for group in match.groups() if group)
+    return None
 
 
 def speaker_name(subject: str, chinese: bool) -> str:
@@ -311,6 +334,9 @@ class RulesExtractor:
                     ruled.append((sentence, candidate))
                 else:
                     undecided.append(_Sentence(sentence, subject, moment, message.index))
+            introduction = self._introduction(message, subject, moment, [c for _, c in ruled])
+            if introduction is not None:
+                ruled.append((message.content, introduction))
         if not self.use_classifier:
             return [candidate for _, candidate in ruled]
         from memories.durable import RULE_VETO, classify, durable_threshold
@@ -326,6 +352,20 @@ class RulesExtractor:
             if probability >= threshold:
                 out.append(self._classified(undecided_sentence, memory_type, probability))
         return out
+
+    @staticmethod
+    def _introduction(message: Message, subject: str, moment: datetime,
+                      so_far: list[ExtractedStatement]) -> ExtractedStatement | None:
+        """"Hi! I'm Maria, I live in Lisbon" names its speaker without a name statement of its own: the
+        name is kept as the profile's name (the next conversations call the speaker by it)."""
+        if introduced_name([message.content]) != subject or any(s.key == "name" and s.subject == subject
+                                                                 for s in so_far):
+            return None
+        chinese = has_han(message.content)
+        text = f"{UNKNOWN_SPEAKER['zh']}叫{subject}" if chinese else f"{UNKNOWN_SPEAKER['en']}'s name is {subject}"
+        return ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.PROFILE, importance=0.9,
+                                  confidence=0.8, tags=["identity"], valid_at=moment, key="name",
+                                  value=subject.lower(), source_messages=[message.index])
 
     def _forget(self, sentence: str, subject: str, moment: datetime, index: int) -> ExtractedStatement | None:
         """A request to forget ("forget that I like jazz", "别记住我喜欢爵士乐", "I don't smoke anymore",
@@ -438,6 +478,10 @@ class RulesExtractor:
         chinese = has_han(sentence)
         clause = _HEDGE_PREFIX.sub("", sentence.rstrip(" .!。！"))
         name = speaker_name(subject, chinese)
+        if introduced_name([sentence]) == subject:  # the introduction says whose name: "用户叫小林，小林住在杭州"
+            for pattern, words in _INTRODUCING_WORDS:
+                clause = pattern.sub(words.format(user=UNKNOWN_SPEAKER["en"], user_zh=UNKNOWN_SPEAKER["zh"]), clause,
+                                     count=1)
         text = chinese_third_person(clause, name) if chinese else to_third_person(clause, name)
         other = (_ABOUT_OTHER_ZH if chinese else _ABOUT_OTHER_EN).match(clause)
         return text, [ABOUT_OTHER_TAG] if other else []
