@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 
 
 .PHONY: mcp dev up bench-embedder bench-query-precision
-.PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-fidelity bench-multilingual bench-context-evidence bench-load bench-admin bench-ops db-stop worker
+.PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-fidelity bench-multilingual bench-requests bench-context-evidence bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
 	test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
@@ -120,6 +120,9 @@ bench-context-evidence: install
 # Chinese, English and across them: the local embedding models side by side (bench/multilingual.py).
 bench-multilingual: install
 	cd bench && ../$(PY) multilingual.py $(BENCH_ARGS)
+
+bench-requests: install
+	cd bench && ../$(PY) request_cost.py $(BENCH_ARGS)
 
 db-stop: install
 	$(PY) -c "from pathlib import Path; from memory_project.embedded_db import stop_embedded_server as s; print('stopped' if s(Path('var')) else 'not running')"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 import secrets
+import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -58,6 +62,7 @@ def api_key_revoke(*, key_id: int) -> ApiKey:
         if key.revoked_at is None:
             key.revoked_at = timezone.now()
             key.save(update_fields=["revoked_at"])
+    forget_cached_key(key.key_hash)
     return key
 
 
@@ -81,13 +86,53 @@ def key_status(key: ApiKey, now: datetime | None = None) -> str:
     return "expired" if key.expires_at is not None and key.expires_at <= now else "live"
 
 
+# Keys found, per process: hash -> (the key with its tenant, when the entry stops counting; monotonic).
+# A key revoked or rotated in this process leaves at once (forget_cached_key); one revoked in another
+# process stops working within KEY_CACHE_SECONDS. Expiry is checked on every use.
+_key_cache: dict[str, tuple[ApiKey, float]] = {}
+_key_cache_lock = threading.Lock()
+_KEY_CACHE_MAX = 10_000
+
+
+def _cached_key(digest: str) -> ApiKey | None:
+    seconds = settings.KEY_CACHE_SECONDS
+    if seconds <= 0:
+        return None
+    with _key_cache_lock:
+        found = _key_cache.get(digest)
+    if found is None or found[1] <= time.monotonic():
+        return None
+    return copy.copy(found[0])  # each request its own instance (a tenant's fields are read, never shared writes)
+
+
+def _remember_key(digest: str, key: ApiKey) -> None:
+    seconds = settings.KEY_CACHE_SECONDS
+    if seconds <= 0:
+        return
+    with _key_cache_lock:
+        if len(_key_cache) >= _KEY_CACHE_MAX:
+            _key_cache.clear()
+        _key_cache[digest] = (copy.copy(key), time.monotonic() + seconds)
+
+
+def forget_cached_key(key_hash: str) -> None:
+    """A key revoked or rotated here stops working here at once."""
+    with _key_cache_lock:
+        _key_cache.pop(key_hash, None)
+
+
 def api_key_authenticate(raw_key: str) -> ApiKey | None:
     """The live key for `raw_key`, or None. The lookup is by hash (an index
-    probe); the final comparison is constant-time."""
+    probe, skipped for KEY_CACHE_SECONDS after a key was found in this process);
+    the final comparison is constant-time."""
     if not raw_key.startswith(KEY_PREFIX) or len(raw_key) > 200:
         return None
     digest = _hash_key(raw_key)
-    key = ApiKey.objects.select_related("tenant").filter(key_hash=digest).first()
+    key = _cached_key(digest)
+    if key is None:
+        key = ApiKey.objects.select_related("tenant").filter(key_hash=digest).first()
+        if key is not None and key.revoked_at is None:
+            _remember_key(digest, key)
     if key is None or not hmac.compare_digest(key.key_hash, digest):
         return None
     now = timezone.now()
@@ -95,6 +140,8 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
         return None
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        key.last_used_at = now
+        _remember_key(digest, key)
     return key
 
 

@@ -280,6 +280,9 @@ QUOTA_USAGE_CACHE_SECONDS = env_int("QUOTA_USAGE_CACHE_SECONDS", 30)
 # sending as fast as the server answers does. Bad keys and admin logins are counted per client address
 # (behind a proxy, see TRUSTED_PROXIES).
 RATE_LIMIT_WINDOW_SECONDS = env_int("RATE_LIMIT_WINDOW_SECONDS", 10)
+# A key found is remembered per process this long (no lookup per request); revoking it in another
+# process takes effect within this bound, in the same process at once. 0: look it up every time.
+KEY_CACHE_SECONDS = env_int("KEY_CACHE_SECONDS", 5)
 RATE_LIMIT_KEY_REQUESTS = env_int("RATE_LIMIT_KEY_REQUESTS", 300)  # 30/s on average, bursts within the window
 RATE_LIMIT_TENANT_REQUESTS = env_int("RATE_LIMIT_TENANT_REQUESTS", 1000)
 RATE_LIMIT_BAD_KEY_REQUESTS = env_int("RATE_LIMIT_BAD_KEY_REQUESTS", 20)

@@ -25,9 +25,48 @@ def test_a_revoked_key_is_401(api, key_a):
     assert api.get("memories").status_code == 401
 
 
-def test_an_expired_key_is_401(api, key_a):
+def test_an_expired_key_is_401(api, key_a, settings):
+    settings.KEY_CACHE_SECONDS = 0  # the row is changed behind the service's back: read it each time
     ApiKey.objects.filter(pk=key_a.api_key.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert api.get("memories").status_code == 401
+
+
+def test_a_key_is_remembered_per_process_within_its_bound(api, key_a, settings, django_capture_on_commit_callbacks):
+    """KEY_CACHE_SECONDS: no lookup per request. Revoking or rotating here takes effect at once; a change
+    made by another process (here: the row updated directly) within the bound; expiry on every use."""
+    import time
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memories.keys import api_key_create, api_key_rotate
+    from tests.conftest import Api
+
+    settings.KEY_CACHE_SECONDS = 1
+    assert api.get("memories").status_code == 200
+    with CaptureQueriesContext(connection) as queries:
+        assert api.get("memories").status_code == 200
+    assert not any("api_keys" in q["sql"] for q in queries.captured_queries), "the key was looked up again"
+
+    ApiKey.objects.filter(pk=key_a.api_key.pk).update(revoked_at=timezone.now())  # another process revokes it
+    assert api.get("memories").status_code == 200  # still remembered here, within the bound
+    time.sleep(1.1)
+    assert api.get("memories").status_code == 401  # past the bound: looked up, refused
+
+    issued = api_key_create(tenant_name="acme", name="rotating")
+    rotating = Api(issued.raw_key, django_capture_on_commit_callbacks)
+    assert rotating.get("memories").status_code == 200
+    replacement = api_key_rotate(key_id=issued.api_key.id)  # in this process: the old key stops at once
+    assert rotating.get("memories").status_code == 401
+    assert Api(replacement.raw_key, django_capture_on_commit_callbacks).get("memories").status_code == 200
+
+    brief = api_key_create(tenant_name="acme", name="brief", expires_at=timezone.now() + timedelta(seconds=1))
+    briefly = Api(brief.raw_key, django_capture_on_commit_callbacks)
+    assert briefly.get("memories").status_code == 200
+    settings.KEY_CACHE_SECONDS = 60
+    assert briefly.get("memories").status_code == 200
+    time.sleep(1.1)
+    assert briefly.get("memories").status_code == 401  # expiry is checked on every use, cached or not
 
 
 def test_only_a_hash_of_the_key_is_stored(key_a):

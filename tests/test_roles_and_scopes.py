@@ -132,7 +132,7 @@ def test_a_reviewers_redaction_keeps_nothing_of_the_removed_words(api, reviewer)
     assert approve.new_data == {"edited_by_reviewer": True} and "edited by the reviewer" in approve.reason
 
 
-def test_an_agent_key_changes_an_approved_memory_only_through_review(api, reviewer, tenant_a):
+def test_an_agent_key_changes_an_approved_memory_only_through_review(api, reviewer, tenant_a, settings):
     converse(api, ["I think I live in Lisbon."])
     approved = reviewer.post(f"review/{Candidate.objects.get().id}/approve", {}).json()
     memory_id = approved["result_memory"]
@@ -147,6 +147,7 @@ def test_an_agent_key_changes_an_approved_memory_only_through_review(api, review
     applied = reviewer.post(f"review/{change.id}/approve", {}).json()
     assert MemoryItem.objects.get(id=applied["result_memory"]).text == "User lives in Madrid."
     # A reviewer key's own change is applied directly; so is an agent's when the tenant opts out.
+    settings.KEY_CACHE_SECONDS = 0  # the tenant changes behind the service's back: read it with the key
     Tenant.objects.filter(id=tenant_a.id).update(protect_approved=False)
     current = MemoryItem.objects.get(expired_at__isnull=True, status="active")
     assert api.patch(f"memories/{current.id}", {"importance": 0.9}).status_code == 200
