@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memories.models import Tenant
+from memories.models import MemoryItem, Tenant
 from memories.search import SearchQuery, memory_search
 from memories.search.neighbours import spread_to_neighbours
 from memories.search.temporal import TimeIntent, mentions_time, time_intent, time_match
@@ -162,3 +162,16 @@ def test_a_named_month_prefers_memories_true_then(db):
 
 def _texts_of(tenant, user_id, query):
     return [r.memory.text for r in memory_search(tenant=tenant, query=SearchQuery(query=query, user_id=user_id))]
+
+
+def test_a_question_naming_the_user_is_no_keyword_match_for_every_fact(api):
+    """Facts about Maria say "Maria": her own name in a question would rank them all (the shortest
+    first); the keyword side leaves the profile's name out, the rest of the question decides."""
+    from tests.conftest import converse
+
+    converse(api, ["My name is Maria.", "I like jazz.", "I'm allergic to peanuts."], user_id="maria")
+    assert {"Maria likes jazz", "Maria is allergic to peanuts"} <= {m.text for m in MemoryItem.objects.all()}
+    assert api.search("maria", "Maria", mode="keyword") == []
+    found = api.search("maria", "Maria jazz", mode="keyword")
+    assert [r["memory"]["text"] for r in found] == ["Maria likes jazz"]
+    assert api.search("bob", "Maria", mode="keyword") == []  # another user: nothing to leave out, nothing found

@@ -40,7 +40,7 @@ def keyword_sql(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> tup
     or ts_rank (Postgres' ts_rank_cd: no IDF, about 1 ms cheaper per search).
     None when the query has no terms."""
     # Capped here too (the API refuses more): internal callers pass long texts, and each term is a SQL column.
-    tokens = query_tokens(q.query)[: settings.SEARCH_MAX_QUERY_TERMS]
+    tokens = [t for t in query_tokens(q.query) if t not in q.keyword_ignore][: settings.SEARCH_MAX_QUERY_TERMS]
     if not tokens:
         return None
     if settings.SEARCH_KEYWORD_RANKING == "ts_rank":

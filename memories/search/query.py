@@ -36,6 +36,9 @@ class SearchQuery:
     min_score: float | None = None
     min_similarity: float | None = None
     limit: int = 10
+    # Terms the keyword side leaves out: the user's own name, which every fact about them says (set by
+    # the search itself from the user's profile; a question naming the user is no match for all of them).
+    keyword_ignore: tuple[str, ...] = ()
 
 
 @dataclass

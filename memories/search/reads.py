@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import NamedTuple
 
 from django.db.models import Case, IntegerField, QuerySet, Value, When
@@ -13,6 +15,7 @@ from memories.replicas import read_alias
 from memories.search.filters import db, item_filters, scope_filter
 from memories.search.query import SearchQuery
 from memories.search.rows import named
+from memories.text import query_tokens
 
 
 def memories_by_id(ids: list[str]) -> list[MemoryItem]:
@@ -121,3 +124,28 @@ def active_traits(tenant: Tenant, user_id: str, stages: tuple[str, ...], order: 
             .values_list("id", "text", "trait__subtype", "trait__stage", "trait__decayed_confidence")[:limit])
     return [TraitLineRow(id=str(memory_id), text=text, subtype=subtype, stage=stage, decayed_confidence=decayed)
             for memory_id, text, subtype, stage, decayed in rows]
+
+
+# The user's own name as query terms, per process: (tenant id, user id) -> (terms, until; monotonic).
+_OWN_NAME_SECONDS = 60.0
+_own_names: dict[tuple[int, str], tuple[tuple[str, ...], float]] = {}
+_own_names_lock = threading.Lock()
+
+
+def own_name_terms(tenant_id: int, user_id: str) -> tuple[str, ...]:
+    """The terms of the name the user's profile holds (a fact with data key "name"), remembered for a
+    minute: the keyword side leaves them out of a question about the user."""
+    key = (tenant_id, user_id)
+    with _own_names_lock:
+        found = _own_names.get(key)
+    if found is not None and found[1] > time.monotonic():
+        return found[0]
+    value = (MemoryItem.objects.using(read_alias()).filter(vocabulary.is_current(), tenant_id=tenant_id,
+                                                            user_id=user_id, data__key="name")
+             .order_by("-created_at").values_list("data__value", flat=True).first())
+    terms = tuple(query_tokens(value)) if isinstance(value, str) else ()
+    with _own_names_lock:
+        if len(_own_names) > 50_000:
+            _own_names.clear()
+        _own_names[key] = (terms, time.monotonic() + _OWN_NAME_SECONDS)
+    return terms

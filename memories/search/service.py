@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +20,7 @@ from memories.search.filters import db
 from memories.search.keyword import keyword_candidates, keyword_sql, uses_kept_statistics
 from memories.search.neighbours import next_in_session, spread_to_neighbours
 from memories.search.query import MODES, ScoredMemory, SearchPlan, SearchQuery
-from memories.search.reads import jobs_of, memories_by_id, texts_of, trait_stages
+from memories.search.reads import jobs_of, memories_by_id, own_name_terms, texts_of, trait_stages
 from memories.search.rows import RetrievedRow, candidate, named
 from memories.search.scoring import (
     ACTIVE_TRAIT_STAGES,
@@ -124,6 +125,8 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
                    query_vector: Callable[[], np.ndarray] | None) -> list[ScoredMemory]:
     """Retrieve both sides -> fuse and score -> lend to session neighbours -> load the winners."""
     now = timezone.now()
+    if query.user_id is not None and query.mode != "semantic" and not query.keyword_ignore:
+        query = replace(query, keyword_ignore=own_name_terms(tenant.id, query.user_id))
     semantic, keyword, sides = _retrieve(tenant, query, embedder, plan, query_vector, now)
     scored = _fuse_and_score(query, semantic, keyword, sides, now)
     if not scored:
@@ -166,7 +169,7 @@ def _retrieve(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, pla
             plan.vector_plan = "none"
     if query.mode != "semantic" and not keyword_done:  # keyword mode, hybrid through HNSW, or degraded
         keyword = keyword_candidates(tenant, query, pool, now)
-    if query.mode != "semantic" and query_tokens(query.query):
+    if query.mode != "semantic" and any(t not in query.keyword_ignore for t in query_tokens(query.query)):
         sides.append(settings.SEARCH_KEYWORD_WEIGHT)
         if settings.SEARCH_KEYWORD_RANKING == "bm25":
             plan.keyword_statistics = "kept" if uses_kept_statistics(query) else "scanned"
