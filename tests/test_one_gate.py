@@ -139,3 +139,12 @@ def test_an_agent_key_alone_erases_everything_when_it_saved_everything(agent):
     answer = agent.delete("users/ivo/memories")
     assert answer.status_code == 200 and answer.json()["memories"] == 1 and "candidate" not in answer.json()
     assert Client().get("/api/v1/health").status_code == 200
+
+
+def test_tags_an_agent_adds_to_anothers_memory_do_not_make_it_the_agents(agent, api):
+    api.remember("kai", "Kai bakes bread.")
+    again = agent.post("memories", {"user_id": "kai", "text": "Kai bakes bread.", "tags": ["food"]})
+    assert again.status_code == 201 and again.json()["operation"] == "UPDATE"
+    answer = agent.delete("users/kai/memories")
+    assert answer.status_code == 202 and answer.json()["memories"] == 0
+    assert MemoryItem.objects.filter(user_id="kai", text="Kai bakes bread.").exists()
