@@ -339,9 +339,11 @@ def memories_saved_by_key(*, tenant: Tenant, user_id: str, api_key: ApiKey, agen
     leaving out those an operator approved when the tenant protects them: what the key may erase alone."""
     job_ids = [str(i) for i in ConversationJob.objects.filter(tenant=tenant, api_key=api_key)
                .values_list("id", flat=True)]
-    # Created by it (ADD: a save, a new version, an extraction of its conversation); a change it made to
-    # another's memory (tags added, an update) does not make that memory its own.
-    written = (MemoryHistory.objects.filter(tenant=tenant, user_id=user_id, event=HistoryEvent.ADD)
+    # Created by it (ADD: a save, a new version, an extraction of its conversation; the memory a merge
+    # made, whose MERGE row has no old text); a change it made to another's memory (tags added, an
+    # update, being merged away) does not make that memory its own.
+    created = models.Q(event=HistoryEvent.ADD) | models.Q(event=HistoryEvent.MERGE, old_text__isnull=True)
+    written = (MemoryHistory.objects.filter(created, tenant=tenant, user_id=user_id)
                .filter(models.Q(actor=f"api:key-{api_key.id}") | models.Q(job_id__in=job_ids))
                .values_list("memory_id", flat=True))
     rows = MemoryItem.objects.filter(tenant=tenant, user_id=user_id, id__in=written)

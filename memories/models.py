@@ -101,6 +101,9 @@ class MemoryItem(models.Model):
     expired_at are system time (when this row was the current version).
     """
 
+    # Not a column: the memory's sources when a search loaded them with it (search.memories_by_id).
+    loaded_sources: list[dict] | None = None
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # No single-column index: every index below leads with tenant, and a bare
     # tenant_id index lured the planner into 40 ms loops on fresh statistics.

@@ -75,7 +75,10 @@ def includes_data(request) -> bool:
 def _scored(results, request) -> list[dict]:
     memories = MemorySerializer([r.memory for r in results], many=True,
                                 context={"include_data": includes_data(request)}).data
-    sources = selectors.memory_sources([r.memory.id for r in results])
+    loaded = [getattr(r.memory, "loaded_sources", None) for r in results]
+    sources = ({str(r.memory.id): found for r, found in zip(results, loaded, strict=True)}
+               if all(found is not None for found in loaded)  # loaded with the memories (search.memories_by_id)
+               else selectors.memory_sources([r.memory.id for r in results]))
     return [{"memory": m, "score": r.score, "scores": r.scores, "sources": sources[str(r.memory.id)]}
             for r, m in zip(results, memories, strict=True)]
 
