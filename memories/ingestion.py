@@ -51,7 +51,7 @@ from memories.models import (
     Tenant,
 )
 from memories.queue import enqueue
-from memories.search import SearchQuery, memory_search, nearest_memories
+from memories.search import SearchQuery, memory_search, nearest_memories, profile_name
 from memories.text import content_hash, has_han
 from memories.vocabulary import EPISODE_TAG
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
@@ -180,12 +180,9 @@ def _speakers(job: ConversationJob, messages: list[Message]) -> dict[str, str]:
 
 
 def _stored_name(tenant_id: int, user_id: str) -> str | None:
-    """The name the user's profile holds (a fact with data key "name", kept in lower case)."""
-    value = (current_memories(tenant_id, user_id).filter(data__key="name").order_by("-created_at")
-             .values_list("data__value", flat=True).first())
-    if not isinstance(value, str) or not value.strip():
-        return None
-    return value.strip().title() if value.isascii() else value.strip()
+    """The profile's name as a speaker is called ("maria" is kept in lower case: "Maria")."""
+    name = profile_name(tenant_id, user_id)
+    return name.title() if name and name.isascii() else name
 
 
 def _related(tenant: Tenant, speakers: dict[str, str], messages: list[Message]) -> list[ExistingMemory]:

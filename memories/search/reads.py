@@ -142,18 +142,25 @@ _own_names: dict[tuple[int, str], tuple[tuple[str, ...], float]] = {}
 _own_names_lock = threading.Lock()
 
 
+def profile_name(tenant_id: int, user_id: str) -> str | None:
+    """The name the user's profile holds: the newest current fact with data key "name" (its value is kept
+    in lower case). Extraction calls the speaker by it; search leaves it out of the keyword side."""
+    value = (MemoryItem.objects.using(read_alias()).filter(vocabulary.is_current(), tenant_id=tenant_id,
+                                                            user_id=user_id, data__key="name")
+             .order_by("-created_at").values_list("data__value", flat=True).first())
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
 def own_name_terms(tenant_id: int, user_id: str) -> tuple[str, ...]:
-    """The terms of the name the user's profile holds (a fact with data key "name"), remembered for a
-    minute: the keyword side leaves them out of a question about the user."""
+    """The terms of the user's profile name, remembered for a minute: the keyword side leaves them out
+    of a question about the user."""
     key = (tenant_id, user_id)
     with _own_names_lock:
         found = _own_names.get(key)
     if found is not None and found[1] > time.monotonic():
         return found[0]
-    value = (MemoryItem.objects.using(read_alias()).filter(vocabulary.is_current(), tenant_id=tenant_id,
-                                                            user_id=user_id, data__key="name")
-             .order_by("-created_at").values_list("data__value", flat=True).first())
-    terms = tuple(query_tokens(value)) if isinstance(value, str) else ()
+    name = profile_name(tenant_id, user_id)
+    terms = tuple(query_tokens(name)) if name else ()
     with _own_names_lock:
         if len(_own_names) > 50_000:
             _own_names.clear()
