@@ -165,18 +165,23 @@ class CandidateAdmin(TenantScopedAdmin):
         return (self.get_queryset(request).filter(status=CandidateStatus.PENDING)
                 .filter(Q(created_at__gt=candidate.created_at) | Q(created_at=candidate.created_at,
                                                                      id__gt=candidate.id))
-                .exclude(id=candidate.id).first())
+                .first())
+
+    def _candidate_to_change(self, request, candidate_id) -> Candidate:
+        """The candidate a list button acts on: in this operator's scope (else 404) and theirs to change."""
+        candidate = self.get_queryset(request).filter(id=candidate_id).first()
+        if candidate is None:
+            raise Http404("no such candidate")
+        if not self.has_change_permission(request, candidate):
+            raise PermissionDenied
+        return candidate
 
     def decide_view(self, request, candidate_id):
         """One decision from the list: approve (with the row's text, if edited) or reject (with the row's
         reason, if given); back to the list, on the next row."""
         if request.method != "POST":
             return HttpResponseRedirect(reverse("admin:memories_candidate_changelist"))
-        candidate = self.get_queryset(request).filter(id=candidate_id).first()
-        if candidate is None:
-            raise Http404("no such candidate")
-        if not self.has_change_permission(request, candidate):
-            raise PermissionDenied
+        candidate = self._candidate_to_change(request, candidate_id)
         decision, text = request.POST.get("decision"), (request.POST.get("text") or "").strip()
         following = self._next_in_queue(request, candidate)
         try:
@@ -208,11 +213,7 @@ class CandidateAdmin(TenantScopedAdmin):
         """Undo this reviewer's last decision (REVIEW_UNDO_SECONDS); the candidate waits in the queue again."""
         if request.method != "POST":
             return HttpResponseRedirect(reverse("admin:memories_candidate_changelist"))
-        candidate = self.get_queryset(request).filter(id=candidate_id).first()
-        if candidate is None:
-            raise Http404("no such candidate")
-        if not self.has_change_permission(request, candidate):
-            raise PermissionDenied
+        candidate = self._candidate_to_change(request, candidate_id)
         try:
             governance.candidate_undo(tenant=candidate.tenant, candidate_id=candidate.id, actor=actor_of(request))
             self.log_change(request, candidate, f"Undid the {candidate.status} decision; back in the queue.")
