@@ -19,8 +19,10 @@ from memories.ingestion import conversation_job_create, memory_save_inferred
 from memories.models import ApiKey, ConversationJob, KeyRole, Tenant
 from memories.replicas import on_replica
 from memories.search import ScoredMemory, SearchPlan, SearchQuery, memory_search
+from memories.timing import timed
 
 
+@timed("work")
 def search_for_agent(*, tenant: Tenant, query: SearchQuery, plan: SearchPlan | None = None) -> list[ScoredMemory]:
     """A search as an agent reads it: on the replica, the reads counted."""
     results = on_replica(lambda: memory_search(tenant=tenant, query=query, plan=plan))
@@ -28,6 +30,7 @@ def search_for_agent(*, tenant: Tenant, query: SearchQuery, plan: SearchPlan | N
     return results
 
 
+@timed("work")
 def context_for_agent(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
     """The prompt block for an agent turn: on the replica, the reads of its memories counted."""
     built = on_replica(lambda: build_context(tenant=tenant, request=request))
@@ -35,6 +38,7 @@ def context_for_agent(*, tenant: Tenant, request: ContextRequest) -> PromptConte
     return built
 
 
+@timed("work")
 def memory_save(*, tenant: Tenant, spec: writing.MemorySpec, actor: str, infer: bool,
                 role: str = KeyRole.AGENT, api_key_id: int | None = None) -> Applied:
     """Save one memory as given (ADD, or NOOP/UPDATE of the same text), or with infer: decided against the
@@ -45,6 +49,7 @@ def memory_save(*, tenant: Tenant, spec: writing.MemorySpec, actor: str, infer: 
                                                                          api_key_id=api_key_id))[0]
 
 
+@timed("work")
 def memory_save_batch(*, tenant: Tenant, specs: Sequence[writing.MemorySpec], actor: str,
                       role: str = KeyRole.AGENT, api_key_id: int | None = None) -> list[Applied]:
     """Save many memories as given, in one transaction; what the gate holds is REVIEW, in place."""
@@ -52,6 +57,7 @@ def memory_save_batch(*, tenant: Tenant, specs: Sequence[writing.MemorySpec], ac
                                                                        api_key_id=api_key_id))
 
 
+@timed("work")
 def conversation_submit(*, tenant: Tenant, api_key: ApiKey | None, user_id: str, session_id: str,
                         messages: list[dict], agent_id: str = "", group_id: str = "",
                         participants: dict | None = None) -> ConversationJob:

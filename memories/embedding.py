@@ -33,6 +33,7 @@ import numpy as np
 from django.conf import settings
 
 from memories.text import han_share, normalize_text
+from memories.timing import phase
 
 logger = logging.getLogger(__name__)
 
@@ -561,4 +562,5 @@ _query_cache = _QueryCache()
 def embed_query(text: str, embedder: Embedder | None = None) -> np.ndarray:
     """A search's (or a context's) query vector, cached; for the local model at
     EMBEDDING_LOCAL_QUERY_PRECISION. Deduplication calls the embedder's own embed_query."""
-    return _query_cache.get(embedder or get_embedder(), text)
+    with phase("embed"):
+        return _query_cache.get(embedder or get_embedder(), text)

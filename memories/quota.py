@@ -18,6 +18,7 @@ from django.db import connection
 from memories import vocabulary
 from memories.errors import QuotaExceeded
 from memories.models import MemoryStatus, Tenant
+from memories.timing import timed
 
 
 @dataclass
@@ -57,6 +58,7 @@ def tenant_usage(tenant_id: int) -> Usage:
     return Usage(usage.memories, usage.bytes)
 
 
+@timed("quota")
 def quota_check(tenant: Tenant, *, memories: int, size: int) -> None:
     """Refuse a write that would take the tenant past a quota; count it when it passes."""
     if memories <= 0 and size <= 0:

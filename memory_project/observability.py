@@ -17,11 +17,13 @@ import uuid
 from contextvars import ContextVar
 
 from django.conf import settings
+from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
 from memories import metrics
 from memories.network import client_of
+from memories.timing import count_statement, phase, server_timing, timeline_begin, timeline_end
 
 _request_id: ContextVar[str] = ContextVar("request_id", default="")
 _SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
@@ -68,25 +70,35 @@ class RequestIdMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         rid = request_id_for(request.headers.get(REQUEST_ID_HEADER))
         token = _request_id.set(rid)
-        started = time.perf_counter()
+        timeline, timeline_token = timeline_begin()
         try:
-            response = self.get_response(request)
-            seconds = time.perf_counter() - started
+            with connection.execute_wrapper(count_statement):
+                response = self.get_response(request)
+            seconds = timeline.total_ms() / 1000
             response[REQUEST_ID_HEADER] = rid
-            match = getattr(request, "resolver_match", None)
-            route = match.route if match is not None and match.route else "unmatched"
-            metrics.observe_request(route=route, method=request.method or "", status=response.status_code,
-                                    seconds=seconds)
-            if not request.path.startswith("/static/"):
-                path = logged_path(request.path, match)
-                logger.info("%s %s %s", request.method, path, response.status_code, extra={
-                    "method": request.method, "path": path, "route": route,
-                    "status": response.status_code, "duration_ms": round(seconds * 1000, 2),
-                    "key_id": getattr(getattr(request, "user", None), "key_id", None),
-                    "client": client_of(request.META).address})
+            with phase("log"):
+                self._log(request, response, seconds)
+            if settings.SERVER_TIMING:
+                response["Server-Timing"] = server_timing(timeline)
             return response
         finally:
+            timeline_end(timeline_token)
             _request_id.reset(token)
+
+    @staticmethod
+    def _log(request: HttpRequest, response: HttpResponse, seconds: float) -> None:
+        """The request's latency by route (metrics) and its log line."""
+        match = getattr(request, "resolver_match", None)
+        route = match.route if match is not None and match.route else "unmatched"
+        metrics.observe_request(route=route, method=request.method or "", status=response.status_code,
+                                seconds=seconds)
+        if not request.path.startswith("/static/"):
+            path = logged_path(request.path, match)
+            logger.info("%s %s %s", request.method, path, response.status_code, extra={
+                "method": request.method, "path": path, "route": route,
+                "status": response.status_code, "duration_ms": round(seconds * 1000, 2),
+                "key_id": getattr(getattr(request, "user", None), "key_id", None),
+                "client": client_of(request.META).address})
 
 
 class RequestIdFilter(logging.Filter):

@@ -210,7 +210,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "memories.api.pagination.MemoryCursorPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "memories.api.errors.exception_handler",
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["memories.api.renderers.TimedJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["memories.api.parsers.BoundedJSONParser"],
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_THROTTLE_CLASSES": ["memories.api.auth.ApiKeyRateThrottle"],
@@ -283,6 +283,9 @@ RATE_LIMIT_WINDOW_SECONDS = env_int("RATE_LIMIT_WINDOW_SECONDS", 10)
 # A key found is remembered per process this long (no lookup per request); revoking it in another
 # process takes effect within this bound, in the same process at once. 0: look it up every time.
 KEY_CACHE_SECONDS = env_int("KEY_CACHE_SECONDS", 5)
+# Each answer says where its time went (a Server-Timing header: auth, rate limit, validation, the
+# work, serialization, rendering, the log line, SQL). Off by default: it tells callers about the inside.
+SERVER_TIMING = env_bool("SERVER_TIMING", False)
 RATE_LIMIT_KEY_REQUESTS = env_int("RATE_LIMIT_KEY_REQUESTS", 300)  # 30/s on average, bursts within the window
 RATE_LIMIT_TENANT_REQUESTS = env_int("RATE_LIMIT_TENANT_REQUESTS", 1000)
 RATE_LIMIT_BAD_KEY_REQUESTS = env_int("RATE_LIMIT_BAD_KEY_REQUESTS", 20)

@@ -10,6 +10,7 @@ from memories.keys import authenticate_header
 from memories.models import ApiKey, Tenant
 from memories.network import client_of
 from memories.permissions import KeyAction, key_may
+from memories.timing import timed
 
 
 class ApiClient:
@@ -36,6 +37,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
     schemes: tuple[str, ...] = ("bearer",)  # lower case; the Mem0 routes also take "Token"
 
+    @timed("auth")
     def authenticate(self, request):
         header = authentication.get_authorization_header(request).decode("latin-1")
         if not header:
@@ -58,6 +60,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 class ApiKeyRateThrottle(throttling.BaseThrottle):
     """Per-key and per-tenant request rates (memories/ratelimit.py): 429 with Retry-After."""
 
+    @timed("ratelimit")
     def allow_request(self, request, view) -> bool:
         if not isinstance(request.user, ApiClient):
             return True

@@ -18,6 +18,7 @@ from memories.models import MemoryHistory, MemoryItem, MemoryType
 from memories.permissions import public_actor
 from memories.search import MODES
 from memories.text import query_tokens
+from memories.timing import phase
 from memories.writing import MemorySpec
 
 
@@ -86,7 +87,12 @@ class BoundedDateTimeField(serializers.DateTimeField):
 
 
 class RejectUnknownFieldsMixin(serializers.Serializer):
-    """Typos in field names are errors, not silently ignored options."""
+    """Typos in field names are errors, not silently ignored options. (The input
+    serializers' base: their validation is timed as the request's `validate` phase.)"""
+
+    def is_valid(self, *, raise_exception=False):
+        with phase("validate"):
+            return super().is_valid(raise_exception=raise_exception)
 
     def to_internal_value(self, data):
         if isinstance(data, dict):

@@ -1,0 +1,13 @@
+"""The API's JSON renderer: DRF's, with its time counted as the request's `render` phase."""
+
+from __future__ import annotations
+
+from rest_framework.renderers import JSONRenderer
+
+from memories.timing import phase
+
+
+class TimedJSONRenderer(JSONRenderer):
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        with phase("render"):
+            return super().render(data, accepted_media_type, renderer_context)
