@@ -9,6 +9,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -71,17 +72,25 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def gunicorn_server(env: dict[str, str], workers: int = 2):
+def gunicorn_server(env: dict[str, str], workers: int = 2, *, checkout: Path = ROOT, as_make_run: bool = False):
     """Serve the project with gunicorn on a free loopback port; yields the port.
-    Benchmarks measure throughput, not rate limits: one key may send as fast as it can."""
+    Benchmarks measure throughput, not rate limits: one key may send as fast as it can.
+    `as_make_run`: `make run`'s own gunicorn.conf.py and logging (WEB_CONCURRENCY=`workers`);
+    `checkout`: another working tree of the project (a baseline commit) served with this venv."""
     port = free_port()
     # Request logs off: nobody reads the pipe, and a full pipe would block the workers.
     full_env = {**os.environ, "RATE_LIMIT_KEY_REQUESTS": "0", "RATE_LIMIT_TENANT_REQUESTS": "0",
-                "REQUEST_LOG_LEVEL": "WARNING", **env}
+                **({"WEB_CONCURRENCY": str(workers), "PORT": str(port)} if as_make_run
+                   else {"REQUEST_LOG_LEVEL": "WARNING"}),
+                **env}
+    options = (["-c", "gunicorn.conf.py"] if as_make_run
+               else ["-b", f"127.0.0.1:{port}", "-w", str(workers), "--log-level", "warning", "--timeout", "120"])
+    # Its output goes to a file: a pipe nobody reads would fill and block the workers (make run logs a line
+    # per request).
+    output = tempfile.TemporaryFile()
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "memory_project.wsgi:application", "-b", f"127.0.0.1:{port}",
-         "-w", str(workers), "--log-level", "warning", "--timeout", "120"],
-        cwd=ROOT, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "gunicorn", "memory_project.wsgi:application", *options],
+        cwd=checkout, env=full_env, stdout=subprocess.DEVNULL, stderr=output,
     )
     try:
         deadline = time.time() + 120
@@ -89,7 +98,8 @@ def gunicorn_server(env: dict[str, str], workers: int = 2):
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 break
             if process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited: {process.stderr.read().decode()[-2000:]}")
+                output.seek(0)
+                raise RuntimeError(f"gunicorn exited: {output.read().decode()[-2000:]}")
             time.sleep(0.2)
         yield port
     finally:
@@ -98,3 +108,4 @@ def gunicorn_server(env: dict[str, str], workers: int = 2):
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
+        output.close()

@@ -1,28 +1,51 @@
 """What a request costs beyond its work, measured from outside as `make run` serves it.
 
-Two gunicorn servers of this checkout share one database: a baseline with the per-process key cache
-off (KEY_CACHE_SECONDS=0: the key looked up on every request, as before) and the default. One client
-sends the same requests to both, interleaved round by round (each first in turn): an authenticated read
-by id, a hybrid search and a /context, for one user of --memories memories (local model), and calls
-the search and context service functions in this process between them (what HTTP wraps). Rate
-limiting stays on with its counters (in the database without Redis, as under `make run`); its limits
-are raised so that a benchmark is never refused.
+Two gunicorn servers (`make run`'s gunicorn.conf.py, one worker each, the local model) share one
+database: a baseline — another commit of this project, checked out beside it (`--baseline`, a git
+worktree made and removed by the bench) — and this checkout. One client sends the same requests to
+both, interleaved round by round (each first in turn): an authenticated read by id, a save, a hybrid
+search, a /context and a conversation submit, for one user of --memories memories; and calls the
+search and context service functions in this process between them (what HTTP wraps). Rate limiting
+stays on with its counters where `make run` keeps them (the database without Redis); its limits are
+raised so that a benchmark is never refused.
 
-    make bench-requests            # BENCH_ARGS="--rounds 300 --memories 600"
+This checkout answers with a Server-Timing header (SERVER_TIMING=1): the second table is where each
+request's milliseconds go inside Django (memories/timing.py), medians by phase.
+
+    make bench-requests            # BENCH_ARGS="--rounds 300 --memories 600 --baseline a21ba95"
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from pathlib import Path
 
 import httpx
-from common import gunicorn_server, percentiles, print_table, setup_django
+from common import ROOT, gunicorn_server, percentiles, print_table, setup_django
 
-KINDS = ("read by id", "hybrid search", "context")
+KINDS = ("read by id", "save", "hybrid search", "context", "conversation submit")
+SERVICE_KINDS = ("hybrid search", "context")
+TOPICS = ["tea", "running", "Lisbon", "cello", "bees", "nursing", "Porto", "peanuts", "jazz", "sailing"]
+
+
+@contextlib.contextmanager
+def baseline_checkout(commit: str):
+    """A worktree of `commit` (removed afterwards): the baseline server runs its code on this venv."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-baseline-"))
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(folder), commit], check=True,
+                   capture_output=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], check=False,
+                       capture_output=True)
 
 
 def main() -> None:
@@ -30,18 +53,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--memories", type=int, default=600)
     parser.add_argument("--warmup", type=int, default=30)
+    parser.add_argument("--baseline", default="a21ba95",
+                        help="the commit to compare with (default: the code before the lean request path's "
+                             "second round)")
     args = parser.parse_args()
 
     setup_django(database="memory_bench_requests", provider="local")
+    from django.conf import settings
+
     from memories.keys import api_key_create
     from memories.models import MemoryItem
+    from memories.timing import PHASES, parse_server_timing
     from memories.vectors import embed_items
     from memories.writing import MemorySpec, memory_create_batch
 
     tenant_name = f"requests-{uuid.uuid4().hex[:8]}"
     issued = api_key_create(tenant_name=tenant_name)
-    topics = ["tea", "running", "Lisbon", "cello", "bees", "nursing", "Porto", "peanuts", "jazz", "sailing"]
-    specs = [MemorySpec(user_id="u", text=f"Memory {i}: the user talked about {topics[i % len(topics)]} "
+    specs = [MemorySpec(user_id="u", text=f"Memory {i}: the user talked about {TOPICS[i % len(TOPICS)]} "
                                           f"on day {i} and said something specific about it.")
              for i in range(args.memories)]
     results = memory_create_batch(tenant=issued.api_key.tenant, specs=specs, actor="bench", enqueue_embedding=False)
@@ -52,31 +80,39 @@ def main() -> None:
 
     headers = {"Authorization": f"Bearer {issued.raw_key}"}
     common_env = {"RATE_LIMIT_KEY_REQUESTS": "1000000", "RATE_LIMIT_TENANT_REQUESTS": "1000000",
-                  "EMBEDDED_DB_NAME": "memory_bench_requests", "IN_PROCESS_SCHEDULE": "0"}
-    variants = {"key looked up (before)": {"KEY_CACHE_SECONDS": "0"}, "key cached (now)": {"KEY_CACHE_SECONDS": "5"}}
-    samples: dict[tuple[str, str], list[float]] = {(v, k): [] for v in (*variants, "service function")
-                                                    for k in KINDS}
-    with gunicorn_server({**common_env, **variants["key looked up (before)"]}, workers=1) as before_port, \
-            gunicorn_server({**common_env, **variants["key cached (now)"]}, workers=1) as now_port:
-        ports = dict(zip(variants, (before_port, now_port), strict=True))
+                  "EMBEDDED_DB_NAME": "memory_bench_requests", "IN_PROCESS_SCHEDULE": "0",
+                  "MEMORY_VAR_DIR": str(settings.VAR_DIR), "SERVER_TIMING": "1"}
+    variants = (f"baseline ({args.baseline})", "this checkout")
+    samples: dict[tuple[str, str], list[float]] = {(v, k): [] for v in (*variants, "service function") for k in KINDS}
+    phases: dict[str, dict[str, list[float]]] = {kind: {} for kind in KINDS}
+    with baseline_checkout(args.baseline) as before_tree, \
+            gunicorn_server(common_env, workers=1, checkout=before_tree, as_make_run=True) as before_port, \
+            gunicorn_server(common_env, workers=1, as_make_run=True) as now_port:
         clients = {v: httpx.Client(base_url=f"http://127.0.0.1:{p}/api/v1", headers=headers, timeout=30)
-                   for v, p in ports.items()}
+                   for v, p in zip(variants, (before_port, now_port), strict=True)}
 
-        def one(variant: str, kind: str, round_number: int) -> float:
+        def one(variant: str, kind: str, round_number: int) -> tuple[float, httpx.Response]:
             client = clients[variant]
+            topic = TOPICS[round_number % len(TOPICS)]
             started = time.perf_counter()
             if kind == "read by id":
                 answer = client.get(f"memories/{ids[round_number % len(ids)]}")
+            elif kind == "save":
+                answer = client.post("memories", json={"user_id": f"saver-{variant[:4]}",
+                                                       "text": f"Note {round_number}: the user mentioned {topic}."})
             elif kind == "hybrid search":
-                answer = client.post("memories/search", json={"user_id": "u", "query": f"what about "
-                                                              f"{topics[round_number % len(topics)]}?"})
+                answer = client.post("memories/search", json={"user_id": "u", "query": f"what about {topic}?"})
+            elif kind == "context":
+                answer = client.post("context", json={"user_id": "u", "query": f"tell me about {topic}"})
             else:
-                answer = client.post("context", json={"user_id": "u", "query": f"tell me about "
-                                                      f"{topics[round_number % len(topics)]}"})
+                answer = client.post("conversations", json={
+                    "user_id": f"talker-{variant[:4]}", "session_id": f"s{round_number}",
+                    "messages": [{"role": "user", "content": f"I went sailing near {topic} today."},
+                                 {"role": "assistant", "content": "That sounds lovely."}]})
             elapsed = (time.perf_counter() - started) * 1000
-            if answer.status_code != 200:
+            if answer.status_code >= 300:
                 raise SystemExit(f"{variant} {kind}: {answer.status_code} {answer.text[:200]}")
-            return elapsed
+            return elapsed, answer
 
         from memories.context import ContextRequest, build_context
         from memories.search import SearchQuery, memory_search
@@ -85,7 +121,7 @@ def main() -> None:
 
         def service(kind: str, round_number: int) -> float:
             """The service function alone, in this process: what the HTTP request wraps."""
-            topic = topics[round_number % len(topics)]
+            topic = TOPICS[round_number % len(TOPICS)]
             started = time.perf_counter()
             if kind == "hybrid search":
                 memory_search(tenant=tenant, query=SearchQuery(query=f"what about {topic}?", user_id="u"))
@@ -95,27 +131,40 @@ def main() -> None:
 
         for round_number in range(args.warmup + args.rounds):
             order = list(variants) if round_number % 2 else list(reversed(variants))
+            measured = round_number >= args.warmup
             for kind in KINDS:
                 for variant in order:
-                    elapsed = one(variant, kind, round_number)
-                    if round_number >= args.warmup:
+                    elapsed, answer = one(variant, kind, round_number)
+                    if measured:
                         samples[(variant, kind)].append(elapsed)
-                if kind != "read by id":
+                        if variant == variants[1]:
+                            for name, ms in parse_server_timing(answer.headers.get("Server-Timing", "")).items():
+                                phases[kind].setdefault(name, []).append(ms)
+                if kind in SERVICE_KINDS:
                     elapsed = service(kind, round_number)
-                    if round_number >= args.warmup:
+                    if measured:
                         samples[("service function", kind)].append(elapsed)
             if round_number % 50 == 0:
                 print(f"round {round_number}/{args.warmup + args.rounds}", file=sys.stderr)
     rows = [{"request": kind, "variant": variant, **percentiles(samples[(variant, kind)])}
             for kind in KINDS for variant in (*variants, "service function") if samples[(variant, kind)]]
-    print_table(f"One client, {args.rounds} rounds interleaved, ms (gunicorn, 1 worker each, local model)", rows,
-                ["request", "variant", "p50", "p95", "p99", "n"])
-    ratios = {kind: statistics.median(samples[("key cached (now)", kind)])
-              / statistics.median(samples[("key looked up (before)", kind)]) for kind in KINDS}
-    overhead = {kind: percentiles(samples[("key cached (now)", kind)])["p95"]
-                - percentiles(samples[("service function", kind)])["p95"] for kind in KINDS[1:]}
+    print_table(f"One client, {args.rounds} rounds interleaved, ms (make run's gunicorn, 1 worker each, "
+                f"local model)", rows, ["request", "variant", "p50", "p95", "p99", "n"])
+    names = ["client", "total", *PHASES, "db"]
+    phase_rows = []
+    for kind in KINDS:
+        outside = statistics.median(samples[(variants[1], kind)])
+        row: dict = {"request": kind, "client": outside}
+        row.update({name: statistics.median(values) for name, values in phases[kind].items()})
+        phase_rows.append(row)
+    print_table("Where the time goes in this checkout: medians by phase, ms (client: as the client measured it; "
+                "total: inside Django; db: SQL time, part of the phases)", phase_rows, names)
+    ratios = {kind: statistics.median(samples[(variants[1], kind)]) / statistics.median(samples[(variants[0], kind)])
+              for kind in KINDS}
+    overhead = {kind: percentiles(samples[(variants[1], kind)])["p95"]
+                - percentiles(samples[("service function", kind)])["p95"] for kind in SERVICE_KINDS}
     print("\n" + " ".join(f"{kind.replace(' ', '_')}_p50_ratio={ratio:.2f}" for kind, ratio in ratios.items())
-          + f" read_p50_ms={statistics.median(samples[('key cached (now)', 'read by id')]):.2f}"
+          + f" read_p50_ms={statistics.median(samples[(variants[1], 'read by id')]):.2f}"
           + "".join(f" {kind.replace(' ', '_')}_http_minus_service_p95_ms={ms:.2f}" for kind, ms in overhead.items()))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from dataclasses import dataclass
 
@@ -127,6 +128,24 @@ def _add_many(buckets: list[str], window: int, seconds: int, cost: int) -> list[
     return [int(counts[bucket]) for bucket in buckets]
 
 
+def _give_back(buckets: list[str], window: int, amount: int) -> None:
+    """Take `amount` back off each bucket's window: reserved room a lease did not get."""
+    buckets = [bucket[:200] for bucket in buckets]
+    if settings.REDIS_URL and _redis_ok():
+        try:
+            pipe = _redis().pipeline(transaction=False)
+            for bucket in buckets:
+                pipe.decrby(_redis_key(bucket, window), amount)
+            pipe.execute()
+            return
+        except Exception:  # noqa: BLE001 - Redis down: what it counted lapses with its window
+            _redis_failed()
+            return
+    with connection.cursor() as cursor:
+        cursor.execute("""UPDATE rate_counters SET count = greatest(0, count - %s)
+                          WHERE bucket = ANY(%s) AND "window" = %s""", [amount, buckets, window])
+
+
 # --------------------------------------------------------------------------- the service's limits
 
 
@@ -150,15 +169,85 @@ def login_client_limit() -> Limit:
     return Limit(settings.ADMIN_LOGIN_MAX_FAILURES_PER_CLIENT, settings.ADMIN_LOGIN_LOCKOUT_SECONDS)
 
 
-def api_request_allowed(*, key_id: int, tenant_id: int) -> Decision:
-    """A request of one key: counted against the key and its tenant (one
-    round trip for both); the stricter decides."""
+def lease_granted(counts: list[int], limits: list[int], size: int) -> int:
+    """Pure: of `size` requests just reserved in each bucket (counts: each bucket's count after the
+    reservation), how many this process may admit — as many as every bucket still had room for."""
+    return min(max(0, min(size, limit - (count - size))) for count, limit in zip(counts, limits, strict=True))
+
+
+def next_lease_size(size: int, granted: int, cap: int) -> int:
+    """Pure: a lease used in full doubles (up to `cap`); a short one — the limit is near — starts
+    again at one, so that a process never holds much of what is left."""
+    return min(cap, size * 2) if granted >= size else 1
+
+
+def lease_cap(*limits: Limit) -> int:
+    """How many requests a process may reserve ahead: RATE_LIMIT_LEASE_MAX, and never more than
+    1/32 of a limit (with P processes, at most P/32 of a window can sit unused in other processes)."""
+    return max(1, min(settings.RATE_LIMIT_LEASE_MAX, *(limit.requests // 32 for limit in limits)))
+
+
+@dataclass
+class _Lease:
+    window: int
+    tokens: int  # requests this process may still admit in the window without asking the store
+    size: int  # the next reservation's size
+
+
+class LeaseBook:
+    """One process's reservations of rate-limit room, per (key, tenant).
+
+    A request asks the shared counters (PostgreSQL or Redis) only when its lease is spent: it
+    reserves `size` requests in both buckets in one round trip and admits what both had room
+    for. The sum of all processes' admissions never passes a limit; what a process reserved and
+    did not use is lost at the window's end (bounded by lease_cap). A refused request counts
+    once, as without leases: the reserved rest is given back."""
+
+    def __init__(self) -> None:
+        self._leases: dict[tuple, _Lease] = {}
+        self._lock = threading.Lock()
+
+    def admit(self, buckets: list[str], limits: list[Limit], now: float) -> Decision:
+        seconds = limits[0].seconds
+        window = int(now) // seconds
+        ident = (*buckets, *limits)
+        with self._lock:
+            lease = self._leases.get(ident)
+            if lease is not None and lease.window == window and lease.tokens > 0:
+                lease.tokens -= 1
+                return Decision(True, 0, 0)
+            size = lease.size if lease is not None and lease.window == window else 1
+        counts = _add_many(buckets, window, seconds, size)
+        granted = lease_granted(counts, [limit.requests for limit in limits], size)
+        if granted < size:
+            _give_back(buckets, window, size - max(granted, 1))
+        with self._lock:
+            if len(self._leases) > 10_000:
+                self._leases = {k: v for k, v in self._leases.items() if v.window == window}
+            lease = self._leases.get(ident)
+            if lease is None or lease.window != window:
+                lease = self._leases[ident] = _Lease(window, 0, 1)
+            lease.tokens += max(0, granted - 1)
+            lease.size = next_lease_size(size, granted, lease_cap(*limits))
+        if granted:
+            return Decision(True, counts[0], 0)
+        return Decision(False, counts[0], max(1, int((window + 1) * seconds - now)))
+
+    def forget(self) -> None:
+        with self._lock:
+            self._leases.clear()
+
+
+_lease_book = LeaseBook()
+
+
+def api_request_allowed(*, key_id: int, tenant_id: int, book: LeaseBook | None = None) -> Decision:
+    """A request of one key: counted against the key and its tenant; the stricter decides. The
+    process's lease book (LeaseBook) spares most requests the round trip to the counters."""
     now = time.time()
     by_key, by_tenant = key_limit(), tenant_limit()
     if by_key.seconds != by_tenant.seconds or by_key.requests <= 0 or by_tenant.requests <= 0:
         decisions = [hit(f"key:{key_id}", by_key), hit(f"tenant:{tenant_id}", by_tenant)]
-    else:
-        counts = _add_many([f"key:{key_id}", f"tenant:{tenant_id}"], int(now) // by_key.seconds, by_key.seconds, 1)
-        decisions = [decide(counts[0], by_key, now), decide(counts[1], by_tenant, now)]
-    refused = [d for d in decisions if not d.allowed]
-    return max(refused, key=lambda d: d.retry_after) if refused else decisions[0]
+        refused = [d for d in decisions if not d.allowed]
+        return max(refused, key=lambda d: d.retry_after) if refused else decisions[0]
+    return (book or _lease_book).admit([f"key:{key_id}", f"tenant:{tenant_id}"], [by_key, by_tenant], now)

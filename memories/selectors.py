@@ -10,7 +10,8 @@ from django.db import connection
 from django.db.models import Count, Max, Min, QuerySet
 
 from memories import vocabulary
-from memories.errors import get_or_not_found
+from memories.errors import MemoryNotFound, get_or_not_found
+from memories.memory_rows import memory_of_tenant
 from memories.models import (
     Candidate,
     CandidateStatus,
@@ -83,8 +84,12 @@ def memory_sources(memory_ids: list) -> dict[str, list[dict]]:
 
 
 def memory_get(*, tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
-    """A tenant's memory; another tenant's id is indistinguishable from a missing one."""
-    return get_or_not_found(MemoryItem.objects.filter(tenant=tenant), "memory", id=memory_id)
+    """A tenant's memory; another tenant's id is indistinguishable from a missing one (read
+    without the ORM's compiler: the one query of a read by id)."""
+    memory = memory_of_tenant(tenant.id, memory_id)
+    if memory is None:
+        raise MemoryNotFound(f"memory {memory_id} not found")
+    return memory
 
 
 def memory_newest_version(*, tenant: Tenant, memory_id: uuid.UUID | str, max_hops: int = 1000) -> MemoryItem:

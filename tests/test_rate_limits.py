@@ -43,6 +43,69 @@ def test_a_key_past_its_rate_gets_429_with_retry_after(api, store, django_captur
     assert [other.get("memories?user_id=a").status_code for _ in range(3)] == [200, 200, 429]
 
 
+@pytest.mark.parametrize(("counts", "limits", "size", "granted"), [
+    ([1, 1], [5, 10], 1, 1),  # room in both
+    ([8, 8], [10, 100], 4, 4),
+    ([12, 12], [10, 100], 4, 2),  # the key had room for two of the four
+    ([14, 14], [10, 100], 4, 0),  # none: refused
+    ([20, 101], [50, 100], 4, 3),  # the tenant is the stricter
+    ([30, 30], [10, 100], 16, 0),
+])
+def test_lease_granted(counts, limits, size, granted):
+    assert ratelimit.lease_granted(counts, limits, size) == granted
+
+
+@pytest.mark.parametrize(("size", "granted", "cap", "after"), [
+    (1, 1, 16, 2), (8, 8, 16, 16), (16, 16, 16, 16), (8, 8, 9, 9),
+    (8, 3, 16, 1),  # the limit is near: start small again
+    (4, 0, 16, 1),
+])
+def test_next_lease_size(size, granted, cap, after):
+    assert ratelimit.next_lease_size(size, granted, cap) == after
+
+
+@override_settings(RATE_LIMIT_LEASE_MAX=16)
+def test_lease_cap_is_a_thirty_second_of_the_stricter_limit():
+    assert ratelimit.lease_cap(Limit(300, 10), Limit(1000, 10)) == 9
+    assert ratelimit.lease_cap(Limit(5, 10), Limit(10, 10)) == 1  # small limits: exact, no lease
+    assert ratelimit.lease_cap(Limit(100_000, 10), Limit(100_000, 10)) == 16
+
+
+@override_settings(RATE_LIMIT_KEY_REQUESTS=320, RATE_LIMIT_TENANT_REQUESTS=100_000, RATE_LIMIT_WINDOW_SECONDS=3600,
+                   RATE_LIMIT_LEASE_MAX=16)
+def test_two_processes_with_leases_never_pass_the_limit_together(db, store):
+    """Two lease books are two processes sharing the counters: their admissions together stay
+    within the limit, and lose at most what each could hold unused."""
+    books = [ratelimit.LeaseBook(), ratelimit.LeaseBook()]
+    admitted = [0, 0]
+    for i in range(400):
+        if ratelimit.api_request_allowed(key_id=987_654, tenant_id=987_654, book=books[i % 2]).allowed:
+            admitted[i % 2] += 1
+    cap = ratelimit.lease_cap(ratelimit.key_limit(), ratelimit.tenant_limit())
+    assert cap == 10
+    assert 320 - 2 * (cap - 1) <= sum(admitted) <= 320
+    assert min(admitted) > 100  # neither process starves the other
+    refused = ratelimit.api_request_allowed(key_id=987_654, tenant_id=987_654, book=books[0])
+    assert not refused.allowed and 1 <= refused.retry_after <= 3600
+
+
+@override_settings(RATE_LIMIT_KEY_REQUESTS=320, RATE_LIMIT_TENANT_REQUESTS=100_000, RATE_LIMIT_WINDOW_SECONDS=3600,
+                   RATE_LIMIT_LEASE_MAX=16, REDIS_URL="")
+def test_a_lease_spares_most_requests_the_round_trip(db):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    book = ratelimit.LeaseBook()
+    with CaptureQueriesContext(connection) as statements:
+        assert all(ratelimit.api_request_allowed(key_id=987_655, tenant_id=987_655, book=book).allowed
+                   for _ in range(100))
+    assert len(statements) <= 15  # leases of 1, 2, 4, 8, then 10 (a 32nd of 320): 13 reservations
+    from memories.models import RateCounter
+
+    reserved = RateCounter.objects.get(bucket="key:987655").count
+    assert 100 <= reserved <= 100 + 9  # what the process holds ahead is counted, never less
+
+
 @override_settings(RATE_LIMIT_BAD_KEY_REQUESTS=10, RATE_LIMIT_WINDOW_SECONDS=3600)
 def test_an_address_sending_bad_keys_is_slowed(anonymous, store, key_a):
     codes = [anonymous.get("/api/v1/memories", HTTP_AUTHORIZATION=f"Bearer mk_bad_{i}").status_code

@@ -10,6 +10,7 @@ from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.utils import timezone
 
 from memories import vocabulary
+from memories.memory_rows import memory_rows
 from memories.models import MemoryItem, MemoryType, Tenant
 from memories.replicas import read_alias
 from memories.search.filters import db, item_filters, scope_filter
@@ -17,36 +18,14 @@ from memories.search.query import SearchQuery
 from memories.search.rows import named
 from memories.text import query_tokens
 
-# Each memory's provenance, oldest first, in the same round trip as the memory (an answer shows it).
-SOURCES_OF_ROW_SQL = """(SELECT coalesce(json_agg(json_build_object('session_id', s.session_id,
-        'message_indices', s.message_indices, 'job_id', s.job_id) ORDER BY s.created_at, s.id), '[]'::json)
-    FROM memory_sources s WHERE s.item_id = memory_items.id)"""
-
 
 def memories_by_id(ids: list[str]) -> list[MemoryItem]:
-    """The winners' full rows without the ORM's query compiler (about 0.5 ms
-    of a 4 ms search); the tsvector stays in the database. Each comes with its
-    sources (`loaded_sources`: what selectors.memory_sources would answer) so that
-    an answer needs no second query for them."""
+    """The winners' full rows (memories.memory_rows: without the ORM's query compiler,
+    about 0.5 ms of a 4 ms search), each with its sources (`loaded_sources`) so that an
+    answer needs no second query for them."""
     if not ids:
         return []
-    fields = [f for f in MemoryItem._meta.concrete_fields if f.attname != "search_vector"]
-    with db().cursor() as cursor:
-        columns = ", ".join(str(f.column) for f in fields)
-        cursor.execute(f"SELECT {columns}, {SOURCES_OF_ROW_SQL} AS sources FROM memory_items"
-                       " WHERE id = ANY(%s::uuid[])", [ids])
-        rows = cursor.fetchall()
-    converters = [(i, f.from_db_value) for i, f in enumerate(fields) if hasattr(f, "from_db_value")]
-    names = [f.attname for f in fields]
-    items = []
-    for row in rows:
-        values = list(row[:-1])
-        for index, convert in converters:
-            values[index] = convert(values[index], None, db())
-        item = MemoryItem.from_db(read_alias(), names, values)
-        item.loaded_sources = [{**s, "message_indices": list(s["message_indices"] or [])} for s in row[-1]]
-        items.append(item)
-    return items
+    return memory_rows("id = ANY(%s::uuid[])", [ids], with_sources=True)
 
 
 def texts_of(ids: list[str]) -> dict[str, str]:
