@@ -72,7 +72,8 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def gunicorn_server(env: dict[str, str], workers: int = 2, *, checkout: Path = ROOT, as_make_run: bool = False):
+def gunicorn_server(env: dict[str, str], workers: int = 2, *, checkout: Path = ROOT, as_make_run: bool = False,
+                    app: str = "memory_project.wsgi:application"):
     """Serve the project with gunicorn on a free loopback port; yields the port.
     Benchmarks measure throughput, not rate limits: one key may send as fast as it can.
     `as_make_run`: `make run`'s own gunicorn.conf.py and logging (WEB_CONCURRENCY=`workers`);
@@ -89,7 +90,7 @@ def gunicorn_server(env: dict[str, str], workers: int = 2, *, checkout: Path = R
     # per request).
     output = tempfile.TemporaryFile()
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "memory_project.wsgi:application", *options],
+        [sys.executable, "-m", "gunicorn", app, *options],
         cwd=checkout, env=full_env, stdout=subprocess.DEVNULL, stderr=output,
     )
     try:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import http.client
+import json
 import statistics
 import subprocess
 import sys
@@ -27,12 +29,34 @@ import time
 import uuid
 from pathlib import Path
 
-import httpx
 from common import ROOT, gunicorn_server, percentiles, print_table, setup_django
 
-KINDS = ("read by id", "save", "hybrid search", "context", "conversation submit")
+# Reads first, interleaved round by round; then the writes (their background work — embedding, a
+# conversation's job — would otherwise land in the middle of the reads' timings).
+READ_KINDS = ("read by id", "hybrid search", "context")
+WRITE_KINDS = ("save", "conversation submit")
+KINDS = READ_KINDS + WRITE_KINDS
 SERVICE_KINDS = ("hybrid search", "context")
 TOPICS = ["tea", "running", "Lisbon", "cello", "bees", "nursing", "Porto", "peanuts", "jazz", "sailing"]
+
+
+class Answer:
+    def __init__(self, status: int, headers: dict[str, str], text: str):
+        self.status_code, self.headers, self.text = status, headers, text
+
+
+def send(port: int, method: str, path: str, headers: dict[str, str], body: dict | None = None) -> Answer:
+    """One request on a new connection (make run's sync workers close each one), with the standard
+    library's client: httpx adds about 0.5 ms of its own per request on these machines."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        payload = json.dumps(body).encode() if body is not None else None
+        connection.request(method, f"/api/v1/{path}", body=payload,
+                           headers={**headers, **({"Content-Type": "application/json"} if payload else {})})
+        response = connection.getresponse()
+        return Answer(response.status, dict(response.getheaders()), response.read().decode())
+    finally:
+        connection.close()
 
 
 @contextlib.contextmanager
@@ -84,28 +108,30 @@ def main() -> None:
                   "MEMORY_VAR_DIR": str(settings.VAR_DIR), "SERVER_TIMING": "1"}
     variants = (f"baseline ({args.baseline})", "this checkout")
     samples: dict[tuple[str, str], list[float]] = {(v, k): [] for v in (*variants, "service function") for k in KINDS}
+    samples.update({("floor", "HTTP"): [], ("floor", "SQL"): []})
     phases: dict[str, dict[str, list[float]]] = {kind: {} for kind in KINDS}
     with baseline_checkout(args.baseline) as before_tree, \
             gunicorn_server(common_env, workers=1, checkout=before_tree, as_make_run=True) as before_port, \
-            gunicorn_server(common_env, workers=1, as_make_run=True) as now_port:
-        clients = {v: httpx.Client(base_url=f"http://127.0.0.1:{p}/api/v1", headers=headers, timeout=30)
-                   for v, p in zip(variants, (before_port, now_port), strict=True)}
+            gunicorn_server(common_env, workers=1, as_make_run=True) as now_port, \
+            gunicorn_server({}, workers=1, checkout=Path(__file__).parent, app="floor_app:application") as floor_port:
+        ports = dict(zip(variants, (before_port, now_port), strict=True))
 
-        def one(variant: str, kind: str, round_number: int) -> tuple[float, httpx.Response]:
-            client = clients[variant]
+        def one(variant: str, kind: str, round_number: int) -> tuple[float, Answer]:
+            port = ports[variant]
             topic = TOPICS[round_number % len(TOPICS)]
             started = time.perf_counter()
             if kind == "read by id":
-                answer = client.get(f"memories/{ids[round_number % len(ids)]}")
+                answer = send(port, "GET", f"memories/{ids[round_number % len(ids)]}", headers)
             elif kind == "save":
-                answer = client.post("memories", json={"user_id": f"saver-{variant[:4]}",
-                                                       "text": f"Note {round_number}: the user mentioned {topic}."})
+                answer = send(port, "POST", "memories", headers, {
+                    "user_id": f"saver-{variant[:4]}", "text": f"Note {round_number}: the user mentioned {topic}."})
             elif kind == "hybrid search":
-                answer = client.post("memories/search", json={"user_id": "u", "query": f"what about {topic}?"})
+                answer = send(port, "POST", "memories/search", headers, {"user_id": "u",
+                                                                          "query": f"what about {topic}?"})
             elif kind == "context":
-                answer = client.post("context", json={"user_id": "u", "query": f"tell me about {topic}"})
+                answer = send(port, "POST", "context", headers, {"user_id": "u", "query": f"tell me about {topic}"})
             else:
-                answer = client.post("conversations", json={
+                answer = send(port, "POST", "conversations", headers, {
                     "user_id": f"talker-{variant[:4]}", "session_id": f"s{round_number}",
                     "messages": [{"role": "user", "content": f"I went sailing near {topic} today."},
                                  {"role": "assistant", "content": "That sounds lovely."}]})
@@ -113,6 +139,22 @@ def main() -> None:
             if answer.status_code >= 300:
                 raise SystemExit(f"{variant} {kind}: {answer.status_code} {answer.text[:200]}")
             return elapsed, answer
+
+        def timed_floor(round_number: int) -> tuple[float, Answer]:
+            started = time.perf_counter()
+            answer = send(floor_port, "GET", f"memories/{ids[round_number % len(ids)]}", headers)
+            return (time.perf_counter() - started) * 1000, answer
+
+        from django.db import connection
+
+        def sql_floor(round_number: int) -> float:
+            """The read's one statement by hand, in this process: what the database costs."""
+            started = time.perf_counter()
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT * FROM memory_items WHERE id = %s AND tenant_id = %s",
+                               [ids[round_number % len(ids)], issued.api_key.tenant_id])
+                cursor.fetchall()
+            return (time.perf_counter() - started) * 1000
 
         from memories.context import ContextRequest, build_context
         from memories.search import SearchQuery, memory_search
@@ -129,28 +171,38 @@ def main() -> None:
                 build_context(tenant=tenant, request=ContextRequest(query=f"tell me about {topic}", user_id="u"))
             return (time.perf_counter() - started) * 1000
 
-        for round_number in range(args.warmup + args.rounds):
-            order = list(variants) if round_number % 2 else list(reversed(variants))
-            measured = round_number >= args.warmup
-            for kind in KINDS:
-                for variant in order:
-                    elapsed, answer = one(variant, kind, round_number)
+        for kinds in (READ_KINDS, WRITE_KINDS):
+            for round_number in range(args.warmup + args.rounds):
+                order = list(variants) if round_number % 2 else list(reversed(variants))
+                measured = round_number >= args.warmup
+                for kind in kinds:
+                    for variant in order:
+                        elapsed, answer = one(variant, kind, round_number)
+                        if measured:
+                            samples[(variant, kind)].append(elapsed)
+                            if variant == variants[1]:
+                                for name, ms in parse_server_timing(answer.headers.get("Server-Timing", "")).items():
+                                    phases[kind].setdefault(name, []).append(ms)
+                    if kind in SERVICE_KINDS:
+                        elapsed = service(kind, round_number)
+                        if measured:
+                            samples[("service function", kind)].append(elapsed)
+                if kinds is READ_KINDS:
+                    elapsed, _ = timed_floor(round_number)
                     if measured:
-                        samples[(variant, kind)].append(elapsed)
-                        if variant == variants[1]:
-                            for name, ms in parse_server_timing(answer.headers.get("Server-Timing", "")).items():
-                                phases[kind].setdefault(name, []).append(ms)
-                if kind in SERVICE_KINDS:
-                    elapsed = service(kind, round_number)
-                    if measured:
-                        samples[("service function", kind)].append(elapsed)
-            if round_number % 50 == 0:
-                print(f"round {round_number}/{args.warmup + args.rounds}", file=sys.stderr)
+                        samples[("floor", "HTTP")].append(elapsed)
+                        samples[("floor", "SQL")].append(sql_floor(round_number))
+                if round_number % 50 == 0:
+                    print(f"{kinds[0]}...: round {round_number}/{args.warmup + args.rounds}", file=sys.stderr)
     rows = [{"request": kind, "variant": variant, **percentiles(samples[(variant, kind)])}
             for kind in KINDS for variant in (*variants, "service function") if samples[(variant, kind)]]
+    rows += [{"request": "floor: HTTP (a WSGI app answering {} under gunicorn)", "variant": "floor",
+              **percentiles(samples[("floor", "HTTP")])},
+             {"request": "floor: SQL (the read's row by hand, in this process)", "variant": "floor",
+              **percentiles(samples[("floor", "SQL")])}]
     print_table(f"One client, {args.rounds} rounds interleaved, ms (make run's gunicorn, 1 worker each, "
                 f"local model)", rows, ["request", "variant", "p50", "p95", "p99", "n"])
-    names = ["client", "total", *PHASES, "db"]
+    names = ["request", "client", "total", *PHASES, "db"]
     phase_rows = []
     for kind in KINDS:
         outside = statistics.median(samples[(variants[1], kind)])
