@@ -216,6 +216,52 @@ def kept_versus_scanned(tenant, queries: list[tuple[str, str]]) -> tuple[list[di
     return rows, same / max(len(queries), 1)
 
 
+def user_text_index_versus_text_only(tenant, queries: list[tuple[str, str]]) -> tuple[list[dict], float]:
+    """The keyword side's index (migration 0023: one GIN over tenant, user and text) against
+    the one before it (the text alone), interleaved query by query, which goes first
+    alternating. Both indexes exist during the run; each query runs in a transaction that
+    drops the other one and rolls back, so the planner sees one. Also how often both give
+    every keyword candidate the same BM25 score (to 1e-9)."""
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from memories.search import SearchQuery, memory_search
+    from memories.search.keyword import keyword_candidates
+
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE INDEX IF NOT EXISTS bench_text_only ON memory_items USING gin (search_vector)")
+        cursor.execute("ANALYZE memory_items")
+    hide = {"user and text (now)": "bench_text_only", "text alone (before)": "memory_user_search_vector"}
+    samples: dict[tuple[str, str], list[float]] = {}
+    same = 0
+    try:
+        for index, (user_id, text) in enumerate(queries):
+            scores = []
+            for variant in (list(hide) if index % 2 else list(reversed(hide))):
+                for mode in ("hybrid", "keyword"):
+                    with transaction.atomic():
+                        with connection.cursor() as cursor:
+                            cursor.execute(f"DROP INDEX {hide[variant]}")
+                        started = time.perf_counter()
+                        memory_search(tenant=tenant, query=SearchQuery(query=text, user_id=user_id, mode=mode))
+                        elapsed = (time.perf_counter() - started) * 1000
+                        if mode == "keyword":
+                            found = keyword_candidates(tenant, SearchQuery(query=text, user_id=user_id), 50,
+                                                       timezone.now())
+                            scores.append(sorted(row.rank_value for row in found))
+                        transaction.set_rollback(True)
+                    if index >= 20:  # warm-up
+                        samples.setdefault((mode, variant), []).append(elapsed)
+            same += len(scores[0]) == len(scores[1]) and all(abs(a - b) <= 1e-9
+                                                             for a, b in zip(*scores, strict=True))
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP INDEX IF EXISTS bench_text_only")
+    rows = [{"path": "service function", "mode": mode, "keyword index": variant, **percentiles(values)}
+            for (mode, variant), values in sorted(samples.items())]
+    return rows, same / max(len(queries), 1)
+
+
 def hnsw_recall(tenant, embedder, rng: random.Random, count: int = 100, k: int = 10) -> float:
     from django.utils import timezone
 
@@ -294,6 +340,8 @@ def main() -> None:
                         help="memories embedded with the local model for the HTTP/local runs (20 users)")
     parser.add_argument("--skip-local", action="store_true", help="skip the local-model runs")
     parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument("--only-keyword-index", action="store_true",
+                        help="load, then only compare the keyword side's index with the one before it")
     args = parser.parse_args()
 
     setup_django()
@@ -308,6 +356,17 @@ def main() -> None:
     ingest = load(tenant, args.n, args.users, HashEmbedder(settings.EMBEDDING_DIMENSIONS))
     queries = [(f"user-{rng.randrange(args.users)}", query_text(rng)) for _ in range(args.queries)]
     print(f"warmed every user's rows in {warm_every_user(tenant, args.users):.0f} s", flush=True)
+    index_rows, same_with_index = user_text_index_versus_text_only(tenant, queries)
+    print_table(f"The keyword side's index: (tenant, user, text) vs the text alone, interleaved, "
+                f"{args.n:,} memories over {args.users:,} users (ms)", index_rows,
+                ["path", "mode", "keyword index", "p50", "p95", "p99", "n"])
+    print(f"\nqueries whose BM25 candidates score the same (1e-9) with either index: {same_with_index:.3f}")
+    if args.only_keyword_index:
+        now_p95 = next(r["p95"] for r in index_rows if r["mode"] == "hybrid" and "now" in r["keyword index"])
+        before_p95 = next(r["p95"] for r in index_rows if r["mode"] == "hybrid" and "before" in r["keyword index"])
+        print(f"\nsummary: n={args.n} users={args.users} hybrid_p95_ms={now_p95:.2f} "
+              f"hybrid_p95_text_index_only_ms={before_p95:.2f} same_answers={same_with_index:.3f}")
+        return
 
     rows = []
     for mode in ("hybrid", "semantic", "keyword"):

@@ -165,7 +165,14 @@ class MemoryItem(models.Model):
             # The expiry beat job: only rows that carry a TTL.
             models.Index(fields=["expires_at"], name="memory_expiring",
                          condition=Q(expires_at__isnull=False, expired_at__isnull=True, status="active")),
-            GinIndex(fields=["search_vector"], name="memory_search_vector"),
+            # The keyword side: one GIN over the tenant, the user and the text (btree_gin), so that a user's
+            # search reads only that user's matching rows (bench/README.md: 9.5 -> 4.3 ms for BM25 on a
+            # 1,000-memory user of a 100,000-row table); a tenant-wide search uses its first column.
+            GinIndex(fields=["tenant", "user_id", "search_vector"], name="memory_user_search_vector"),
+            # The user's profile name (search.profile_name, on every search of a user not asked about for a
+            # minute): the few rows that hold one, instead of filtering all the user's rows by a JSON key.
+            models.Index(fields=["tenant", "user_id", "-created_at"], name="memory_profile_name",
+                         condition=Q(data__key="name")),
             GinIndex(fields=["tags"], name="memory_tags"),
         ]
         constraints = [
