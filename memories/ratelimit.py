@@ -101,7 +101,8 @@ def _add(bucket: str, window: int, seconds: int, cost: int) -> int:
 
 
 def _add_many(buckets: list[str], window: int, seconds: int, cost: int) -> list[int]:
-    """Add `cost` to each bucket's window in one round trip; the new counts, in order."""
+    """Add `cost` to each bucket's window in one round trip; the new counts, in order. A negative
+    cost gives room back (a lease's unused part), never below zero."""
     buckets = [bucket[:200] for bucket in buckets]
     if settings.REDIS_URL and _redis_ok():
         try:
@@ -117,33 +118,15 @@ def _add_many(buckets: list[str], window: int, seconds: int, cost: int) -> list[
     with connection.cursor() as cursor:
         cursor.execute(
             """INSERT INTO rate_counters (bucket, "window", count)
-               SELECT b, %s, %s FROM unnest(%s::varchar[]) WITH ORDINALITY AS u(b, n) ORDER BY n
-               ON CONFLICT (bucket, "window") DO UPDATE SET count = rate_counters.count + EXCLUDED.count
+               SELECT b, %s, greatest(%s, 0) FROM unnest(%s::varchar[]) WITH ORDINALITY AS u(b, n) ORDER BY n
+               ON CONFLICT (bucket, "window") DO UPDATE SET count = greatest(0, rate_counters.count + %s)
                RETURNING bucket, count""",
-            [window, cost, buckets])
+            [window, cost, buckets, cost])
         counts = dict(cursor.fetchall())
         if random.random() < 0.01:
             cursor.execute("""DELETE FROM rate_counters WHERE bucket = ANY(%s) AND "window" < %s""",
                            [buckets, window])
     return [int(counts[bucket]) for bucket in buckets]
-
-
-def _give_back(buckets: list[str], window: int, amount: int) -> None:
-    """Take `amount` back off each bucket's window: reserved room a lease did not get."""
-    buckets = [bucket[:200] for bucket in buckets]
-    if settings.REDIS_URL and _redis_ok():
-        try:
-            pipe = _redis().pipeline(transaction=False)
-            for bucket in buckets:
-                pipe.decrby(_redis_key(bucket, window), amount)
-            pipe.execute()
-            return
-        except Exception:  # noqa: BLE001 - Redis down: what it counted lapses with its window
-            _redis_failed()
-            return
-    with connection.cursor() as cursor:
-        cursor.execute("""UPDATE rate_counters SET count = greatest(0, count - %s)
-                          WHERE bucket = ANY(%s) AND "window" = %s""", [amount, buckets, window])
 
 
 # --------------------------------------------------------------------------- the service's limits
@@ -220,7 +203,7 @@ class LeaseBook:
         counts = _add_many(buckets, window, seconds, size)
         granted = lease_granted(counts, [limit.requests for limit in limits], size)
         if granted < size:
-            _give_back(buckets, window, size - max(granted, 1))
+            _add_many(buckets, window, seconds, -(size - max(granted, 1)))  # give back what is not taken
         with self._lock:
             if len(self._leases) > 10_000:
                 self._leases = {k: v for k, v in self._leases.items() if v.window == window}
