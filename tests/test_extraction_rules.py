@@ -196,3 +196,62 @@ def test_facts_use_the_name_the_user_gave_in_this_and_later_conversations(api):
     assert MemoryItem.objects.filter(user_id="xl", text__startswith="小林每天早上").exists()
     converse(api, ["I always swim on Sundays."], user_id="maria", session_id="b")
     assert MemoryItem.objects.filter(user_id="maria", text="Maria always swims on Sundays").exists()
+
+
+@pytest.mark.parametrize(("sentence", "about"), [
+    ("I volunteer at the shelter on weekends.", True),
+    ("My guinea pig is called Oscar.", True),
+    ("We roast marshmallows around the campfire every summer.", True),  # the speaker's family or group
+    ("Blue calms me, so the painting is mostly blue.", True),
+    ("That beach pic you shared reminded me of our trip to California.", True),
+    ("I'm so proud of you and I just got promoted.", True),  # the reaction goes, the news stays
+    ("You can reach me at jo@example.org.", True),  # contact details
+    ("我在学大提琴。", True),  # Chinese leaves its subject out: never judged by these rules
+    ("最近在学大提琴。", True),
+    ("Making memories together is so valuable.", False),  # a remark with no one in it
+    ("Your family looks so cheerful and loving.", False),  # about the person addressed
+    ("I'm so proud of you for speaking up.", False),  # the speaker's feelings about them
+    ("I can imagine that must have been hard for you.", False),
+    ("Let me know if you need anything.", False),
+    ("Keep going after your dreams!", False),
+])
+def test_what_is_said_about_its_speaker(sentence, about):
+    """Conversation between two people is mostly about the other one and the world: only what a speaker
+    says about themselves (or their family, as "we") is a memory of them."""
+    from memories.extraction.rules import about_the_speaker
+
+    assert about_the_speaker(sentence) is about
+
+
+@pytest.mark.parametrize(("said", "meant"), [
+    ("Just got back from a family road trip.", "I just got back from a family road trip."),
+    ("Been running longer since our last chat.", "I've been running longer since our last chat."),
+    ("Gonna volunteer at shelters next month.", "I am going to volunteer at shelters next month."),
+    ("Started a pottery class.", "I started a pottery class."),
+    ("Love to support people with similar issues.", "I love to support people with similar issues."),
+    ("Stoked about the new studio.", "I'm stoked about the new studio."),
+    ("Agreed, that was fun.", "Agreed, that was fun."),  # a reply, not a report
+    ("Indeed it was.", "Indeed it was."),
+    ("Need a break.", "Need a break."),  # not a past tense: left to the rules as said
+    ("Dance floors help avoid injuries.", "Dance floors help avoid injuries."),
+])
+def test_a_statement_without_its_i_gets_it_back(said, meant):
+    from memories.extraction.rules import with_its_subject
+
+    assert with_its_subject(said) == meant
+
+
+def test_a_conversation_between_friends_keeps_what_each_says_of_themselves():
+    """LoCoMo-style turns: the news is kept, the cheering, the remarks and the picture captions are not."""
+    messages = [
+        Message(index=0, role="user", name="Maria", content=(
+            "Wow, John, that's a great pic! Your family looks so cheerful and loving. It's wonderful to have such "
+            "a supportive family. [shares a photo of a family sitting on the grass with a baby]")),
+        Message(index=1, role="user", name="John", content=(
+            "Thanks, Maria! Just got back from a family road trip yesterday, it was fun. I'm so proud of you for "
+            "the fundraiser. [shares a photo of a poster for a chili cook off event]")),
+    ]
+    out = RulesExtractor().extract(messages=messages, speakers={"Maria": "m", "John": "j"}, existing=[], now=NOW)
+    texts = [c.text for c in out]
+    assert any(t.startswith("John just got back from a family road trip") for t in texts), texts
+    assert not any("photo" in t or "cheerful" in t or "proud" in t or "wonderful" in t for t in texts), texts
