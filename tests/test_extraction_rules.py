@@ -255,3 +255,19 @@ def test_a_conversation_between_friends_keeps_what_each_says_of_themselves():
     texts = [c.text for c in out]
     assert any(t.startswith("John just got back from a family road trip") for t in texts), texts
     assert not any("photo" in t or "cheerful" in t or "proud" in t or "wonderful" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(("sentences", "joined"), [
+    (["I'm still volunteering at the shelter.", "It's fulfilling to lend a hand."],
+     ["I'm still volunteering at the shelter. It's fulfilling to lend a hand."]),
+    (["My kids love the lake.", "They swim every day.", "Is it warm there?"],
+     ["My kids love the lake. They swim every day.", "Is it warm there?"]),
+    (["That's great news!", "It must feel good."], ["That's great news!", "It must feel good."]),  # no statement
+    (["I got a new job.", "It's great you called.", "Your news?"],  # about the one addressed: its own remark
+     ["I got a new job.", "It's great you called.", "Your news?"]),
+    (["我在学大提琴。", "它很难。"], ["我在学大提琴。", "它很难。"]),
+])
+def test_a_sentence_that_goes_on_about_a_statement_is_part_of_it(sentences, joined):
+    from memories.extraction.rules import with_continuations
+
+    assert with_continuations(sentences) == joined

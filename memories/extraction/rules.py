@@ -321,6 +321,32 @@ def opens_on_its_speaker(sentence: str) -> bool:
     return not has_han(sentence) and bool(_OPENS_ON_SPEAKER_EN.match(_REACTION_EN.sub(" ", sentence).strip()))
 
 
+# A sentence that goes on about what the one before it said ("I'm still volunteering at the shelter. It's
+# fulfilling to lend a hand."): part of that statement, not a remark of its own.
+_CONTINUATION_EN = re.compile(r"^(?:it|it's|that|that's|this|these|those|they|they're|she|he|which|so|and)\b",
+                              re.I)
+
+
+def with_continuations(sentences: list[str]) -> list[str]:
+    """A message's sentences, each English statement about its speaker joined by the sentences after it that
+    continue it ("It's fulfilling", "They swim every day") and say nothing of the speaker or of the person
+    addressed: the memory keeps what the speaker said about the thing, and the continuation is no remark of its
+    own. Measured on LoCoMo's dev split: 1.6 points of recall, no more facts (bench/README.md)."""
+    out: list[str] = []
+    joinable = False
+    for raw in sentences:
+        sentence = raw.strip()
+        if not sentence:
+            continue
+        if joinable and _CONTINUATION_EN.match(sentence) and not sentence.endswith("?") \
+                and not about_the_speaker(sentence) and not _ADDRESSEE_EN.search(sentence):
+            out[-1] = f"{out[-1]} {sentence}"
+            continue
+        out.append(sentence)
+        joinable = not has_han(sentence) and not sentence.endswith("?") and about_the_speaker(sentence)
+    return out
+
+
 def about_the_speaker(sentence: str) -> bool:
     """Does an English sentence say something about its speaker (I, me, my; we, our without "you")?
     The speaker's feelings about the person addressed do not count ("I'm so proud of you"); contact details
@@ -396,7 +422,7 @@ class RulesExtractor:
             if subject is None:
                 continue
             moment = message.created_at or now
-            for raw in _SENTENCE_SPLIT.split(_STAGE_DIRECTION.sub(" ", message.content)):
+            for raw in with_continuations(_SENTENCE_SPLIT.split(_STAGE_DIRECTION.sub(" ", message.content))):
                 sentence = _GREETING_LEAD.sub("", raw.strip())
                 forget = self._forget(sentence, subject, moment, message.index)
                 if forget is not None:
