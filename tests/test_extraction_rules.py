@@ -271,3 +271,10 @@ def test_a_sentence_that_goes_on_about_a_statement_is_part_of_it(sentences, join
     from memories.extraction.rules import with_continuations
 
     assert with_continuations(sentences) == joined
+
+
+def test_a_rule_matching_late_in_a_sentence_keeps_its_main_clause():
+    """"with my sister Ana" is what the family rule sees; the memory is the trip, not "User's sister Ana"."""
+    assert [c.text for c in _extract("Just got back from a weekend in Porto with my sister Ana.")] == [
+        "User just got back from a weekend in Porto with User's sister Ana"]
+    assert [c.text for c in _extract("Oh and my wife loves hiking.")] == ["User's wife loves hiking"]

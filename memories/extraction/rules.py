@@ -615,8 +615,12 @@ class RulesExtractor:
                 continue
             if chinese:
                 text, tags = self._rewrite(sentence, subject)
-            else:
-                text, tags = self._rewrite(sentence[match.start():], subject)
+            else:  # from the rule's match: a lead-in goes ("Oh and my wife ..."); a "my ..." noun phrase
+                # inside a clause of the speaker's keeps the clause ("I got back ... with my sister Ana")
+                opening = _SPEAKER_SINGULAR_EN.search(sentence)
+                start = min(match.start(), opening.start()) if opening and sentence[match.start():].lower(
+                ).startswith("my ") else match.start()
+                text, tags = self._rewrite(sentence[start:], subject)
                 if tags != [ABOUT_OTHER_TAG] and _ABOUT_OTHER_EN.match(sentence):
                     text, tags = self._rewrite(sentence, subject)
             text, when = anchor_relative_dates(text, moment)
