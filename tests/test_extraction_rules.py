@@ -278,3 +278,29 @@ def test_a_rule_matching_late_in_a_sentence_keeps_its_main_clause():
     assert [c.text for c in _extract("Just got back from a weekend in Porto with my sister Ana.")] == [
         "User just got back from a weekend in Porto with User's sister Ana"]
     assert [c.text for c in _extract("Oh and my wife loves hiking.")] == ["User's wife loves hiking"]
+
+
+def test_what_the_classifier_keeps_of_one_turn_is_one_memory():
+    """Two sentences of one turn, one thing told: one statement; a slot rule's statement stays its own."""
+    from memories.extraction import ExtractedStatement
+    from memories.extraction.rules import one_statement_per_turn
+
+    def said(text, index, tags, memory_type="fact", importance=0.6, confidence=0.8):
+        return ExtractedStatement(subject="Mel", text=text, memory_type=memory_type, importance=importance,
+                                  confidence=confidence, tags=tags, source_messages=[index])
+
+    out = one_statement_per_turn([
+        said("Mel has been painting a lot lately", 0, ["learned"]),
+        said("Mel lives in Ghent", 0, ["residence"]),
+        said("Painting helps Mel express herself", 0, ["learned"], memory_type="episodic", importance=0.7,
+             confidence=0.4),
+        said("Mel adopted a cat", 1, ["learned"]),
+        said("小林在学大提琴", 2, ["learned"]),
+        said("小林每周上一次课", 2, ["learned"]),
+    ])
+    assert [(s.text, s.memory_type, s.confidence) for s in out] == [
+        ("Mel has been painting a lot lately. Painting helps Mel express herself", "episodic", 0.4),
+        ("Mel lives in Ghent", "fact", 0.8),
+        ("Mel adopted a cat", "fact", 0.8),
+        ("小林在学大提琴。小林每周上一次课", "fact", 0.8),
+    ]

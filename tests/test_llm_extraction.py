@@ -131,6 +131,7 @@ def test_the_model_can_ask_to_forget_and_the_prompt_carries_the_rules(api, llm):
     assert MemoryItem.objects.get(text="Alice smokes.").status == "archived"
     system = llm.requests[-1][1]["messages"][0]["content"]
     assert '"forget": true' in system and "用户" in system and "about-other" in system
+    assert "I'm so proud of you" in system and "[shares a photo" in system  # what is not about the speaker
 
 
 def test_with_an_llm_an_episode_gets_a_narrative(api, llm, settings):
