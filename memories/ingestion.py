@@ -51,7 +51,7 @@ from memories.models import (
     Tenant,
 )
 from memories.queue import enqueue
-from memories.search import SearchQuery, memory_search, nearest_memories, profile_name
+from memories.search import SearchQuery, memory_search, nearest_memories, profile_display_name
 from memories.text import content_hash, has_han
 from memories.vocabulary import EPISODE_TAG
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
@@ -175,14 +175,8 @@ def _speakers(job: ConversationJob, messages: list[Message]) -> dict[str, str]:
         return dict(job.participants)
     name = (next((m.name for m in messages if m.role == "user" and m.name), None)
             or introduced_name([m.content for m in messages if m.role == "user"])
-            or _stored_name(job.tenant_id, job.user_id) or UNKNOWN_SPEAKER["en"])
+            or profile_display_name(job.tenant_id, job.user_id) or UNKNOWN_SPEAKER["en"])
     return {name: job.user_id}
-
-
-def _stored_name(tenant_id: int, user_id: str) -> str | None:
-    """The profile's name as a speaker is called ("maria" is kept in lower case: "Maria")."""
-    name = profile_name(tenant_id, user_id)
-    return name.title() if name and name.isascii() else name
 
 
 def _related(tenant: Tenant, speakers: dict[str, str], messages: list[Message]) -> list[ExistingMemory]:

@@ -196,6 +196,9 @@ def test_facts_use_the_name_the_user_gave_in_this_and_later_conversations(api):
     assert MemoryItem.objects.filter(user_id="xl", text__startswith="小林每天早上").exists()
     converse(api, ["I always swim on Sundays."], user_id="maria", session_id="b")
     assert MemoryItem.objects.filter(user_id="maria", text="Maria always swims on Sundays").exists()
+    for user_id, heading in (("maria", "## What you know about Maria\n"), ("xl", "## 关于 小林 你所知道的\n")):
+        block = api.post("context", {"user_id": user_id, "query": "habits"}).json()["context"]
+        assert block.startswith(heading), block  # the block is headed with the name the user gave
 
 
 @pytest.mark.parametrize(("sentence", "about"), [
@@ -230,6 +233,8 @@ def test_what_is_said_about_its_speaker(sentence, about):
     ("Started a pottery class.", "I started a pottery class."),
     ("Love to support people with similar issues.", "I love to support people with similar issues."),
     ("Stoked about the new studio.", "I'm stoked about the new studio."),
+    ("Still working on opening a dance studio.", "I'm still working on opening a dance studio."),
+    ("Working out together is great.", "Working out together is great."),  # a gerund as the subject
     ("Agreed, that was fun.", "Agreed, that was fun."),  # a reply, not a report
     ("Indeed it was.", "Indeed it was."),
     ("Need a break.", "Need a break."),  # not a past tense: left to the rules as said

@@ -130,6 +130,13 @@ def profile_name(tenant_id: int, user_id: str) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
+def profile_display_name(tenant_id: int, user_id: str) -> str | None:
+    """The profile's name as a person writes it ("maria" is kept in lower case: "Maria"): what extraction
+    calls the speaker and what the context block is headed with."""
+    name = profile_name(tenant_id, user_id)
+    return name.title() if name and name.isascii() else name
+
+
 def own_name_terms(tenant_id: int, user_id: str) -> tuple[str, ...]:
     """The terms of the user's profile name, remembered for a minute: the keyword side leaves them out
     of a question about the user."""
