@@ -54,7 +54,7 @@ def observations(sample: dict) -> list[tuple[str, str, str]]:
     return out
 
 
-def run_conversation(client, headers: dict, tenant, sample: dict) -> dict:
+def run_conversation(client, headers: dict, tenant, sample: dict, misses: list[dict] | None = None) -> dict:
     from memories.models import MemoryItem, MemorySource, MemoryType
     from memories.search import SearchQuery, memory_search
     from memories.vocabulary import EPISODE_TAG
@@ -62,6 +62,7 @@ def run_conversation(client, headers: dict, tenant, sample: dict) -> dict:
     conv = sample["conversation"]
     users = {conv["speaker_a"]: f"{sample['sample_id']}-a", conv["speaker_b"]: f"{sample['sample_id']}-b"}
     dia_of: dict[tuple[str, int], str] = {}
+    said: dict[str, str] = {}
     for key, turns in sessions(sample):
         session_id = f"{sample['sample_id']}-{key}"
         messages = []
@@ -70,6 +71,7 @@ def run_conversation(client, headers: dict, tenant, sample: dict) -> dict:
             messages.append({"role": "user", "name": speaker, "content": text,
                              "created_at": turn["valid_at"].isoformat()})
             dia_of[(session_id, index)] = turn["dia_id"]
+            said[turn["dia_id"]] = turn["text"]
         body = {"user_id": users[conv["speaker_a"]], "session_id": session_id, "participants": users,
                 "messages": messages}
         response = client.post("/api/v1/conversations", json.dumps(body), content_type="application/json",
@@ -94,7 +96,13 @@ def run_conversation(client, headers: dict, tenant, sample: dict) -> dict:
                                                                   limit=TOP + EPISODES_PASSED,
                                                                   memory_types=list(FACT_TYPES)))
         top_facts = [r for r in results if EPISODE_TAG not in (r.memory.tags or [])][:TOP]  # top 5, facts only
-        found += any(dia_id in turns_of.get(str(r.memory.id), set()) for r in top_facts)
+        hit = any(dia_id in turns_of.get(str(r.memory.id), set()) for r in top_facts)
+        found += hit
+        if misses is not None and not hit:
+            from_turn = [item.text for item in facts.filter(user_id=users[speaker])
+                         if dia_id in turns_of.get(str(item.id), set())]
+            misses.append({"conversation": sample["sample_id"], "observation": text, "turn": said.get(dia_id, ""),
+                           "facts from the turn": from_turn, "found": [r.memory.text for r in top_facts]})
     kept_facts = facts.count()
     return {"conversation": sample["sample_id"], "observations": len(reference), "facts kept": kept_facts,
             "traits": kept.filter(memory_type=MemoryType.TRAIT).count(),
@@ -106,6 +114,8 @@ def main() -> None:
     parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--quick", action="store_true", help="one conversation")
     parser.add_argument("--embedder", default="local", choices=["local", "hash"])
+    parser.add_argument("--misses", metavar="FILE", help="write each missed observation, its turn, the facts that "
+                        "turn left and the top five found, one JSON object a line")
     args = parser.parse_args()
     setup_django(provider=args.embedder)
     from django.conf import settings
@@ -120,12 +130,17 @@ def main() -> None:
     settings.ALLOWED_HOSTS = ["*"]
     samples = json.loads(open(args.data, encoding="utf-8").read())[: 1 if args.quick else None]
     rows = []
+    misses: list[dict] | None = [] if args.misses else None
     started = time.perf_counter()
     for sample in samples:
         tenant = Tenant.objects.create(name=f"fidelity-{uuid.uuid4().hex[:8]}")
         headers = {"HTTP_AUTHORIZATION": f"Bearer {api_key_create(tenant_name=tenant.name).raw_key}"}
-        rows.append(run_conversation(Client(), headers, tenant, sample))
+        rows.append(run_conversation(Client(), headers, tenant, sample, misses))
         print(f"  {sample['sample_id']}: done, {time.perf_counter() - started:.0f} s", flush=True)
+    if args.misses and misses is not None:
+        with open(args.misses, "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(miss, ensure_ascii=False) + "\n" for miss in misses)
+        print(f"  {len(misses)} misses written to {args.misses}")
     total_obs = sum(r["observations"] for r in rows)
     total = {"conversation": "all", "observations": total_obs, "facts kept": sum(r["facts kept"] for r in rows),
              "traits": sum(r["traits"] for r in rows),

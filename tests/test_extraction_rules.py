@@ -150,6 +150,14 @@ def test_counts_take_the_right_number(count, name, shown):
     ("When I was young I played piano.", "When Ann was young Ann played piano."),
     ("I agreed to feed the cat.", "Ann agreed to feed the cat."),
     ("I think I might try pottery.", "Ann thinks Ann might try pottery."),
+    ("I haven't done pottery yet.", "Ann hasn't done pottery yet."),
+    ("I definitely care about it.", "Ann definitely cares about it."),
+    ("It helped me find out who I really am.", "It helped Ann find out who Ann really is."),
+    ("I recently gave a few talks and I slowly formed connections.",
+     "Ann recently gave a few talks and Ann slowly formed connections."),
+    ("I chose them because they help.", "Ann chose them because they help."),
+    ("I apply for jobs and I rely on friends.", "Ann applies for jobs and Ann relies on friends."),
+    ("I fly to Rome and I also sometimes drive.", "Ann flies to Rome and Ann also sometimes drives."),
 ])
 def test_every_clause_of_a_sentence_is_said_about_the_speaker(said, rewritten):
     """Each "I <verb>" is conjugated, not only the first ("... and User keep bees" read as broken)."""
@@ -309,3 +317,21 @@ def test_what_the_classifier_keeps_of_one_turn_is_one_memory():
         ("Mel adopted a cat", "fact", 0.8),
         ("小林在学大提琴。小林每周上一次课", "fact", 0.8),
     ]
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    ("Thanks, John. I definitely will!", []),
+    ("Nah, I haven't.", []),
+    ("I will! It hasn't been easy.", []),
+    ("I do yoga on Sundays.", ["User does yoga on Sundays"]),
+    ("Losing my job was tough but it gave me the push I needed to do what I love.", None),
+    ("I might try it sometime! Check out this piece I made!", None),
+    ("Last week, we had a meaningful experience at a military memorial with my kids.", None),
+])
+def test_a_reply_that_only_makes_sense_beside_its_question_is_not_a_memory(said, kept):
+    """"I definitely will" alone was kept as "Maria definitely will"; "what I love." was "Jon loves"."""
+    texts = [c.text for c in _extract(said)]
+    if kept is None:
+        assert all(len(text.split()) > 3 for text in texts), texts
+    else:
+        assert texts == kept

@@ -32,12 +32,16 @@ _HEDGE = re.compile(r"\b(maybe|probably|i think|i guess|perhaps|not sure|might)\
 
 _VERB_3RD = {"am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "go": "goes", "was": "was",
              "can": "can", "will": "will", "would": "would", "should": "should", "could": "could",
-             "can't": "can't", "don't": "doesn't", "won't": "won't", "didn't": "didn't"}
+             "can't": "can't", "don't": "doesn't", "won't": "won't", "didn't": "didn't", "haven't": "hasn't",
+             "wasn't": "wasn't", "couldn't": "couldn't", "wouldn't": "wouldn't", "shouldn't": "shouldn't",
+             "must": "must", "may": "may", "might": "might", "shall": "shall"}
 
 
 _PAST_TENSE = frozenset("""went got ran met bought saw took made wrote read lost won had did was were found left felt
     thought told gave came became began kept heard sat spent taught brought caught drove flew grew knew sang swam threw
-    woke wore ate fell forgot held paid said sent slept sold spoke stood understood might may must""".split())
+    woke wore ate fell forgot held paid said sent slept sold spoke stood understood might may must chose drew fed fought
+    hid hung led lent meant rode rose shook stole struck swore tore wept broke built dealt dreamt learnt bent froze
+    forgave sank spun sprang""".split())
 
 
 # Past forms a report starts with, and the habitual present a trait says them in ("ran" -> "runs").
@@ -93,14 +97,22 @@ def _clauses(sentence: str) -> list[str]:
             if part.strip()]
 
 
-def to_third_person(sentence: str, name: str) -> str:
-    """'I love my dog' -> 'Alice loves Alice's dog' style rewrite, verbs conjugated."""
-    def conjugate(match: re.Match) -> str:
-        adverb = match.group(2) or ""
-        return f"{name} {adverb}{third_person_verb(match.group(3))}"
+# Words between "I" and its verb: "I really am", "I definitely care", "I slowly formed". Verbs ending in "ly"
+# (apply, rely, fly) are not among them.
+_ADVERB = (r"(?:also|always|often|never|still|just|even|ever|sometimes|soon|"
+           r"(?!(?:app|rep|supp|comp|imp|multip|re|f|a|bul|ta|ra)ly\b)[a-z]{2,}ly)")
 
-    text = re.sub(r"\b(I)\s+((?:really|also|usually|always|often|never|still|just|totally|actually)\s+)?"
-                  r"(?!am\b|'m\b)([a-z']+)", conjugate, sentence)  # every clause's verb: "... and I keep bees"
+
+def to_third_person(sentence: str, name: str) -> str:
+    """'I love my dog' -> 'Alice loves Alice's dog' style rewrite, verbs conjugated, an adverb between the
+    two left where it was ("I definitely care" -> "Alice definitely cares", "who I really am" -> "who Alice
+    really is")."""
+    def conjugate(match: re.Match) -> str:
+        adverbs = match.group(2) or ""
+        return f"{name} {adverbs}{third_person_verb(match.group(3))}"
+
+    text = re.sub(rf"\b(I)\s+((?:{_ADVERB}\s+)*)(?!'m\b)([a-z']+)", conjugate,
+                  sentence)  # every clause's verb: "... and I keep bees"
     # "keep my answers short": the answers the speaker gets, from the assistant, not the speaker's own.
     text = re.sub(r"\bmy (answers|replies|responses)\b", r"the \1", text, flags=re.I)
     for pattern, replacement in _PRONOUNS:
@@ -235,6 +247,12 @@ _DISCOURSE = re.compile(r"^(?:actually|oh|well|hmm|ok|okay|so|also|and|but|wait|
 _SAID_OF_ONESELF = {"contact", "habit", "wish", "identity"}
 
 # Sentences no memory comes from, whatever they contain (a standing instruction is not a request: see _STANDING).
+# A reply that is only its subject and a helping verb ("I definitely will!", "Nah, I haven't."): it means something
+# only beside the question it answers, and alone it read "Maria definitely will".
+_BARE_REPLY_EN = re.compile(
+    r"^(?:(?:yes|yeah|yep|nah|no|sure|ok|okay|oh|thanks|for sure)[,!.]?\s+)*I (?:(?:\w+ly|also|still|too) )*"
+    r"(?:will|won't|did|didn't|do|don't|can|can't|have|haven't|had|hadn't|am|'m|would|wouldn't|should|could|must|"
+    r"was|wasn't)(?: not| too| so| it| that)?\s*[.!]*$", re.I)
 _STANDING = re.compile(r"\b(always|from now on|in future|never)\b|以后|今后|每次|一直", re.I)
 _HARD_DROP = re.compile(r"^(if|imagine|suppose|pretend|let's say|what if|in this story)\b|"
                         r"^(please|can you|could you|would you|help me|give me|tell me|show me)\b|"
@@ -351,7 +369,8 @@ def with_continuations(sentences: list[str]) -> list[str]:
             out[-1] = f"{out[-1]} {sentence}"
             continue
         out.append(sentence)
-        joinable = not has_han(sentence) and not sentence.endswith("?") and about_the_speaker(sentence)
+        joinable = not has_han(sentence) and not sentence.endswith("?") and about_the_speaker(sentence) \
+            and not _BARE_REPLY_EN.match(sentence)
     return out
 
 
@@ -602,6 +621,7 @@ class RulesExtractor:
     @staticmethod
     def _dropped(sentence: str) -> bool:
         return (len(sentence) < 4 or sentence.endswith(("?", "？")) or bool(_SMALL_TALK.match(sentence))
+                or bool(_BARE_REPLY_EN.match(sentence))
                 or (bool(_HARD_DROP.match(sentence)) and not _STANDING.search(sentence)))
 
     @staticmethod
@@ -645,8 +665,8 @@ class RulesExtractor:
                                    confidence=0.8, tags=["contact", *tags], valid_at=moment)
         for rule in _ZH_RULES if chinese else _EN_RULES:
             match = rule.pattern.search(sentence)
-            if not match:
-                continue
+            if not match or not chinese and not rule.value_group and not re.search(r"\w", sentence[match.end():]):
+                continue  # a match that ends the sentence names nothing: "this piece I made", "what I love"
             if chinese:
                 text, tags = self._rewrite(sentence, subject)
             else:  # from the rule's match: a lead-in goes ("Oh and my wife ..."); a "my ..." noun phrase
