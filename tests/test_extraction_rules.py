@@ -326,6 +326,9 @@ def test_what_the_classifier_keeps_of_one_turn_is_one_memory():
     ("I do yoga on Sundays.", ["User does yoga on Sundays"]),
     ("Losing my job was tough but it gave me the push I needed to do what I love.", None),
     ("I might try it sometime! Check out this piece I made!", None),
+    ("I really love it!", []),
+    ("I finally chose a new flat near the river, I really love it.",
+     ["User finally chose a new flat near the river, User really loves it"]),
     ("Last week, we had a meaningful experience at a military memorial with my kids.", None),
 ])
 def test_a_reply_that_only_makes_sense_beside_its_question_is_not_a_memory(said, kept):

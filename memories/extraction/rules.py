@@ -247,6 +247,8 @@ _DISCOURSE = re.compile(r"^(?:actually|oh|well|hmm|ok|okay|so|also|and|but|wait|
 _SAID_OF_ONESELF = {"contact", "habit", "wish", "identity"}
 
 # Sentences no memory comes from, whatever they contain (a standing instruction is not a request: see _STANDING).
+# What is left of a sentence after a slot rule's match when the match names nothing: "... I made!", "I love it."
+_NAMES_NOTHING = re.compile(r"^\W*(?:(?:it|that|this|them|those|these|one|too|so much|a lot)\b\W*)*$", re.I)
 # A reply that is only its subject and a helping verb ("I definitely will!", "Nah, I haven't."): it means something
 # only beside the question it answers, and alone it read "Maria definitely will".
 _BARE_REPLY_EN = re.compile(
@@ -665,15 +667,24 @@ class RulesExtractor:
                                    confidence=0.8, tags=["contact", *tags], valid_at=moment)
         for rule in _ZH_RULES if chinese else _EN_RULES:
             match = rule.pattern.search(sentence)
-            if not match or not chinese and not rule.value_group and not re.search(r"\w", sentence[match.end():]):
-                continue  # a match that ends the sentence names nothing: "this piece I made", "what I love"
+            if not match:
+                continue
+            opening = None if chinese else _SPEAKER_SINGULAR_EN.search(sentence)
+            if not chinese and not rule.value_group and _NAMES_NOTHING.match(sentence[match.end():]):
+                # "this piece I made", "what I love", "I really love it": the match names nothing; where the
+                # speaker spoke of themselves before it, the whole sentence says what ("I chose a flat near the
+                # river, I really love it")
+                if opening is None or opening.start() >= match.start():
+                    continue
+                match_start = 0
+            else:
+                match_start = match.start()
             if chinese:
                 text, tags = self._rewrite(sentence, subject)
             else:  # from the rule's match: a lead-in goes ("Oh and my wife ..."); a "my ..." noun phrase
                 # inside a clause of the speaker's keeps the clause ("I got back ... with my sister Ana")
-                opening = _SPEAKER_SINGULAR_EN.search(sentence)
-                start = min(match.start(), opening.start()) if opening and sentence[match.start():].lower(
-                ).startswith("my ") else match.start()
+                start = min(match_start, opening.start()) if opening and sentence[match.start():].lower(
+                ).startswith("my ") else match_start
                 text, tags = self._rewrite(sentence[start:], subject)
                 if tags != [ABOUT_OTHER_TAG] and _ABOUT_OTHER_EN.match(sentence):
                     text, tags = self._rewrite(sentence, subject)
