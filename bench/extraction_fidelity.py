@@ -95,14 +95,17 @@ def run_conversation(client, headers: dict, tenant, sample: dict, misses: list[d
         results = memory_search(tenant=tenant, query=SearchQuery(query=text, user_id=users[speaker],
                                                                   limit=TOP + EPISODES_PASSED,
                                                                   memory_types=list(FACT_TYPES)))
-        top_facts = [r for r in results if EPISODE_TAG not in (r.memory.tags or [])][:TOP]  # top 5, facts only
+        ranked = [r for r in results if EPISODE_TAG not in (r.memory.tags or [])]
+        top_facts = ranked[:TOP]  # top 5, facts only
         hit = any(dia_id in turns_of.get(str(r.memory.id), set()) for r in top_facts)
         found += hit
         if misses is not None and not hit:
             from_turn = [item.text for item in facts.filter(user_id=users[speaker])
                          if dia_id in turns_of.get(str(item.id), set())]
             misses.append({"conversation": sample["sample_id"], "observation": text, "turn": said.get(dia_id, ""),
-                           "facts from the turn": from_turn, "found": [r.memory.text for r in top_facts]})
+                           "facts from the turn": from_turn, "found": [r.memory.text for r in top_facts],
+                           "rank": next((n + 1 for n, r in enumerate(ranked)
+                                         if dia_id in turns_of.get(str(r.memory.id), set())), None)})
     kept_facts = facts.count()
     return {"conversation": sample["sample_id"], "observations": len(reference), "facts kept": kept_facts,
             "traits": kept.filter(memory_type=MemoryType.TRAIT).count(),

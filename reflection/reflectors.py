@@ -86,6 +86,17 @@ def _object_key(phrase: str) -> str:
     return " ".join(query_tokens(phrase)[:2])
 
 
+# An object that names nothing without the sentence around it: "definitely wants to go", "really loves it".
+_NO_OBJECT = re.compile(r"^(?:to\s+)?(?:go|do|come|see|be|try|it|that|this|them|those|these|one|so|too|a lot)\b"
+                        r"(?:\s+(?:it|that|this|there|too|so much|a lot|again))*\W*$", re.I)
+
+
+def _preference_object(phrase: str) -> str:
+    """The key of what a preference is about, up to its clause's end; empty when it names nothing."""
+    clause = _CLAUSE_END.split(phrase, maxsplit=1)[0].strip()
+    return "" if _NO_OBJECT.match(clause) else _object_key(clause)
+
+
 def _context_of(text: str) -> str:
     tokens = set(query_tokens(text))
     for context, words in _CONTEXT_WORDS.items():
@@ -109,10 +120,10 @@ def memory_signal(memory: MemoryItem) -> tuple[str, str, str, str] | None:
     text = memory.text
     for pattern, polarity in ((_NEGATIVE, "-"), (_POSITIVE, "+"), (_ZH_NEGATIVE, "-"), (_ZH_POSITIVE, "+")):
         match = pattern.search(text)
-        if match and _object_key(match.group(1)):
+        if match and _preference_object(match.group(1)):
             verb = re.findall(r"[a-z]+", match.group(0).lower())
             quality = _QUALITY.get((verb[0] if verb else "").rstrip("s"), "C")
-            return polarity, _object_key(match.group(1)), "preference", quality
+            return polarity, _preference_object(match.group(1)), "preference", quality
     if has_han(text):
         match = _ZH_HABIT.search(text)
         if match and _object_key(match.group(1)):
@@ -193,7 +204,12 @@ def trait_text(memory_text: str, polarity: str, subtype: str) -> str:
         plain = re.sub(r"\s+", " ", _FREQUENCY.sub(lambda m: m.group(0) if m.group(0).lower().startswith("most")
                                                     else "", plain)).strip()
         return _sentence(plain if had_most else f"usually {plain}")
-    match = (_POSITIVE if polarity == "+" else _NEGATIVE).search(predicate)
+    pattern = _POSITIVE if polarity == "+" else _NEGATIVE
+    match = pattern.search(predicate)
+    if match is None:  # said in a later clause: "hasn't been to Japan yet, but really wants to visit Kyoto"
+        later = pattern.search(memory_text)
+        if later is not None:
+            return _sentence(_CLAUSE_END.split(later.group(0), maxsplit=1)[0].strip())
     return _sentence(match.group(0) if match else predicate)
 
 

@@ -136,9 +136,25 @@ def test_withdraw_support(cause, contradicting, expected_confidence, contradicti
     ("我每天早上喝咖啡", "+", "behavior", "每天早上喝咖啡"),
     ("用户喜欢绿茶", "+", "preference", "喜欢绿茶"),
     ("我不喜欢吵闹的音乐", "-", "preference", "不喜欢吵闹的音乐"),
+    ("Maria hasn't been to Japan yet, but Maria really wants to visit Kyoto.", "+", "preference",
+     "Wants to visit Kyoto"),
 ])
 def test_trait_texts_read_as_sentences(memory, polarity, subtype, expected):
     assert trait_text(memory, polarity, subtype) == expected
+
+
+@pytest.mark.parametrize("memory, signal", [
+    ("Maria hasn't been to the Douro valley yet, but Maria definitely wants to go", None),
+    ("Maria really loves it", None),
+    ("Maria really wants to visit Kyoto", ("+", "visit kyoto", "preference", "C")),
+    ("Maria loves green tea", ("+", "green tea", "preference", "B")),
+])
+def test_a_preference_that_names_nothing_is_no_trait_signal(memory, signal):
+    """"… definitely wants to go" became the trait "Hasn't been to the Douro valley yet" (key "go")."""
+    from memories.models import MemoryItem
+    from reflection.reflectors import memory_signal
+
+    assert memory_signal(MemoryItem(text=memory, tags=[])) == signal
 
 
 def test_lifted_and_contextual_traits_read_as_sentences():
