@@ -247,6 +247,7 @@ def test_what_is_said_about_its_speaker(sentence, about):
     ("Indeed it was.", "Indeed it was."),
     ("Need a break.", "Need a break."),  # not a past tense: left to the rules as said
     ("Dance floors help avoid injuries.", "Dance floors help avoid injuries."),
+    ("Really made me think about my health.", "Really made me think about my health."),  # it did, not I
 ])
 def test_a_statement_without_its_i_gets_it_back(said, meant):
     from memories.extraction.rules import with_its_subject
@@ -338,3 +339,26 @@ def test_a_reply_that_only_makes_sense_beside_its_question_is_not_a_memory(said,
         assert all(len(text.split()) > 3 for text in texts), texts
     else:
         assert texts == kept
+
+
+@pytest.mark.parametrize(("said", "meant"), [
+    ("Yeah, Caroline, my family's been great.", "my family's been great."),
+    ("Oh, btw, I had an interview yesterday!", "I had an interview yesterday!"),
+    ("Wow Caroline, I finished the quilt.", "I finished the quilt."),
+    ("Caroline, since we last chatted, I moved.", "since we last chatted, I moved."),
+    ("Caroline is my best friend.", "Caroline is my best friend."),  # the name as the subject stays
+    ("Yes, I do.", "I do."),
+])
+def test_what_opens_a_sentence_and_is_no_part_of_it_goes(said, meant):
+    """Interjections and the name of the person spoken to had been kept inside the memory ("Yeah, Caroline,
+    Melanie's family's been great")."""
+    from memories.extraction.rules import without_address
+
+    assert without_address(said, ["Caroline"]) == meant
+
+
+def test_a_friend_s_name_opening_a_sentence_is_not_kept_in_the_memory():
+    out = RulesExtractor().extract(
+        messages=[Message(index=0, role="user", name="Mel", content="Yeah, Caroline, my family's been great.")],
+        speakers={"Mel": "m", "Caroline": "c"}, existing=[], now=NOW)
+    assert all("Caroline" not in c.text for c in out), [c.text for c in out]

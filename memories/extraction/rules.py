@@ -240,8 +240,22 @@ _WISH_ZH = re.compile("^(?:请|麻烦|能不能|可以)?(?:你)?(?:回答|回复
                       "|请.{0,6}(?:简短|简洁|短一点|详细|直接)")
 # A greeting in front of a statement ("你好，我刚搬到杭州", "Hi, I just moved to Lisbon"): the statement stays.
 _GREETING_LEAD = re.compile(r"^(?:hi|hello|hey|你好|您好|嗨|哈喽|早上好|晚上好)(?:\s*[,，!！~]+\s*|\s+)(?=\S)", re.I)
-_DISCOURSE = re.compile(r"^(?:actually|oh|well|hmm|ok|okay|so|also|and|but|wait|sorry|btw|by the way)[,!.\s]+|"
+_DISCOURSE = re.compile(r"^(?:(?:actually|oh|well|hmm|ok|okay|so|also|and|but|wait|sorry|btw|by the way|fyi|"
+                        r"yeah|yep|yup|yes|wow|woah|whoa|haha|lol|aww|omg|plus)[,!.\s]+)+|"
                         r"^(?:其实|对了|哦|嗯|好吧|还有|算了|等等|不对|那个|对不起|抱歉)[，,、\s]*", re.I)
+
+
+def without_address(sentence: str, addressees: list[str]) -> str:
+    """A sentence without what opens it and is no part of the statement: interjections and the name of the
+    person spoken to ("Yeah, Caroline, my family's been great" -> "my family's been great"), which had
+    been kept in the memory ("Yeah, Caroline, Melanie's family's been great")."""
+    names = "|".join(re.escape(name) for name in addressees if name)
+    opening = re.compile(rf"^(?:(?:{names})\s*[,!]\s*)" if names else r"^(?!)")
+    while True:
+        shorter = opening.sub("", _DISCOURSE.sub("", sentence), count=1)
+        if shorter == sentence:
+            return sentence
+        sentence = shorter
 # Statements a person makes about themselves that the classifier must not veto: contact details, habits, wishes,
 # who they are.
 _SAID_OF_ONESELF = {"contact", "habit", "wish", "identity"}
@@ -317,6 +331,8 @@ def with_its_subject(sentence: str) -> str:
     match = _SUBJECTLESS_EN.match(sentence)
     past = (match.group("past") or "").lower() if match else ""
     if match is None or has_han(sentence) or past == "agreed" or past and _PRESENT_ENDING_IN_ED.search(past):
+        return sentence
+    if past and re.match(r"\s+(?:me|us)\b", sentence[match.end():], re.I):  # "Really made me think": it did
         return sentence
     lowered = sentence[0].lower() + sentence[1:]
     if past in _FELT_NOT_DONE or match.group("doing"):
@@ -479,6 +495,8 @@ class RulesExtractor:
             moment = message.created_at or now
             for raw in with_continuations(_SENTENCE_SPLIT.split(_STAGE_DIRECTION.sub(" ", message.content))):
                 sentence = _GREETING_LEAD.sub("", raw.strip())
+                if not has_han(sentence):
+                    sentence = without_address(sentence, [name for name in speakers if name != subject])
                 forget = self._forget(sentence, subject, moment, message.index)
                 if forget is not None:
                     ruled.append((sentence, forget))
