@@ -362,3 +362,31 @@ def test_a_friend_s_name_opening_a_sentence_is_not_kept_in_the_memory():
         messages=[Message(index=0, role="user", name="Mel", content="Yeah, Caroline, my family's been great.")],
         speakers={"Mel": "m", "Caroline": "c"}, existing=[], now=NOW)
     assert all("Caroline" not in c.text for c in out), [c.text for c in out]
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("Your words really motivate Jon", "Gina's words really motivate Jon"),
+    ("Jon hopes you do too", "Jon hopes Gina does too"),
+    ("Jon is always there for you", "Jon is always there for Gina"),
+    ("You've always been there for Jon", "Gina has always been there for Jon"),
+    ("If you ever need help, you know where Jon is", "If Gina ever needs help, Gina knows where Jon is"),
+    ("Jon wishes Jon had known you back then", "Jon wishes Jon had known Gina back then"),
+    ("You're the best friend Jon has", "Gina is the best friend Jon has"),
+])
+def test_between_two_people_you_is_the_other_one(text, named):
+    """Read later by an assistant, "you" in a memory is the assistant: between two people it is the other one."""
+    from memories.extraction.rules import name_the_addressee
+
+    assert name_the_addressee(text, "Gina") == named
+
+
+def test_a_memory_of_a_conversation_between_two_names_the_one_spoken_to():
+    out = RulesExtractor().extract(
+        messages=[Message(index=0, role="user", name="Jon", content="Your support means a lot to me.")],
+        speakers={"Jon": "j", "Gina": "g"}, existing=[], now=NOW)
+    assert [c.text for c in out] in ([], ["Gina's support means a lot to Jon"]), [c.text for c in out]
+    from memories.extraction import ExtractedStatement
+
+    with_the_assistant = [ExtractedStatement(subject="User", text="User finds your tips useful")]
+    assert RulesExtractor._addressed_by_name(with_the_assistant, {"User": "u"})[0].text == \
+        "User finds your tips useful"  # one speaker: "you" is the assistant, and stays

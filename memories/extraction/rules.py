@@ -256,6 +256,33 @@ def without_address(sentence: str, addressees: list[str]) -> str:
         if shorter == sentence:
             return sentence
         sentence = shorter
+# "you" as the subject of what follows it: a helping verb or a verb people say of the person they talk to.
+_YOU_VERB = frozenset("""are were have had do did can could will would should might must know think want need like
+    love feel felt get got make made go went say said seem look""".split())
+_YOU_ADVERBS = r"(?:always|never|really|just|also|ever|still|often|sometimes|usually|definitely|totally|truly)"
+_YOU_FORMS = [(re.compile(r"\byou(?:'re| are)\b", re.I), "{name} is"), (re.compile(r"\byou were\b", re.I),
+              "{name} was"), (re.compile(r"\byou(?:'ve| have)\b", re.I), "{name} has"),
+              (re.compile(r"\byou'll\b", re.I), "{name} will"), (re.compile(r"\byou'd\b", re.I), "{name} would"),
+              (re.compile(r"\byourself\b", re.I), "{name}"), (re.compile(r"\byours?\b", re.I), "{name}'s")]
+
+
+def name_the_addressee(text: str, name: str) -> str:
+    """A memory of a conversation between two people with "you" said as the other one's name: "Your words
+    really motivate Jon" -> "Gina's words really motivate Jon", "Jon hopes you do too" -> "Jon hopes Gina
+    does too". Read later by an assistant, "you" is the assistant."""
+    for pattern, words in _YOU_FORMS:
+        text = pattern.sub(words.format(name=name), text)
+
+    def subject(match: re.Match) -> str:
+        adverbs, verb = match.group(1) or "", match.group(2)
+        if verb.lower() not in _YOU_VERB:
+            return match.group(0)
+        return f"{name} {adverbs}{third_person_verb(verb)}"
+
+    text = re.sub(rf"\byou\s+((?:{_YOU_ADVERBS}\s+)*)([a-z']+)", subject, text, flags=re.I)
+    return re.sub(r"\byou\b", name, text, flags=re.I)
+
+
 # Statements a person makes about themselves that the classifier must not veto: contact details, habits, wishes,
 # who they are.
 _SAID_OF_ONESELF = {"contact", "habit", "wish", "identity"}
@@ -486,6 +513,13 @@ class RulesExtractor:
 
     def extract(self, *, messages: list[Message], speakers: dict[str, str], existing: list[ExistingMemory],
                 now: datetime) -> list[ExtractedStatement]:
+        statements = self._statements(messages, speakers, now)
+        if any(message.role != "user" for message in messages):  # "you" may be the assistant
+            return statements
+        return self._addressed_by_name(statements, speakers)
+
+    def _statements(self, messages: list[Message], speakers: dict[str, str],
+                    now: datetime) -> list[ExtractedStatement]:
         ruled: list[tuple[str, ExtractedStatement]] = []
         undecided: list[_Sentence] = []
         for message in messages:
@@ -533,6 +567,19 @@ class RulesExtractor:
             if probability >= (own_threshold if speaks_of_itself(undecided_sentence.text) else threshold):
                 out.append(self._classified(undecided_sentence, memory_type, probability))
         return one_statement_per_turn(out)
+
+    @staticmethod
+    def _addressed_by_name(statements: list[ExtractedStatement],
+                           speakers: dict[str, str]) -> list[ExtractedStatement]:
+        """Between two people talking to each other (no assistant in the conversation), the "you" of an
+        English memory is the other one, named (name_the_addressee)."""
+        if len(speakers) != 2:
+            return statements
+        for statement in statements:
+            other = next((name for name in speakers if name != statement.subject), "")
+            if other and not has_han(statement.text) and _ADDRESSEE_EN.search(statement.text):
+                statement.text = name_the_addressee(statement.text, other)
+        return statements
 
     @staticmethod
     def _introduction(message: Message, subject: str, moment: datetime,
