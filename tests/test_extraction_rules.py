@@ -158,6 +158,8 @@ def test_counts_take_the_right_number(count, name, shown):
     ("I chose them because they help.", "Ann chose them because they help."),
     ("I apply for jobs and I rely on friends.", "Ann applies for jobs and Ann relies on friends."),
     ("I fly to Rome and I also sometimes drive.", "Ann flies to Rome and Ann also sometimes drives."),
+    ("We took our kids to the beach and our dog loved it.", "We took Ann's kids to the beach and Ann's dog loved it."),
+    ("Our family means everything to me.", "Ann's family means everything to Ann."),
 ])
 def test_every_clause_of_a_sentence_is_said_about_the_speaker(said, rewritten):
     """Each "I <verb>" is conjugated, not only the first ("... and User keep bees" read as broken)."""

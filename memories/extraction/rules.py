@@ -103,6 +103,10 @@ _ADVERB = (r"(?:also|always|often|never|still|just|even|ever|sometimes|soon|"
            r"(?!(?:app|rep|supp|comp|imp|multip|re|f|a|bul|ta|ra)ly\b)[a-z]{2,}ly)")
 
 
+_OUR_HOUSEHOLD = re.compile(r"\bour ((?:family|families|kids|children|sons?|daughters?|dogs?|cats?|pets?|puppy|"
+                            r"kitty|home|house|garden|wedding|parents|grandkids|baby))\b", re.I)
+
+
 def to_third_person(sentence: str, name: str) -> str:
     """'I love my dog' -> 'Alice loves Alice's dog' style rewrite, verbs conjugated, an adverb between the
     two left where it was ("I definitely care" -> "Alice definitely cares", "who I really am" -> "who Alice
@@ -115,6 +119,8 @@ def to_third_person(sentence: str, name: str) -> str:
                   sentence)  # every clause's verb: "... and I keep bees"
     # "keep my answers short": the answers the speaker gets, from the assistant, not the speaker's own.
     text = re.sub(r"\bmy (answers|replies|responses)\b", r"the \1", text, flags=re.I)
+    # "our kids", "our family": the speaker's household, said by name ("we" itself stays: whose it is varies).
+    text = _OUR_HOUSEHOLD.sub(lambda m: f"{name}'s {m.group(1)}", text)
     for pattern, replacement in _PRONOUNS:
         text = pattern.sub(replacement.format(name=name), text)
     return text[0].upper() + text[1:] if text else text
