@@ -116,6 +116,7 @@ def test_context_has_traits_then_memories_with_statuses_outside_the_text(api, te
     _trait(tenant_a, "Habitually runs before work", "behavior", "established", 0.7)
     _trait(tenant_a, "Values honesty above comfort", "core", "core", 0.9)
     _trait(tenant_a, "Prefers tea to coffee", "preference", "emerging", 0.5)
+    _trait(tenant_a, "Prefers trains to planes", "preference", "established", 0.8)  # the more confident first
     _trait(tenant_a, "Likes loud music", "preference", "established", 0.2)  # decayed below 0.3
     _trait(tenant_a, "Might like sushi", "preference", "trend", 0.9)  # a trend is not shown
     for city, topic in [("Lisbon", "databases"), ("Oslo", "compilers"), ("Rome", "robotics"), ("Kyoto", "gardens"),
@@ -124,7 +125,8 @@ def test_context_has_traits_then_memories_with_statuses_outside_the_text(api, te
         api.remember("alice", f"Alice flew to {city} for a conference about {topic}.")
     body = api.post("context", {"user_id": "alice", "query": "conference city"}).json()
     traits = [line["text"] for line in body["sections"]["traits"]]
-    assert traits == ["Values honesty above comfort", "Prefers tea to coffee", "Habitually runs before work"]
+    assert traits == ["Values honesty above comfort", "Prefers trains to planes", "Prefers tea to coffee",
+                      "Habitually runs before work"]
     assert 6 <= len(body["sections"]["memories"]) <= 16  # as many as 2,000 characters hold (memory_lines_for)
     text = body["context"]
     assert text.index("### Traits") < text.index("### Memories")

@@ -6,7 +6,7 @@ import threading
 import time
 from typing import NamedTuple
 
-from django.db.models import Case, IntegerField, QuerySet, Value, When
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from memories import vocabulary
@@ -97,28 +97,43 @@ class TraitLineRow(NamedTuple):
     decayed_confidence: float
 
 
+# The trait table and its columns, found through the trait's reverse relation: search (memories) does not import
+# the traits app, and no name of its table is written here.
+_TRAIT_META = MemoryItem._meta.get_field("trait").related_model._meta
+
+
+def _trait_column(name: str) -> str:
+    return str(getattr(_TRAIT_META.get_field(name), "column"))  # noqa: B009  (a relation has none: mypy)
+
+
+_TRAIT_SQL = """SELECT m.id, m.text, t.{subtype} AS subtype, t.{stage} AS stage, t.{confidence} AS decayed_confidence
+FROM memory_items m JOIN {table} t ON t.{memory} = m.id
+WHERE {searchable} AND m.tenant_id = %s AND m.user_id = %s AND m.memory_type = %s
+  AND t.{stage} = ANY(%s) AND t.{confidence} > %s
+ORDER BY coalesce(array_position(%s::text[], t.{subtype}::text), 99), t.{confidence} DESC, m.id
+LIMIT %s""".format(table=_TRAIT_META.db_table, memory=_trait_column("memory"), subtype=_trait_column("subtype"),
+                   stage=_trait_column("stage"), confidence=_trait_column("decayed_confidence"),
+                   searchable=vocabulary.sql_searchable("m"))
+
+
 def active_traits(tenant: Tenant, user_id: str, stages: tuple[str, ...], order: tuple[str, ...],
                   min_confidence: float, limit: int) -> list[TraitLineRow]:
     """Seed 004's trait recall in one statement: searchable trait memories whose
     trait is at one of `stages` with decayed confidence above the floor, by
-    subtype in `order`, then most confident. Through the trait's reverse
-    relation: memories does not import the traits app, and names no table of it."""
-    subtype_rank = Case(*(When(trait__subtype=subtype, then=Value(rank)) for rank, subtype in enumerate(order)),
-                        default=Value(99), output_field=IntegerField())
-    rows = (MemoryItem.objects.using(read_alias())
-            .filter(vocabulary.is_searchable(timezone.now()), tenant=tenant, user_id=user_id,
-                    memory_type=MemoryType.TRAIT, trait__stage__in=list(stages),
-                    trait__decayed_confidence__gt=min_confidence)
-            .annotate(subtype_rank=subtype_rank).order_by("subtype_rank", "-trait__decayed_confidence", "id")
-            .values_list("id", "text", "trait__subtype", "trait__stage", "trait__decayed_confidence")[:limit])
-    return [TraitLineRow(id=str(memory_id), text=text, subtype=subtype, stage=stage, decayed_confidence=decayed)
-            for memory_id, text, subtype, stage, decayed in rows]
+    subtype in `order`, then most confident. One parametrised statement: through the ORM
+    (a join and a CASE for the order) it cost 2.1 ms in Python for a 0.4 ms query, on every /context."""
+    with db().cursor() as cursor:
+        cursor.execute(_TRAIT_SQL, [timezone.now(), tenant.id, user_id, MemoryType.TRAIT, list(stages),
+                                    min_confidence, list(order), limit])
+        return [TraitLineRow(id=str(row["id"]), text=row["text"], subtype=row["subtype"], stage=row["stage"],
+                             decayed_confidence=row["decayed_confidence"]) for row in named(cursor)]
 
 
-# The user's own name as query terms, per process: (tenant id, user id) -> (terms, until; monotonic).
-_OWN_NAME_SECONDS = 60.0
-_own_names: dict[tuple[int, str], tuple[tuple[str, ...], float]] = {}
-_own_names_lock = threading.Lock()
+# The user's profile name, per process: (tenant id, user id) -> (name, until; monotonic). Search leaves its terms out
+# of the keyword side and /context heads its block with it, on every request; a new name shows within a minute.
+PROFILE_NAME_SECONDS = 60.0
+_profile_names: dict[tuple[int, str], tuple[str | None, float]] = {}
+_profile_names_lock = threading.Lock()
 
 
 def profile_name(tenant_id: int, user_id: str) -> str | None:
@@ -130,25 +145,31 @@ def profile_name(tenant_id: int, user_id: str) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def profile_display_name(tenant_id: int, user_id: str) -> str | None:
-    """The profile's name as a person writes it ("maria" is kept in lower case: "Maria"): what extraction
-    calls the speaker and what the context block is headed with."""
+def recent_profile_name(tenant_id: int, user_id: str) -> str | None:
+    """profile_name as read at most PROFILE_NAME_SECONDS ago in this process: what the read path asks on every
+    request (extraction and writes read it fresh)."""
+    key = (tenant_id, user_id)
+    with _profile_names_lock:
+        found = _profile_names.get(key)
+    if found is not None and found[1] > time.monotonic():
+        return found[0]
     name = profile_name(tenant_id, user_id)
+    with _profile_names_lock:
+        if len(_profile_names) > 50_000:
+            _profile_names.clear()
+        _profile_names[key] = (name, time.monotonic() + PROFILE_NAME_SECONDS)
+    return name
+
+
+def profile_display_name(tenant_id: int, user_id: str, *, recent: bool = False) -> str | None:
+    """The profile's name as a person writes it ("maria" is kept in lower case: "Maria"): what extraction
+    calls the speaker and what the context block is headed with (`recent`: read at most a minute ago)."""
+    name = recent_profile_name(tenant_id, user_id) if recent else profile_name(tenant_id, user_id)
     return name.title() if name and name.isascii() else name
 
 
 def own_name_terms(tenant_id: int, user_id: str) -> tuple[str, ...]:
-    """The terms of the user's profile name, remembered for a minute: the keyword side leaves them out
+    """The terms of the user's profile name, read at most a minute ago: the keyword side leaves them out
     of a question about the user."""
-    key = (tenant_id, user_id)
-    with _own_names_lock:
-        found = _own_names.get(key)
-    if found is not None and found[1] > time.monotonic():
-        return found[0]
-    name = profile_name(tenant_id, user_id)
-    terms = tuple(query_tokens(name)) if name else ()
-    with _own_names_lock:
-        if len(_own_names) > 50_000:
-            _own_names.clear()
-        _own_names[key] = (terms, time.monotonic() + _OWN_NAME_SECONDS)
-    return terms
+    name = recent_profile_name(tenant_id, user_id)
+    return tuple(query_tokens(name)) if name else ()
