@@ -175,6 +175,11 @@ def main() -> None:
     print(f"traits made: {ensure_traits(tenant, args.users)}", flush=True)
     if args.redis:
         fill_working_memory(tenant, args.users)
+    from django.db import connection
+
+    with connection.cursor() as cursor:  # steady state: statistics and the visibility map, as autovacuum leaves them
+        cursor.execute("VACUUM (ANALYZE) memory_items")
+        cursor.execute("VACUUM (ANALYZE) memory_vectors")
 
     rng = random.Random(5)
     search_samples = scoped_searches(tenant, args.users, rng, args.queries, embedder)
