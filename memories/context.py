@@ -388,7 +388,7 @@ def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
     language = block_language(request.language or settings.CONTEXT_LANGUAGE, request.query, lines)
     status["language"] = language
     # The block is headed with the name the user gave ("What you know about Maria"), else their id.
-    named = profile_display_name(tenant.id, request.user_id, recent=True) if request.user_id else None
+    named = profile_display_name(tenant.id, request.user_id) if request.user_id else None
     subject = ((named or request.user_id) if request.user_id else
                f"群组 {request.group_id}" if language == "zh" else f"the group {request.group_id}")
     text, shown = render(lines, subject=subject, form=request.format, max_chars=request.max_chars,

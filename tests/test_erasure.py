@@ -161,3 +161,13 @@ def test_an_erasure_after_extraction_read_the_turns_still_wins(api, tenant_a, mo
     done = conversation_job_run(str(job.id))
     assert done.counts.get("erased") == 1
     assert not MemoryItem.objects.filter(user_id="erin").exists()
+
+
+def test_an_erased_users_name_never_heads_a_context_block(api, tenant_a):
+    """The block's heading is the name the user gave; after the erasure it is their id, at once (the name is
+    read fresh, not from a per-process cache)."""
+    converse(api, ["Hi! I'm Quokkarina, I live in Perth."], user_id="erin")
+    api.post("memories/search", {"user_id": "erin", "query": "where does she live"})  # the read path warmed up
+    assert "Quokkarina" in api.post("context", {"user_id": "erin", "query": "where"}).json()["context"]
+    erasure.user_erase(tenant=tenant_a, user_id="erin", actor="t")
+    assert "Quokkarina" not in api.post("context", {"user_id": "erin", "query": "where"}).json()["context"]
