@@ -262,6 +262,8 @@ def without_address(sentence: str, addressees: list[str]) -> str:
         if shorter == sentence:
             return sentence
         sentence = shorter
+
+
 # "you" as the subject of what follows it: a helping verb or a verb people say of the person they talk to.
 _YOU_VERB = frozenset("""are were have had do did can could will would should might must know think want need like
     love feel felt get got make made go went say said seem look""".split())
@@ -293,7 +295,6 @@ def name_the_addressee(text: str, name: str) -> str:
 # who they are.
 _SAID_OF_ONESELF = {"contact", "habit", "wish", "identity"}
 
-# Sentences no memory comes from, whatever they contain (a standing instruction is not a request: see _STANDING).
 # What is left of a sentence after a slot rule's match when the match names nothing: "... I made!", "I love it."
 _NAMES_NOTHING = re.compile(r"^\W*(?:(?:it|that|this|them|those|these|one|too|so much|a lot)\b\W*)*$", re.I)
 # A reply that is only its subject and a helping verb ("I definitely will!", "Nah, I haven't."): it means something
@@ -302,6 +303,7 @@ _BARE_REPLY_EN = re.compile(
     r"^(?:(?:yes|yeah|yep|nah|no|sure|ok|okay|oh|thanks|for sure)[,!.]?\s+)*I (?:(?:\w+ly|also|still|too) )*"
     r"(?:will|won't|did|didn't|do|don't|can|can't|have|haven't|had|hadn't|am|'m|would|wouldn't|should|could|must|"
     r"was|wasn't)(?: not| too| so| it| that)?\s*[.!]*$", re.I)
+# Sentences no memory comes from, whatever they contain (a standing instruction is not a request: see _STANDING).
 _STANDING = re.compile(r"\b(always|from now on|in future|never)\b|以后|今后|每次|一直", re.I)
 _HARD_DROP = re.compile(r"^(if|imagine|suppose|pretend|let's say|what if|in this story)\b|"
                         r"^(please|can you|could you|would you|help me|give me|tell me|show me)\b|"
