@@ -120,10 +120,10 @@ def memory_signal(memory: MemoryItem) -> tuple[str, str, str, str] | None:
     text = memory.text
     for pattern, polarity in ((_NEGATIVE, "-"), (_POSITIVE, "+"), (_ZH_NEGATIVE, "-"), (_ZH_POSITIVE, "+")):
         match = pattern.search(text)
-        if match and _preference_object(match.group(1)):
+        if match and (key := _preference_object(match.group(1))):
             verb = re.findall(r"[a-z]+", match.group(0).lower())
             quality = _QUALITY.get((verb[0] if verb else "").rstrip("s"), "C")
-            return polarity, _preference_object(match.group(1)), "preference", quality
+            return polarity, key, "preference", quality
     if has_han(text):
         match = _ZH_HABIT.search(text)
         if match and _object_key(match.group(1)):
