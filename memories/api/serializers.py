@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 
 from django.conf import settings
 from django.utils import timezone
@@ -86,6 +87,20 @@ class BoundedDateTimeField(serializers.DateTimeField):
         return parsed
 
 
+def _field_copy(field: serializers.Field) -> serializers.Field:
+    """A field of its own for one serializer: a shallow copy, with a shallow copy of its child
+    (ListField, DictField; already bound by name, so only its parent changes); serializers (which
+    do keep state) deep-copied as DRF does."""
+    if isinstance(field, serializers.BaseSerializer):
+        return copy.deepcopy(field)
+    copied = copy.copy(field)
+    child = getattr(field, "child", None)
+    if isinstance(child, serializers.Field):
+        copied.child = _field_copy(child)
+        copied.child.parent = copied
+    return copied
+
+
 class RejectUnknownFieldsMixin(serializers.Serializer):
     """Typos in field names are errors, not silently ignored options. (The input
     serializers' base: their validation is timed as the request's `validate` phase.)"""
@@ -93,6 +108,13 @@ class RejectUnknownFieldsMixin(serializers.Serializer):
     def is_valid(self, *, raise_exception=False):
         with phase("validate"):
             return super().is_valid(raise_exception=raise_exception)
+
+    def get_fields(self):
+        """The declared fields copied shallowly (DRF then binds each copy to this serializer).
+        DRF deep-copies them, which rebuilds every field from its arguments: a third of a
+        millisecond for the search body, in every request. Input fields keep nothing between
+        validations; a nested serializer still gets its own deep copy."""
+        return {name: _field_copy(field) for name, field in self._declared_fields.items()}
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
@@ -276,9 +298,10 @@ class MemorySearchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
         return attrs
 
 
-def _iso_utc(value: datetime) -> str:
-    """DRF's ISO 8601 form: in the current time zone, "+00:00" written "Z"."""
-    text = timezone.localtime(value).isoformat() if timezone.is_aware(value) else value.isoformat()
+def _iso_utc(value: datetime, zone: tzinfo) -> str:
+    """DRF's ISO 8601 form: in the current time zone (`zone`, looked up once by the caller: the
+    lookup is two thirds of `localtime`'s cost), "+00:00" written "Z"."""
+    text = value.astimezone(zone).isoformat() if value.utcoffset() is not None else value.isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
@@ -292,6 +315,7 @@ class MemorySerializer(serializers.ModelSerializer):
         """The same body DRF's fields would render (tests/test_read_path.py compares them), built
         directly: rendering field by field cost 0.6 ms a memory, a third of a context answer's time."""
         body = {}
+        zone = timezone.get_current_timezone()
         for name in self.Meta.fields:
             if name == "data" and not self.context.get("include_data", True):
                 continue
@@ -299,7 +323,7 @@ class MemorySerializer(serializers.ModelSerializer):
             if value is None or isinstance(value, (str, int, float, bool, dict)):
                 body[name] = value
             elif isinstance(value, datetime):
-                body[name] = _iso_utc(value)
+                body[name] = _iso_utc(value, zone)
             elif isinstance(value, uuid.UUID):
                 body[name] = str(value)
             elif isinstance(value, list):
