@@ -96,8 +96,9 @@ def _field_copy(field: serializers.Field) -> serializers.Field:
     copied = copy.copy(field)
     child = getattr(field, "child", None)
     if isinstance(child, serializers.Field):
-        copied.child = _field_copy(child)
-        copied.child.parent = copied
+        own_child = _field_copy(child)
+        own_child.parent = copied  # type: ignore[assignment]  # a field as parent, as DRF binds it
+        copied.child = own_child  # type: ignore[attr-defined]  # ListField and DictField have one
     return copied
 
 
