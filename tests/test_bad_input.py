@@ -99,3 +99,24 @@ def test_an_unknown_api_path_or_malformed_id_answers_json(api):
     for path in ("memories/not-a-uuid", "memories/not-a-uuid/history", "no-such-endpoint"):
         response = api.get(path)
         assert response.status_code == 404 and response.json()["detail"] == "Not found."
+
+
+def test_each_input_serializer_validates_with_fields_of_its_own():
+    """Input serializers copy their declared fields shallowly (serializers.get_fields): two at once
+    (two threads of one worker) must not share a bound field, nor a list's child, nor touch the class's."""
+    from memories.api.serializers import MemorySearchSerializer
+
+    first = MemorySearchSerializer(data={"user_id": "u", "query": "tea", "tags": ["ok", 5]})
+    second = MemorySearchSerializer(data={"user_id": "v", "query": "jazz", "tags": ["fine"]})
+    for name in ("query", "tags"):
+        assert first.fields[name] is not second.fields[name]
+        assert first.fields[name].parent is first and second.fields[name].parent is second
+    assert first.fields["tags"].child is not second.fields["tags"].child
+    assert first.fields["tags"].child.parent is first.fields["tags"]
+    declared = MemorySearchSerializer._declared_fields
+    assert declared["query"].parent is None and declared["tags"].child.parent is declared["tags"]
+
+    assert not first.is_valid()
+    assert list(first.errors) == ["tags"] and list(first.errors["tags"]) == [1]
+    assert second.is_valid(), second.errors
+    assert second.validated_data["tags"] == ["fine"] and second.validated_data["user_id"] == "v"
