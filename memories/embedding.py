@@ -32,6 +32,7 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 
+from memories import metrics
 from memories.text import han_share, normalize_text
 from memories.timing import phase
 
@@ -535,7 +536,8 @@ def prepare_embedder() -> Embedder:
 
 
 class _QueryCache:
-    """A small LRU of query vectors: agents repeat queries within a turn."""
+    """A small LRU of query vectors: agents repeat queries within a turn. Hits and misses are
+    counted (memory_query_vector_cache_total; `make bench-load` reports the hit rate)."""
 
     def __init__(self, size: int = 1024):
         self.size = size
@@ -547,7 +549,9 @@ class _QueryCache:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
+                metrics.observe_query_vector(cached=True)
                 return self._items[key]
+        metrics.observe_query_vector(cached=False)
         vector = search_query_vector(embedder, text)
         with self._lock:
             self._items[key] = vector

@@ -15,6 +15,9 @@ REQUEST_SECONDS = Histogram("memory_http_request_duration_seconds", "HTTP reques
 SEARCH_SECONDS = Histogram("memory_search_duration_seconds", "Search latency in the service function",
                            ["mode", "vector_plan"], buckets=LATENCY_BUCKETS)
 TASKS = Counter("memory_tasks_total", "Celery tasks that ended, by outcome", ["task", "outcome"])
+QUERY_VECTORS = Counter("memory_query_vector_cache_total",
+                        "Search and context query vectors: taken from the per-process cache or embedded",
+                        ["outcome"])
 REFLECTION_SECONDS = Histogram("memory_reflection_cycle_duration_seconds", "Reflection cycle duration",
                                ["status"], buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300))
 
@@ -33,3 +36,7 @@ def observe_task(*, task: str, outcome: str) -> None:
 
 def observe_reflection_cycle(*, status: str, seconds: float) -> None:
     REFLECTION_SECONDS.labels(status=status).observe(seconds)
+
+
+def observe_query_vector(*, cached: bool) -> None:
+    QUERY_VECTORS.labels(outcome="hit" if cached else "miss").inc()

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -129,10 +130,28 @@ def test_metrics_are_closed_to_the_public_and_open_to_the_token(client, settings
     text = answer.content.decode()
     for name in ("memory_http_request_duration_seconds_bucket", 'memory_search_duration_seconds_count{mode="hybrid"',
                  "memory_embedding_backlog", "memory_review_queue_size", "memory_review_queue_oldest_age_seconds",
-                 "memory_queue_depth 0.0", "memory_conversation_jobs"):
+                 "memory_queue_depth 0.0", "memory_conversation_jobs", 'memory_query_vector_cache_total{outcome="miss"}'):
         assert name in text, name
     settings.METRICS_ALLOWED_NETWORKS, settings.METRICS_TOKEN = ["127.0.0.0/8"], ""
     assert client.get("/metrics").status_code == 200  # the test client's REMOTE_ADDR is 127.0.0.1
+
+
+def test_a_repeated_query_reuses_its_vector_and_the_metrics_count_it(api):
+    """The per-process LRU of query vectors (embedding._QueryCache): a query asked again is not
+    embedded again, and memory_query_vector_cache_total says how often that happens."""
+    from prometheus_client import REGISTRY
+
+    def count(outcome: str) -> float:
+        return REGISTRY.get_sample_value("memory_query_vector_cache_total", {"outcome": outcome}) or 0.0
+
+    api.remember("alice", "Alice keeps bees on her roof.")
+    query = f"bees on the roof {uuid.uuid4().hex}"  # never asked before in this process
+    hits, misses = count("hit"), count("miss")
+    first = api.search("alice", query)
+    assert (count("hit"), count("miss")) == (hits, misses + 1)
+    again = api.search("alice", query)
+    assert (count("hit"), count("miss")) == (hits + 1, misses + 1)
+    assert [r["memory"]["id"] for r in first] == [r["memory"]["id"] for r in again]
 
 
 def test_ready_and_health_answer_separately(client, db):
