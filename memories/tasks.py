@@ -12,16 +12,18 @@ from memories.embedding import EmbeddingError
 from memories.extraction import ExtractionError
 from memories.ingestion import conversation_job_mark, conversation_job_run, job_failure_reason
 from memories.models import ConversationJob, JobStatus
-from memories.vectors import embed_items, mark_embedding_failed
+from memories.vectors import embed_waiting, mark_embedding_failed
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(bind=True, max_retries=5, acks_late=True)
 def embed_memories(self, item_ids: list[str]) -> dict:
-    """Embed memories after commit. Idempotent: re-running replaces the vectors."""
+    """Embed memories after commit, with up to EMBEDDING_TASK_COMPANIONS others still waiting (on a
+    worker; in-process, a request that saved one memory embeds only it). Memories whose vectors already
+    hold their text are skipped: a companion batch embedded them, or the task is a redelivery."""
     try:
-        report = embed_items(item_ids)
+        report = embed_waiting(item_ids, companions=0 if self.request.is_eager else settings.EMBEDDING_TASK_COMPANIONS)
     except Exception as exc:
         if not isinstance(exc, EmbeddingError):
             logger.exception("embedding task crashed")
@@ -32,7 +34,7 @@ def embed_memories(self, item_ids: list[str]) -> dict:
             logger.warning("embedding failed for %d memories: %s", len(item_ids), exc)
             return {"embedded": 0, "failed": len(item_ids)}
         raise self.retry(exc=exc, countdown=min(2 ** self.request.retries * 5, 300)) from exc
-    return {"embedded": report.embedded, "vectors": report.vectors}
+    return {"embedded": report.embedded, "vectors": report.vectors, "fresh": report.fresh}
 
 
 # The job stops itself at CONVERSATION_JOB_TIME_LIMIT; the worker's limits catch one stuck in a call.

@@ -439,6 +439,9 @@ REVIEW_UNDO_SECONDS = env_int("REVIEW_UNDO_SECONDS", 120)
 # Saves of more memories than this at once embed on a worker (or the in-process background pool), not
 # inside the request; the sweep embeds what stays pending (a crash) once it is EMBEDDING_SWEEP_AFTER old.
 EMBEDDING_INLINE_MAX_ITEMS = env_int("EMBEDDING_INLINE_MAX_ITEMS", 1)
+# A worker's embedding task takes up to this many other waiting memories of the tenant into its one
+# call of the model (batches cost a third of a memory alone, on the CPU); 0 embeds only its own.
+EMBEDDING_TASK_COMPANIONS = env_int("EMBEDDING_TASK_COMPANIONS", 15)
 EMBEDDING_SWEEP_AFTER = env_int("EMBEDDING_SWEEP_AFTER", 120)  # seconds
 EMBEDDING_SWEEP_BATCH = env_int("EMBEDDING_SWEEP_BATCH", 500)
 CELERY_BEAT_SCHEDULE = {

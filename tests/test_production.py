@@ -130,7 +130,8 @@ def test_metrics_are_closed_to_the_public_and_open_to_the_token(client, settings
     text = answer.content.decode()
     for name in ("memory_http_request_duration_seconds_bucket", 'memory_search_duration_seconds_count{mode="hybrid"',
                  "memory_embedding_backlog", "memory_review_queue_size", "memory_review_queue_oldest_age_seconds",
-                 "memory_queue_depth 0.0", "memory_conversation_jobs", 'memory_query_vector_cache_total{outcome="miss"}'):
+                 "memory_queue_depth 0.0", "memory_conversation_jobs",
+                 'memory_query_vector_cache_total{outcome="miss"}'):
         assert name in text, name
     settings.METRICS_ALLOWED_NETWORKS, settings.METRICS_TOKEN = ["127.0.0.0/8"], ""
     assert client.get("/metrics").status_code == 200  # the test client's REMOTE_ADDR is 127.0.0.1
