@@ -3,6 +3,8 @@ while a memory was being embedded never overwritten by the old text's vectors (m
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from memories.embedding import get_embedder
@@ -19,7 +21,7 @@ def _saved(tenant, *texts: str, user_id: str = "alice", memory_type: str = "fact
 
 
 def _vector_texts(memory_id: str) -> list[str]:
-    return list(MemoryVector.objects.filter(item_id=memory_id, model=get_embedder().name)
+    return list(MemoryVector.objects.filter(item_id=uuid.UUID(memory_id), model=get_embedder().name)
                 .order_by("chunk_index").values_list("chunk_text", flat=True))
 
 
