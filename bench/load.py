@@ -140,6 +140,10 @@ def topology_up(env: dict[str, str], workers: int, threads: int):
                 "CELERY_BROKER_URL": env.get("CELERY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"),
                 "REDIS_URL": env.get("REDIS_URL", "redis://127.0.0.1:6379/11"), "PROMETHEUS_MULTIPROC_DIR": metrics_dir,
                 "LOG_LEVEL": "WARNING", "REQUEST_LOG_LEVEL": "WARNING"}
+    # Tasks an earlier run left in the broker would land on this configuration's worker: drop them (their
+    # memories stay pending for the sweep, as after any outage).
+    subprocess.run([str(ROOT / ".venv/bin/celery"), "-A", "memory_project", "purge", "-f"], cwd=ROOT, env=full_env,
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     process = subprocess.Popen([str(ROOT / ".venv/bin/honcho"), "start", "-f", "Procfile"], cwd=ROOT, env=full_env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -230,6 +234,9 @@ def main() -> None:
                 cpu_after, cache_after = cpu_seconds_by_part(), query_vector_counts(port)
                 results["cpu"] = {part: cpu_after[part] - cpu_before[part] for part in PARTS}
                 results["cache"] = {o: cache_after[o] - cache_before[o] for o in cache_after}
+                # Saves the worker had not embedded when the clients stopped: a configuration that starves the
+                # worker would otherwise look faster than one that keeps up.
+                results["backlog"] = MemoryItem.objects.filter(tenant=tenant, embedding_state="pending").count()
                 per_config[(workers, threads)].append((results, elapsed))
             print(f"round {round_number + 1}: {workers}x{threads} done", flush=True)
 
@@ -254,6 +261,7 @@ def main() -> None:
                "CPU ms / request": cpu_ms, "CPU bound rps": cores * 1000 / cpu_ms,
                **{f"{part} ms": cpu[part] for part in PARTS},
                "query vector hit rate": hits / (hits + misses) if hits + misses else float("nan"),
+               "unembedded at the end (median)": statistics.median(r["backlog"] for r, _ in runs),
                **{f"{op} p95": percentiles(merged[op])["p95"] for op in ("save", "search", "context") if op in merged},
                "all p50": percentiles(merged["all"])["p50"], "all p95": percentiles(merged["all"])["p95"]}
         rows.append(row)
@@ -263,7 +271,8 @@ def main() -> None:
             best = row
     print_table(f"Mixed load through `{args.topology}` ({args.provider} embedder), {args.clients} clients, "
                 f"{args.rounds} rounds x {args.seconds:.0f} s per configuration, {args.memories:,} memories",
-                rows, ["web", "rps (median)", "save p95", "search p95", "context p95", "all p50", "all p95", "errors"])
+                rows, ["web", "rps (median)", "save p95", "search p95", "context p95", "all p50", "all p95", "errors",
+                       "unembedded at the end (median)"])
     print_table(f"Where the CPU goes, per request (all rounds; {cores} cores): the bound is cores / CPU per request, "
                 "what the machine could serve if nothing but CPU limited it",
                 rows, ["web", "rps (median)", "CPU ms / request", "CPU bound rps", *[f"{p} ms" for p in PARTS],

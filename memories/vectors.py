@@ -12,6 +12,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 import numpy as np
 from django.conf import settings
@@ -74,14 +75,17 @@ def embed_items(item_ids: Sequence[str], *, embedder: Embedder | None = None,
 
 
 def waiting_companions(item_ids: Sequence[str], limit: int) -> list[str]:
-    """Up to `limit` other memories of the same tenants still waiting for their vectors (pending), oldest
-    first: the embedding task takes them along, because one model call embeds four texts for 4.4 ms of
-    CPU each against 10 ms for one alone (bench/README.md). Their own tasks then find them fresh."""
+    """Up to `limit` other memories of the same tenants saved in the last EMBEDDING_SWEEP_AFTER seconds
+    and still waiting for their vectors, newest first: their own tasks are queued behind this one, and
+    one model call embeds four texts for 4.4 ms of CPU each against 10 ms for one alone (bench/README.md);
+    those tasks then find them fresh. Older ones (a crash, a broker outage) are the sweep's."""
     if limit <= 0 or not item_ids:
         return []
     tenants = MemoryItem.objects.filter(id__in=list(item_ids)).values("tenant_id")
-    return [str(i) for i in MemoryItem.objects.filter(tenant_id__in=tenants, embedding_state=EmbeddingState.PENDING)
-            .exclude(id__in=list(item_ids)).order_by("created_at").values_list("id", flat=True)[:limit]]
+    since = timezone.now() - timedelta(seconds=settings.EMBEDDING_SWEEP_AFTER)
+    return [str(i) for i in MemoryItem.objects.filter(tenant_id__in=tenants, embedding_state=EmbeddingState.PENDING,
+                                                      created_at__gte=since)
+            .exclude(id__in=list(item_ids)).order_by("-created_at", "-id").values_list("id", flat=True)[:limit]]
 
 
 def stale_under_model(item_ids: Sequence[str], model: str) -> tuple[list[str], list[str]]:

@@ -27,9 +27,11 @@ def _vector_texts(memory_id: str) -> list[str]:
 
 @pytest.mark.django_db
 def test_a_task_takes_the_tenants_waiting_memories_along_and_theirs_then_find_them_fresh(tenant_a, tenant_b):
-    first, second, third = _saved(tenant_a, "Alice keeps bees.", "Alice sings in a choir.", "Alice rows at dawn.")
+    first, second, third = (_saved(tenant_a, text)[0]  # one save each, as three requests would
+                            for text in ("Alice keeps bees.", "Alice sings in a choir.", "Alice rows at dawn."))
     (elsewhere,) = _saved(tenant_b, "Bob keeps bees too.", user_id="bob")
-    assert waiting_companions([first], 5) == [second, third]  # oldest first; another tenant's never
+    assert waiting_companions([first], 5) == [third, second]  # newest first; another tenant's never
+    assert waiting_companions([first], 1) == [third]
 
     report = embed_waiting([first], companions=5)
     assert (report.embedded, report.fresh) == (3, 0)
@@ -81,3 +83,15 @@ def test_a_retext_made_while_embedding_is_not_overwritten_by_the_old_texts_vecto
     assert MemoryItem.objects.get(id=memory_id).embedding_state == EmbeddingState.PENDING  # the edit's task embeds it
     assert embed_waiting([memory_id], companions=0).embedded == 1
     assert _vector_texts(memory_id) == ["Moved to Faro"]
+
+
+@pytest.mark.django_db
+def test_memories_waiting_longer_than_the_sweeps_delay_are_left_to_the_sweep(tenant_a, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    first, old = _saved(tenant_a, "Alice keeps bees.", "Alice once lived in Goa.")
+    long_ago = timezone.now() - timedelta(seconds=settings.EMBEDDING_SWEEP_AFTER + 5)
+    MemoryItem.objects.filter(id=old).update(created_at=long_ago)
+    assert waiting_companions([first], 5) == []
