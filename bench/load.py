@@ -59,7 +59,9 @@ def cpu_seconds_by_part() -> dict[str, float]:
         except OSError:  # gone since the listing
             continue
         name, fields = raw[raw.index("(") + 1: raw.rindex(")")], raw[raw.rindex(")") + 2:].split()
-        seconds = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        # utime, stime, and cutime, cstime: a child that exited (a PostgreSQL backend, a pool process) is
+        # counted in its parent from then on, so what it used in the window is not lost.
+        seconds = sum(int(x) for x in fields[11:15]) / tick
         if int(entry) == os.getpid():
             parts["load generator"] += seconds
         elif b"gunicorn" in command:

@@ -2,6 +2,7 @@
 import os
 
 from celery import Celery, signals
+from django.db import connections
 
 from memories import metrics
 
@@ -29,3 +30,15 @@ def _count_failure(sender=None, **kwargs) -> None:
 @signals.task_retry.connect
 def _count_retry(sender=None, **kwargs) -> None:
     metrics.observe_task(task=getattr(getattr(sender, "task", None), "name", "unknown"), outcome="retry")
+
+
+@signals.task_postrun.connect
+def _connections_back_to_the_pool(sender=None, **kwargs) -> None:
+    """After a task on a worker, each connection goes back to the pool, or is closed if it broke (the
+    database restarted): what Django does after each request. Celery's own handler would close the
+    whole pool instead (CELERY_DB_REUSE_MAX in settings.py). Not for an eager task: it runs inside a
+    request, whose connection is still in use."""
+    if getattr(getattr(sender, "request", None), "is_eager", False):
+        return
+    for connection in connections.all(initialized_only=True):
+        connection.close_if_unusable_or_obsolete()

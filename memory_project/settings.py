@@ -242,6 +242,11 @@ CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery (5.6+) closes a prefork worker's whole connection pool after every task unless this is set: a new
+# PostgreSQL backend for each task, 4-5 ms of the database's CPU per request in the mixed load (bench-load).
+# With it the pool is closed every 2 x this many tasks; after each task memory_project/celery.py hands the
+# connections back to the pool and drops broken ones, as Django does after each request.
+CELERY_DB_REUSE_MAX = env_int("CELERY_DB_REUSE_MAX", 1000)
 # With Redis as broker, a task whose worker died is redelivered once it has been
 # unacknowledged this long (keep it above the longest task), found by a sweep
 # every CELERY_RESTORE_INTERVAL seconds (kombu's default throttle made it ~100 s).

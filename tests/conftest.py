@@ -221,14 +221,17 @@ def celery_on_broker(url: str, transport_options: dict | None = None):
         redis.Redis.from_url(url).flushdb()
 
 
-def start_celery_worker(broker: str, *, capture_output: bool = False, **env) -> subprocess.Popen:
-    """A real solo worker on `broker`, using the test database."""
+def start_celery_worker(broker: str, *, capture_output: bool = False, prefork: bool = False,
+                        **env) -> subprocess.Popen:
+    """A real worker on `broker`, using the test database: solo, or as `make up` runs it, prefork (here
+    one child process)."""
     from django.db import connection
 
     full_env = {**os.environ, "CELERY_BROKER_URL": broker, "EMBEDDED_DB_NAME": connection.settings_dict["NAME"],
                 "DJANGO_SETTINGS_MODULE": "memory_project.test_settings", **env}
     output = subprocess.PIPE if capture_output else subprocess.DEVNULL
-    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "memory_project", "worker", "--pool=solo",
+    pool = ["--pool=prefork", "--concurrency=1"] if prefork else ["--pool=solo"]
+    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "memory_project", "worker", *pool,
                              "-l", "warning", "--without-heartbeat", "--without-gossip", "--without-mingle"],
                             cwd=Path(__file__).resolve().parent.parent, env=full_env, stdout=output,
                             stderr=subprocess.STDOUT if capture_output else subprocess.DEVNULL)
