@@ -1,4 +1,5 @@
 """Celery app. With no CELERY_BROKER_URL set, tasks run eagerly in-process."""
+import logging
 import os
 
 from celery import Celery, signals
@@ -42,3 +43,22 @@ def _connections_back_to_the_pool(sender=None, **kwargs) -> None:
         return
     for connection in connections.all(initialized_only=True):
         connection.close_if_unusable_or_obsolete()
+
+
+@signals.worker_process_init.connect
+def _load_the_model_before_the_first_task(**kwargs) -> None:
+    """Each worker process loads the local embedding model before it takes a task, as each gunicorn
+    worker does before it takes a request (gunicorn.conf.py): under load, a first task that loaded
+    it took 10-20 s and the saves behind it waited (`make bench-load`). Loading takes seconds, so
+    CELERY_WORKER_PROC_ALIVE_TIMEOUT is raised (settings.py). A failure is logged, not fatal: the
+    task that needs the model retries."""
+    from django.conf import settings
+
+    from memories.embedding import EmbeddingError, prepare_embedder
+
+    if settings.EMBEDDING_PROVIDER != "local":
+        return
+    try:
+        prepare_embedder()
+    except EmbeddingError as exc:
+        logging.getLogger(__name__).warning("the embedder is not ready: %s", exc)

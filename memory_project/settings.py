@@ -247,6 +247,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # With it the pool is closed every 2 x this many tasks; after each task memory_project/celery.py hands the
 # connections back to the pool and drops broken ones, as Django does after each request.
 CELERY_DB_REUSE_MAX = env_int("CELERY_DB_REUSE_MAX", 1000)
+# Seconds a new worker process may take to start: each loads the embedding model first (memory_project/celery.py);
+# Celery's default (4 s) is shorter than a load on a busy machine.
+CELERY_WORKER_PROC_ALIVE_TIMEOUT = env_float("CELERY_WORKER_PROC_ALIVE_TIMEOUT", 120.0)
 # With Redis as broker, a task whose worker died is redelivered once it has been
 # unacknowledged this long (keep it above the longest task), found by a sweep
 # every CELERY_RESTORE_INTERVAL seconds (kombu's default throttle made it ~100 s).
