@@ -115,7 +115,8 @@ def insert_versus_bulk_create(tenant, rounds: int = 7, batch: int = 1000) -> lis
     from django.utils import timezone
 
     from memories.models import MemoryItem
-    from memories.writing import MemorySpec, _insert_memories, _new_item, search_document
+    from memories.writing import MemorySpec
+    from memories.writing.core import _insert_memories, _new_item, search_document
 
     samples: dict[str, list[float]] = {"bulk_create": [], "insert_objects": []}
     for round_index in range(rounds):

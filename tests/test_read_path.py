@@ -578,3 +578,21 @@ def test_the_group_profile_keeps_statements_about_the_group():
     precision = kept_right / max(kept_right + kept_wrong, 1)
     record("group profile: precision / recall", f"{precision:.2f} / {kept_right / (kept_right + missed):.2f}")
     assert precision >= 0.9 and kept_right / (kept_right + missed) >= 0.8
+
+
+@pytest.mark.django_db
+def test_connections_prepare_statements_and_plan_each_run_for_its_values(settings):
+    """DB_PREPARED_STATEMENTS and DB_PLAN_CACHE_MODE reach PostgreSQL: a statement run five times is
+    prepared on the connection, and planned for each run's values (a generic plan was the slowest one
+    for the keyword side at 1,000 memories a user; bench/README.md)."""
+    from django.db import connection
+
+    assert settings.DB_PREPARED_STATEMENTS and settings.DB_PLAN_CACHE_MODE == "force_custom_plan"
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "force_custom_plan"
+        for value in range(6):
+            cursor.execute("SELECT %s::int + 1 AS prepared_probe", [value])
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+                       ["%prepared_probe%"])
+        assert cursor.fetchone()[0] == 1
