@@ -77,7 +77,7 @@ def embed_items(item_ids: Sequence[str], *, embedder: Embedder | None = None,
 def waiting_companions(item_ids: Sequence[str], limit: int) -> list[str]:
     """Up to `limit` other memories of the same tenants saved in the last EMBEDDING_SWEEP_AFTER seconds
     and still waiting for their vectors, newest first: their own tasks are queued behind this one, and
-    one model call embeds four texts for 4.4 ms of CPU each against 10 ms for one alone (bench/README.md);
+    one model call embeds four texts for 4.4 ms of CPU each against 10 ms for one alone (docs/reliability.md);
     those tasks then find them fresh. Older ones (a crash, a broker outage) are the sweep's."""
     if limit <= 0 or not item_ids:
         return []
