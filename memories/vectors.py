@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memories import vocabulary
 from memories.chunking import split_text
 from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.models import EmbeddingState, MemoryItem, MemoryVector
@@ -206,7 +207,7 @@ def ensure_hnsw_index(model: str, dimensions: int, *, using_connection=None) -> 
             f"""CREATE INDEX IF NOT EXISTS {name} ON memory_vectors
                 USING hnsw ((embedding::halfvec({int(dimensions)})) halfvec_cosine_ops)
                 WITH (m = {int(settings.HNSW_M)}, ef_construction = {int(settings.HNSW_EF_CONSTRUCTION)})
-                WHERE model = {_quote_literal(model)}"""
+                WHERE {vocabulary.sql_model_is(model)}"""
         )
     return name
 
@@ -229,7 +230,7 @@ def ensure_user_vector_index(model: str, dimensions: int, *, using_connection=No
         _lock_index_name(cursor, name)
         cursor.execute(
             f"""CREATE INDEX IF NOT EXISTS {name} ON memory_vectors (tenant_id, user_id)
-                INCLUDE (item_id, embedding) WHERE model = {_quote_literal(model)}"""
+                INCLUDE (item_id, embedding) WHERE {vocabulary.sql_model_is(model)}"""
         )
     return name
 
@@ -255,10 +256,6 @@ def ensure_hnsw_index_once(model: str, dimensions: int) -> None:
         if name not in existing:
             create(model, dimensions)
     _indexed_models.add(model)
-
-
-def _quote_literal(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 def refresh_planner_statistics() -> None:

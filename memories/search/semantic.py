@@ -55,7 +55,7 @@ def exact_semantic_sql(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model
     sql = f"""
         WITH mine AS MATERIALIZED (
             SELECT v.item_id, v.embedding <=> %s::halfvec AS distance FROM memory_vectors v
-            WHERE v.tenant_id = %s AND v.user_id = %s AND v.model = %s LIMIT %s
+            WHERE v.tenant_id = %s AND v.user_id = %s AND {vocabulary.sql_model_is(model, "v")} LIMIT %s
         ),
         -- Sorted here so the join below walks nearest-first and stops at the pool
         -- (PostgreSQL 17+ knows a CTE's order): 2.3 -> 1.1 ms at 663 memories.
@@ -72,7 +72,7 @@ def exact_semantic_sql(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model
         SELECT f.*, c.scanned
         FROM (SELECT count(*) AS scanned FROM mine) AS c LEFT JOIN found f ON true
         ORDER BY f.rank_value"""
-    args = [vector_literal(vector), tenant.id, q.user_id, model, settings.SEARCH_EXACT_MAX_ROWS + 1, *params, pool]
+    args = [vector_literal(vector), tenant.id, q.user_id, settings.SEARCH_EXACT_MAX_ROWS + 1, *params, pool]
     return sql, args
 
 
@@ -101,7 +101,7 @@ def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: st
         WITH nearest AS MATERIALIZED (
             SELECT v.item_id, v.embedding::halfvec({dimensions}) <=> %s::halfvec({dimensions}) AS distance
             FROM memory_vectors v
-            WHERE v.model = %s AND v.tenant_id = %s {user_clause} {status_clause}
+            WHERE {vocabulary.sql_model_is(model, "v")} AND v.tenant_id = %s {user_clause} {status_clause}
             ORDER BY v.embedding::halfvec({dimensions}) <=> %s::halfvec({dimensions})
             LIMIT %s
         )
@@ -109,7 +109,7 @@ def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: st
         FROM nearest n JOIN memory_items m ON m.id = n.item_id
         WHERE {where}
         GROUP BY m.id ORDER BY rank_value LIMIT %s"""
-    args = [literal, model, tenant.id, *([q.user_id] if q.user_id is not None else []), literal, overfetch,
+    args = [literal, tenant.id, *([q.user_id] if q.user_id is not None else []), literal, overfetch,
             *params, pool]
     with transaction.atomic(using=read_alias()), db().cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
