@@ -162,11 +162,12 @@ else:
 # planned, so a kept plan honours them. Off (DB_PREPARED_STATEMENTS=0) behind a pooler that cannot keep
 # prepared statements (PgBouncer in transaction mode before 1.21): parameters are then bound client-side.
 DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
-# How PostgreSQL plans a prepared statement: "force_custom_plan" plans each run for its own values (the parse
-# is still kept). Its default ("auto") switches to a generic plan after five runs, and for the keyword side
-# at 1,000 memories a user that plan was the slowest: hybrid search p95 6.7 ms against 4.3 planned per run
-# (bench/README.md), where at 600 memories of one user it saved 0.45 ms. Empty leaves PostgreSQL's default.
-DB_PLAN_CACHE_MODE = env_str("DB_PLAN_CACHE_MODE", "force_custom_plan")
+# How PostgreSQL plans the prepared statements (plan_cache_mode, sent as a startup option); empty sends nothing
+# and PostgreSQL's default ("auto") keeps a generic plan once it costs no more than planning each run. Search
+# names the model as a literal (vocabulary.sql_model_is) so that plan can use the per-model indexes; before,
+# it read the heap at 1,000 memories a user, and "force_custom_plan" (each run planned, 1 ms at 600
+# memories) was the way round it (bench/README.md).
+DB_PLAN_CACHE_MODE = env_str("DB_PLAN_CACHE_MODE", "")
 if DB_PLAN_CACHE_MODE not in ("", "auto", "force_custom_plan", "force_generic_plan"):
     from django.core.exceptions import ImproperlyConfigured
 
