@@ -79,10 +79,14 @@ def _until_embedded(count: int, worker, seconds: float = 60) -> None:
         time.sleep(0.2)
 
 
+WORKER_APPLICATION = "memory-test-prefork-worker"
+
+
 @pytest.fixture
 def prefork_worker(transactional_db):
     with celery_on_broker(BROKER):
-        process = start_celery_worker(BROKER, capture_output=True, prefork=True)
+        # libpq names the worker's connections, so that the test can drop those and no other.
+        process = start_celery_worker(BROKER, capture_output=True, prefork=True, PGAPPNAME=WORKER_APPLICATION)
         yield process
         stop_process(process)
 
@@ -110,8 +114,9 @@ def test_a_worker_keeps_its_database_connections_between_tasks_and_replaces_a_br
     assert _sessions_opened() - opened <= 2
 
     with connection.cursor() as cursor:  # the database drops the worker's connections (a restart, a failover)
-        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND application_name = %s", [WORKER_APPLICATION])
+        assert cursor.fetchone()[0] >= 1
     save("Alice swims.")
     save("Alice climbs.")
     _until_embedded(8, worker)  # a task that met a dead connection is retried on a new one
