@@ -34,13 +34,11 @@ def child_exit(server, worker):
 def post_worker_init(worker):
     """Load the embedding model before the worker takes requests: the first health check or
     search does not wait for it (`manage.py prepare_models`, run by `make run`, made the files)."""
-    if os.environ.get("EMBEDDING_PROVIDER", "local") == "local":
-        from memories.embedding import EmbeddingError, prepare_embedder
+    from memories.embedding import prepare_local_embedder_for_a_worker
 
-        try:
-            prepare_embedder()
-        except EmbeddingError as exc:  # the worker still serves: search answers from keywords and says so
-            worker.log.warning("the embedder is not ready: %s", exc)
+    failure = prepare_local_embedder_for_a_worker()
+    if failure:  # the worker still serves: search answers from keywords and says so
+        worker.log.warning("the embedder is not ready: %s", failure)
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h

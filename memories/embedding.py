@@ -535,6 +535,20 @@ def prepare_embedder() -> Embedder:
     return embedder
 
 
+def prepare_local_embedder_for_a_worker() -> str | None:
+    """What a gunicorn worker (before its first request) and a Celery worker process (before its first
+    task) run: the local model loaded by prepare_embedder when it is the provider. Returns why it could
+    not be, for the caller to log: the process still serves (search answers from keywords and says so,
+    an embedding task retries)."""
+    if settings.EMBEDDING_PROVIDER != "local":
+        return None
+    try:
+        prepare_embedder()
+    except EmbeddingError as exc:
+        return str(exc)
+    return None
+
+
 class _QueryCache:
     """A small LRU of query vectors: agents repeat queries within a turn. Hits and misses are
     counted (memory_query_vector_cache_total; `make bench-load` reports the hit rate)."""

@@ -3,7 +3,7 @@ import logging
 import os
 
 from celery import Celery, signals
-from django.db import connections
+from django.db import close_old_connections
 
 from memories import metrics
 
@@ -41,8 +41,7 @@ def _connections_back_to_the_pool(sender=None, **kwargs) -> None:
     request, whose connection is still in use."""
     if getattr(getattr(sender, "request", None), "is_eager", False):
         return
-    for connection in connections.all(initialized_only=True):
-        connection.close_if_unusable_or_obsolete()
+    close_old_connections()
 
 
 @signals.worker_process_init.connect
@@ -52,13 +51,8 @@ def _load_the_model_before_the_first_task(**kwargs) -> None:
     it took 10-20 s and the saves behind it waited (`make bench-load`). Loading takes seconds, so
     CELERY_WORKER_PROC_ALIVE_TIMEOUT is raised (settings.py). A failure is logged, not fatal: the
     task that needs the model retries."""
-    from django.conf import settings
+    from memories.embedding import prepare_local_embedder_for_a_worker
 
-    from memories.embedding import EmbeddingError, prepare_embedder
-
-    if settings.EMBEDDING_PROVIDER != "local":
-        return
-    try:
-        prepare_embedder()
-    except EmbeddingError as exc:
-        logging.getLogger(__name__).warning("the embedder is not ready: %s", exc)
+    failure = prepare_local_embedder_for_a_worker()
+    if failure:
+        logging.getLogger(__name__).warning("the embedder is not ready: %s", failure)
