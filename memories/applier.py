@@ -73,6 +73,8 @@ def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | N
     other memories a DELETE reaches (a forget request removes every fact that says it)."""
     if decision.operation == NOOP:
         return Applied("NOOP", target, reason=decision.reason)
+    if decision.unclear:
+        return _hold_unclear(tenant, decision, target, spec, submitter, also)
     protected = _protected(tenant, target, submitter.role)
     if decision.operation == DELETE:
         assert target is not None
@@ -133,6 +135,19 @@ def apply_saves(*, tenant: Tenant, specs: Sequence[MemorySpec], submitter: Submi
             result = next(written)
             applied.append(Applied(result.operation, result.memory, reason=result.reason))  # type: ignore[arg-type]
     return applied
+
+
+def _hold_unclear(tenant: Tenant, decision: Decision, target: MemoryItem | None, spec: MemorySpec,
+                  submitter: Submitter, candidates: Sequence[MemoryItem]) -> Applied:
+    """An update or forget request whose target is not clear: a person picks, the candidates named
+    (the closest one is the candidate's target; approving applies the change to it)."""
+    forget = decision.operation == DELETE
+    named = "; ".join(f"{memory.id}: {memory.text}" for memory in candidates)
+    detail = f"{decision.reason} candidates: {named}"
+    operation = CandidateOperation.ARCHIVE if forget else CandidateOperation.INVALIDATE
+    held = _hold(tenant, operation, target, spec, ["unclear_target"], detail, submitter,
+                 text=target.text if forget and target is not None else None)
+    return Applied("REVIEW", target, candidate=held, reason=held.reason_detail)
 
 
 def _job_id(submitter: Submitter) -> str:

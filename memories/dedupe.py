@@ -30,6 +30,16 @@ INVALIDATE: Final = "INVALIDATE"
 DELETE: Final = "DELETE"
 NOOP: Final = "NOOP"
 FORGET_MATCH = 0.6  # how closely a forget request must point at a memory (similarity or shared words)
+# Below FORGET_MATCH but at least this close, the request points somewhere without certainty: a
+# review candidate names what it may mean instead of nothing happening.
+FORGET_UNSURE = 0.45
+# An update replaces the current memory closest to it in meaning, counted closer by SLOT_BONUS when
+# the two are about the same thing (home, work, diet, ...); at least UPDATE_MATCH close, and ahead of
+# the next one by UPDATE_MARGIN, or a person chooses. Chosen on the dev part of the corpus's update
+# pairs (manage.py evaluate_targets): docs/extraction.md.
+UPDATE_MATCH = 0.55
+UPDATE_MARGIN = 0.05
+SLOT_BONUS = 0.1
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,8 @@ class Proposal:
     value: str = ""
     contradicts: str | None = None  # a memory the extractor named as contradicted
     forget: bool = False
+    replaces: bool = False  # an update or correction of something remembered
+    slot: str = ""  # what it is about (home, work, diet, ...), when the intent model read it
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,13 @@ class Neighbour:
     similarity: float  # cosine, 0..1
     key: str = ""
     value: str = ""
+    slot: str = ""  # what it is about, read by the intent model (updates and forget requests only)
+    meaning: float = -1.0  # cosine in the multilingual encoder's space (-1: not measured)
+
+    @property
+    def closeness(self) -> float:
+        """How close in meaning: the multilingual encoder's cosine when measured, else the stored one."""
+        return self.meaning if self.meaning >= 0 else self.similarity
 
 
 @dataclass(frozen=True)
@@ -60,6 +79,7 @@ class Decision:
     target: str | None = None  # the neighbour it changes (UPDATE, INVALIDATE, DELETE, NOOP)
     reason: str = ""
     also: tuple[str, ...] = ()  # DELETE: every other neighbour the forget request points at as closely
+    unclear: tuple[str, ...] = ()  # no single target is clear: these are the candidates a person picks from
 
 
 def _words(text: str) -> set[str]:
@@ -84,20 +104,49 @@ def shared_words(a: str, b: str) -> float:
     return len(mine & _words(b)) / len(mine) if mine else 0.0
 
 
+def forget_match(candidate: Proposal, neighbour: Neighbour) -> float:
+    return max(neighbour.closeness, shared_words(candidate.text, neighbour.text))
+
+
+def forget_decision(candidate: Proposal, neighbours: list[Neighbour]) -> Decision:
+    """A forget request: DELETE what it points at (and every other memory it points at as closely); a
+    review naming the candidates when it points somewhere without certainty; else nothing."""
+    ranked = sorted(((forget_match(candidate, n), n) for n in neighbours), key=lambda pair: -pair[0])
+    if not ranked or ranked[0][0] < FORGET_UNSURE:
+        return Decision(NOOP, reason="asked to forget something not remembered")
+    best_match, best = ranked[0]
+    if best_match < FORGET_MATCH:
+        unclear = tuple(n.id for match, n in ranked[:3] if match >= FORGET_UNSURE)
+        return Decision(DELETE, best.id, reason=f"the user asked to forget something close to it "
+                                                f"(match {best_match:.2f}): which memory?", unclear=unclear)
+    others = tuple(n.id for match, n in ranked[1:] if match >= FORGET_MATCH)
+    return Decision(DELETE, best.id, reason=f"the user asked to forget it (match {best_match:.2f})", also=others)
+
+
+def replacement_decision(candidate: Proposal, neighbours: list[Neighbour]) -> Decision:
+    """An update or correction: INVALIDATE the current memory it replaces (closest in meaning, the same
+    slot counting closer) and add it; when two are about as close, a review candidate names them; when
+    none is close, it is new information."""
+    def score(n: Neighbour) -> float:
+        return n.closeness + (SLOT_BONUS if candidate.slot and n.slot == candidate.slot else 0.0)
+
+    ranked = sorted((n for n in neighbours if score(n) >= UPDATE_MATCH), key=lambda n: -score(n))
+    if not ranked:
+        return Decision(ADD, reason="an update of nothing remembered: new information")
+    best = ranked[0]
+    if normalize_text(best.text) == normalize_text(candidate.text):
+        return Decision(NOOP, best.id, reason="same content")
+    if len(ranked) > 1 and score(best) - score(ranked[1]) < UPDATE_MARGIN:
+        return Decision(INVALIDATE, best.id, reason="an update that may replace more than one memory: which?",
+                        unclear=tuple(n.id for n in ranked[:3]))
+    return Decision(INVALIDATE, best.id, reason=f"updated (closeness {score(best):.2f}"
+                                                f"{', ' + candidate.slot if candidate.slot else ''})")
+
+
 def decide(candidate: Proposal, neighbours: list[Neighbour], *, near_duplicate: float = 0.95) -> Decision:
     """See the module docstring; neighbours are the user's current memories, closest first."""
     if candidate.forget:
-        best, best_match = None, 0.0
-        for neighbour in neighbours:
-            match = max(neighbour.similarity, shared_words(candidate.text, neighbour.text))
-            if match > best_match:
-                best, best_match = neighbour, match
-        if best is None or best_match < FORGET_MATCH:
-            return Decision(NOOP, reason="asked to forget something not remembered")
-        others = tuple(n.id for n in neighbours if n.id != best.id
-                       and max(n.similarity, shared_words(candidate.text, n.text)) >= FORGET_MATCH)
-        return Decision(DELETE, best.id, reason=f"the user asked to forget it (match {best_match:.2f})",
-                        also=others)
+        return forget_decision(candidate, neighbours)
 
     same = next((n for n in neighbours if normalize_text(n.text) == normalize_text(candidate.text)), None)
     if same is not None:
@@ -114,6 +163,9 @@ def decide(candidate: Proposal, neighbours: list[Neighbour], *, near_duplicate: 
             if slot.value == candidate.value:
                 return Decision(NOOP, slot.id, reason=f"same {candidate.key}")
             return Decision(INVALIDATE, slot.id, reason=f"new {candidate.key}: {slot.value} -> {candidate.value}")
+
+    if candidate.replaces:
+        return replacement_decision(candidate, neighbours)
 
     near = neighbours[0] if neighbours and neighbours[0].similarity >= near_duplicate else None
     if near is not None:

@@ -11,7 +11,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -38,6 +38,7 @@ from memories.extraction import (
     group_profile_candidates,
     introduced_name,
 )
+from memories.extraction.intent import intent_encoder, read_slots
 from memories.governance import redact_sensitive
 from memories.models import (
     CURRENT_STATUSES,
@@ -336,16 +337,20 @@ def _unpush_erased(pushed: list[MemoryItem]) -> None:
 
 
 NEIGHBOURS = 5  # current memories decide() sees beside the slot and the named contradiction
+# An update or forget request looks further: what it replaces or takes back may be said in other words
+# (or another language) than the nearest stored vectors favour.
+TARGET_NEIGHBOURS = 12
 
 
 def gather_neighbours(tenant: Tenant, user_id: str, vector: np.ndarray, embedder: Embedder, *, key: str = "",
                       contradicts: str | None = None, text: str = "", forget: bool = False,
-                      fresh: Sequence[tuple[np.ndarray, MemoryItem]] = ()) -> tuple[list[Neighbour], dict]:
+                      fresh: Sequence[tuple[np.ndarray, MemoryItem]] = (),
+                      limit: int = NEIGHBOURS) -> tuple[list[Neighbour], dict]:
     """The user's current memories decide() weighs, closest first (stored vectors, this job's own
     additions not embedded yet, the slot's memory, a named contradiction), and the rows by id."""
     similarity: dict[str, float] = {}
     for memory_id, value in nearest_memories(tenant=tenant, user_id=user_id, vector=vector, model=embedder.name,
-                                             dimensions=embedder.dimensions, limit=NEIGHBOURS):
+                                             dimensions=embedder.dimensions, limit=limit):
         similarity[memory_id] = value
     # Traits are reflection's conclusions, not statements: a new fact is never folded into one, and a
     # forget request never hits one (the trait is re-evaluated when the facts under it go).
@@ -381,11 +386,16 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
         vector = embedder.embed_query(statement.text)
     except Exception as exc:  # the transaction rolls back; the task retries the whole job with backoff
         raise ExtractionError(f"embedding failed: {type(exc).__name__}: {exc}", retryable=True) from exc
+    targeted = statement.forget or statement.replaces
     neighbours, rows = gather_neighbours(job.tenant, user_id, vector, embedder, key=statement.key,
                                          contradicts=statement.contradicts, text=statement.text,
-                                         forget=statement.forget, fresh=fresh.get(user_id, []))
+                                         forget=statement.forget, fresh=fresh.get(user_id, []),
+                                         limit=TARGET_NEIGHBOURS if targeted else NEIGHBOURS)
+    if targeted:
+        neighbours = read_by_meaning(statement.text, neighbours)
     decision = decide(Proposal(text=statement.text, key=statement.key, value=statement.value,
-                               contradicts=statement.contradicts, forget=statement.forget),
+                               contradicts=statement.contradicts, forget=statement.forget,
+                               replaces=statement.replaces, slot=statement.slot),
                       neighbours, near_duplicate=settings.MEMORY_NEAR_DUPLICATE)
     target = rows.get(decision.target) if decision.target else None
     data = {"key": statement.key, "value": statement.value} if statement.key and statement.value else {}
@@ -398,7 +408,7 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
                              confidence=statement.confidence, submitter=Submitter(
                                  actor=ACTOR, role=_job_role(job), api_key_id=job.api_key_id, job=job,
                                  source_messages=tuple(statement.source_messages)),
-                             also=[rows[i] for i in decision.also if i in rows])
+                             also=[rows[i] for i in decision.unclear or decision.also if i in rows])
     if statement.forget:  # whatever was stored as a fact, the turns that say it go too
         outcome.forgotten.setdefault(user_id, []).append(statement.text)
     _record_applied(outcome, applied, user_id, spec.text)
@@ -411,6 +421,19 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
     if applied.operation in ("ADD", "UPDATE") and applied.memory is not None:
         fresh.setdefault(user_id, []).append((vector, applied.memory))
         outcome.added.append(applied.memory)
+
+
+def read_by_meaning(text: str, neighbours: list[Neighbour]) -> list[Neighbour]:
+    """The neighbours with their closeness to `text` in the multilingual encoder's space and what each
+    is about (the intent model's slot): how an update or forget request finds its target whatever the
+    words or language either was said in."""
+    if not neighbours:
+        return neighbours
+    texts = [text, *(n.text for n in neighbours)]
+    vectors = intent_encoder().embed_documents(texts)
+    slots = read_slots(texts[1:])
+    return [replace(n, meaning=float(np.dot(vectors[0], vectors[i + 1])), slot=slots[i])
+            for i, n in enumerate(neighbours)]
 
 
 def _job_role(job: ConversationJob) -> str:

@@ -32,6 +32,7 @@ from memories.extraction.llm_extractor import (
     LLMExtractor,
     parse_llm_reply,
 )
+from memories.extraction.meaning import MeaningExtractor
 from memories.extraction.rules import (
     ABOUT_OTHER_TAG,
     HABITUAL_PRESENT,
@@ -48,15 +49,15 @@ from memories.extraction.rules import (
 
 def get_extractor() -> Extractor:
     """The configured extractor: EXTRACTION_PROVIDER, else the LLM when LLM_BASE_URL is set, else the rules."""
-    provider = settings.EXTRACTION_PROVIDER or ("llm" if settings.LLM_BASE_URL else "rules")
-    if provider == "rules":
-        return RulesExtractor()
+    provider = settings.EXTRACTION_PROVIDER or ("llm" if settings.LLM_BASE_URL else "meaning")
+    if provider in ("meaning", "rules"):  # "rules": the name this offline extractor had before it read meaning
+        return MeaningExtractor()
     if provider == "llm":
         if not settings.LLM_BASE_URL:
             raise ExtractionError("EXTRACTION_PROVIDER=llm needs LLM_BASE_URL", retryable=False)
         return LLMExtractor(base_url=settings.LLM_BASE_URL, model=settings.LLM_MODEL, api_key=settings.LLM_API_KEY,
                             timeout=settings.LLM_TIMEOUT)
-    raise ExtractionError(f"unknown EXTRACTION_PROVIDER {provider!r} (llm or rules)", retryable=False)
+    raise ExtractionError(f"unknown EXTRACTION_PROVIDER {provider!r} (llm or meaning)", retryable=False)
 
 
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
     "ExtractionError",
     "Extractor",
     "LLMExtractor",
+    "MeaningExtractor",
     "Message",
     "PROMPTS_DIR",
     "RulesExtractor",

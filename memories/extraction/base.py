@@ -45,6 +45,8 @@ class ExtractedStatement:
     value: str = ""
     contradicts: str | None = None
     forget: bool = False  # the speaker asks to forget this (decide() makes it a DELETE)
+    replaces: bool = False  # an update or correction: it replaces the current memory it is about
+    slot: str = ""  # what it is about (intent.SLOTS: home, work, diet, routine, ...), when read
     source_messages: list[int] = field(default_factory=list)
 
 

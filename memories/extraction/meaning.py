@@ -1,0 +1,344 @@
+"""The offline extractor, by meaning: every user clause is read by the intent model, and what it
+does decides what is kept; patterns only rewrite what is kept (person, tense, dates).
+
+The stages, in this order (MeaningExtractor.extract):
+
+1. split: each user turn into sentences and each sentence into clauses (clauses.py), so a
+   compound statement gives one memory per fact;
+2. read: every clause of the job in one encoder call (intent.read_texts): intent and slot;
+3. route: one function per intent (ROUTES) turns a clause into a statement, or nothing:
+   facts about the speaker and plans -> a fact in the third person; facts about another person ->
+   the same, the pronoun resolved to the person named before (or dropped when no one was);
+   habits and wishes -> tagged facts (traits grow from them); updates -> a fact that replaces the
+   current memory it is about (ingestion finds which, by meaning); forget requests -> a forget
+   statement (never a fact); small talk and requests -> nothing;
+4. tidy: what would read as noise in a context block is dropped (a clause that names nothing but
+   "it" or "them").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memories.extraction import intent as intents
+from memories.extraction.base import ExistingMemory, ExtractedStatement, Message, anchor_relative_dates
+from memories.extraction.clauses import clauses, sentences
+from memories.extraction.rules import (
+    _ABOUT_OTHER_EN,
+    _DISCOURSE,
+    _GREETING_LEAD,
+    _HEDGE,
+    _RELATION_EN,
+    _RELATION_ZH,
+    ABOUT_OTHER_TAG,
+    UNKNOWN_SPEAKER,
+    RulesExtractor,
+    speaker_name,
+    to_third_person,
+    with_its_subject,
+    without_address,
+)
+from memories.models import MemoryType
+from memories.text import has_han
+
+# Slots that say who the speaker is: their memories are profile memories.
+PROFILE_SLOTS = frozenset({"name", "age", "home", "work", "education", "language"})
+# Below this, the model is unsure what a clause does: a statement of the speaker's is still kept when
+# the reading is one that keeps something, at lower confidence.
+SURE = 0.55
+
+
+@dataclass
+class SaidClause:
+    """One clause of one user turn, with who said it and when."""
+
+    text: str
+    subject: str
+    moment: datetime
+    index: int
+    reading: intents.Reading | None = None
+
+    @property
+    def chinese(self) -> bool:
+        return has_han(self.text)
+
+
+@dataclass
+class People:
+    """The other people a speaker has named so far in the conversation, latest last: "he" and "她"
+    mean the latest one."""
+
+    latest: dict[str, str] = field(default_factory=dict)  # speaker -> how the latest person is named
+
+    def note(self, clause: SaidClause) -> None:
+        named = named_person(clause.text, speaker_name(clause.subject, clause.chinese))
+        if named:
+            self.latest[clause.subject] = named
+
+
+_NAMED_RELATION_EN = re.compile(rf"\bmy (?:\w+ )?(?:{_RELATION_EN}),? ([A-Z][a-z]+)\b")
+_RELATION_ONLY_EN = re.compile(rf"\bmy ((?:\w+ )?(?:{_RELATION_EN}))\b", re.I)
+_NAME_AS_SUBJECT_EN = re.compile(r"^(?:(?:and|but|oh|so|btw|also)\s+)?([A-Z][a-z]{2,})(?:'s|\s+(?:is|was|has|had|just|"
+                                 r"got|works|lives|loves|hates|can't|doesn't|isn't|will|moved|started|finally|"
+                                 r"recently|always|never|still))\b")
+_NOT_NAMES = frozenset({"I", "The", "This", "That", "It", "My", "We", "You", "They", "He", "She", "There", "What",
+                        "When", "Where", "Why", "How", "Yes", "Yeah", "No", "Ok", "Okay", "Thanks", "Sorry",
+                        "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "Today",
+                        "Tomorrow", "Yesterday", "Also", "But", "And", "So", "Oh", "Btw", "Just", "Please"})
+_RELATION_ZH_RE = re.compile(rf"我的?((?:{_RELATION_ZH}))")
+
+
+def named_person(text: str, speaker: str) -> str:
+    """How the latest other person the text names is called: "my sister Ana" -> "Ana", "my boss" ->
+    "Maria's boss", "Lena just got ..." -> "Lena", "我老公" -> "小林的老公"; "" when it names no one."""
+    if has_han(text):
+        found = _RELATION_ZH_RE.findall(text)
+        return f"{speaker}的{found[-1]}" if found else ""
+    if match := _NAMED_RELATION_EN.search(text):
+        return match.group(1)
+    if (match := _NAME_AS_SUBJECT_EN.match(text)) and match.group(1) not in _NOT_NAMES:
+        return match.group(1)
+    if match := _RELATION_ONLY_EN.search(text):
+        return f"{speaker}'s {match.group(1)}"
+    return ""
+
+
+_PRONOUN_SUBJECT_EN = [(re.compile(r"^(?:he|she)(?:'s| is)\b", re.I), "{who} is"),
+                       (re.compile(r"^(?:he|she)(?:'d| would)\b", re.I), "{who} would"),
+                       (re.compile(r"^(?:he|she)(?:'ll| will)\b", re.I), "{who} will"),
+                       (re.compile(r"^(?:he|she) has\b", re.I), "{who} has"),
+                       (re.compile(r"^(?:he|she)\b", re.I), "{who}")]
+_PRONOUN_ELSEWHERE_EN = re.compile(r"\b(?:he|she|him|his|hers)\b", re.I)
+_PRONOUN_ZH = re.compile("^(?:他|她)(?!们)")
+
+
+def with_antecedent(text: str, who: str) -> str | None:
+    """A clause about "he"/"she"/"他"/"她" with the person named instead; None when it speaks of someone by
+    a pronoun and no one was named before (a memory must not say "he" to a reader who cannot know who)."""
+    if has_han(text):
+        if _PRONOUN_ZH.match(text):
+            return _PRONOUN_ZH.sub(who, text, count=1) if who else None
+        return text
+    for pattern, words in _PRONOUN_SUBJECT_EN:
+        if pattern.match(text):
+            return pattern.sub(words.format(who=who), text, count=1) if who else None
+    return text
+
+
+# "remember that I ...", "记得我...": an instruction to keep the fact that follows; the fact is the memory.
+_KEEP_THIS_EN = re.compile(r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget|fyi)(?:\s+that)?[,:]?\s+",
+                           re.I)
+_KEEP_THIS_ZH = re.compile("^(?:请)?(?:你)?(?:记得|记住|记一下|记着|别忘了)(?:一下)?[，,：:]?")
+# Chinese clauses said without their subject ("最近在学意大利语") get the speaker's name in front.
+_ZH_HAS_SUBJECT = re.compile("^(?:我|他|她|它|我们|咱们|用户)|^[\u4e00-\u9fff]{1,4}(?:的(?:妻子|老婆|丈夫|老公|孩子|"
+                             "女儿|儿子|妈妈|爸爸))")
+
+
+def as_said(text: str, addressees: list[str]) -> str:
+    """The clause without what opens it and is no part of what it says (greetings, "oh and", the
+    addressee's name, "remember that")."""
+    text = _GREETING_LEAD.sub("", text.strip())
+    if not has_han(text):
+        text = without_address(text, addressees)
+        text = _KEEP_THIS_EN.sub("", text)
+        return with_its_subject(_DISCOURSE.sub("", text)).strip(" ,")
+    text = _DISCOURSE.sub("", text)
+    return _KEEP_THIS_ZH.sub("", text).strip(" ，,")
+
+
+def third_person(text: str, subject: str) -> tuple[str, list[str]]:
+    """The clause in the third person with the speaker's name (one name in a Chinese line: never 用户
+    beside 我), and the tags that say whom it is about."""
+    rewritten, tags = RulesExtractor._rewrite(text, subject)
+    if has_han(rewritten):
+        name = speaker_name(subject, True)
+        rewritten = rewritten.replace("我们", "\0").replace("我", name).replace("\0", "我们")
+        if not _ZH_HAS_SUBJECT.match(rewritten) and not rewritten.startswith(name):
+            rewritten = name + rewritten
+    return rewritten.rstrip(" .!。！~"), tags
+
+
+def _confidence(clause: SaidClause) -> float:
+    hedged = bool(_HEDGE.search(clause.text))
+    sure = clause.reading.confidence if clause.reading else 0.5
+    return 0.4 if hedged else round(min(0.55 + 0.35 * sure, 0.9), 2)
+
+
+def _statement(clause: SaidClause, text: str, *, memory_type: str, importance: float, tags: list[str],
+               **extra) -> ExtractedStatement:
+    text, when = anchor_relative_dates(text, clause.moment)
+    slot = clause.reading.slot if clause.reading else intents.NO_SLOT
+    return ExtractedStatement(subject=clause.subject, text=text, memory_type=memory_type, importance=importance,
+                              confidence=_confidence(clause), tags=tags, valid_at=when or clause.moment,
+                              source_messages=[clause.index], slot=slot, **extra)
+
+
+def _about_the_speaker(clause: SaidClause, people: People, *, replaces: bool = False) -> ExtractedStatement | None:
+    """A fact about the speaker (or, replaces=True, one that changes what was known): a slot rule's
+    key and value when one reads it (name, home, work), else the clause in the third person."""
+    ruled = RulesExtractor()._sentence(clause.text, clause.subject, clause.moment)
+    slot = clause.reading.slot if clause.reading else intents.NO_SLOT
+    memory_type = MemoryType.PROFILE if slot in PROFILE_SLOTS else MemoryType.FACT
+    if ruled is not None and ABOUT_OTHER_TAG not in ruled.tags:
+        ruled.source_messages, ruled.slot, ruled.replaces = [clause.index], slot, replaces
+        ruled.confidence = min(ruled.confidence, _confidence(clause))
+        return ruled
+    text, tags = third_person(clause.text, clause.subject)
+    if ABOUT_OTHER_TAG in tags:
+        return _about_someone_else(clause, people)
+    return _statement(clause, text, memory_type=memory_type, importance=0.7 if replaces else 0.6,
+                      tags=["update" if replaces else "fact"], replaces=replaces)
+
+
+def _about_someone_else(clause: SaidClause, people: People) -> ExtractedStatement | None:
+    latest = people.latest.get(clause.subject, "")
+    resolved = with_antecedent(clause.text, latest)
+    if resolved is None:
+        return None
+    text, _ = third_person(resolved, clause.subject)
+    return _statement(clause, text, memory_type=MemoryType.FACT, importance=0.6, tags=["person", ABOUT_OTHER_TAG])
+
+
+def _update(clause: SaidClause, people: People) -> ExtractedStatement | None:
+    if clause.chinese and _RELATION_ZH_RE.match(clause.text) or not clause.chinese and _ABOUT_OTHER_EN.match(
+            clause.text):
+        statement = _about_someone_else(clause, people)  # "my sister moved to Leeds": hers, replacing hers
+        if statement is not None:
+            statement.replaces = True
+        return statement
+    return _about_the_speaker(clause, people, replaces=True)
+
+
+def _habit(clause: SaidClause, people: People) -> ExtractedStatement | None:
+    found = RulesExtractor()._habit(clause.text, clause.subject)
+    text, tags = (found[0], found[1]) if found else third_person(clause.text, clause.subject)
+    return _statement(clause, text.rstrip(" .!。！~"), memory_type=MemoryType.FACT, importance=0.7,
+                      tags=list(dict.fromkeys(["habit", *tags])))
+
+
+def _wish(clause: SaidClause, people: People) -> ExtractedStatement | None:
+    found = RulesExtractor()._wish(clause.text, clause.subject)
+    if found:
+        text = found[0]
+    else:  # said some other way: the wish in the speaker's words, said of them
+        name = speaker_name(clause.subject, clause.chinese)
+        said = clause.text.rstrip(" .!。！~")
+        text = f"{name}对助手回答的要求：{said}" if clause.chinese else f"{name}'s wish for the answers: {said}"
+    return _statement(clause, text, memory_type=MemoryType.FACT, importance=0.8, tags=["wish"])
+
+
+# What a forget request wraps around the thing to forget: the request words, not the matter.
+_FORGET_FRAME_EN = re.compile(
+    r"^.*?\b(?:about|that|regarding|re)\b:?\s+(?=\S)|\b(?:please|pls|can you|could you|would you|just|forget|delete|"
+    r"remove|erase|scratch|drop|ignore|disregard|wipe|the (?:bit|part|thing|stuff|note|memory|info)|what i (?:said|"
+    r"told you|mentioned)|i told you|i said|i mentioned|from (?:your )?memory|don't (?:remember|keep|store)|"
+    r"never mind|nvm|anymore|too)\b", re.I)
+_FORGET_FRAME_ZH = re.compile("请|你|帮我|麻烦|把|给我|忘掉|忘记|忘了|删掉|删除|删了|去掉|清掉|"
+                              "别再?记(?:住|得|着)?|不要再?记(?:住|得|着)?|不用再?记(?:住|得|着)?|就当我没说过?|当我没说过?|那条|这条|那个|这个|关于|的事情?|这件事情?|"
+                              "那件事情?|这事|那事|记录|信息|吧|啊|哈|呢|了$|一下|我说的|我之前说的|之前说的")
+
+
+def forget_topic(text: str) -> str:
+    """What a forget request is about, without the words of the request: "can you scratch the bit about
+    my cello lessons" -> "my cello lessons", "那条关于我生病的记录删掉吧" -> "我生病"."""
+    if has_han(text):
+        return _FORGET_FRAME_ZH.sub("", text).strip(" ，,。.!！")
+    topic = _FORGET_FRAME_EN.sub(" ", text)
+    return re.sub(r"\s+", " ", topic).strip(" ,.!?")
+
+
+def _forget(clause: SaidClause, people: People) -> ExtractedStatement | None:
+    ruled = RulesExtractor()._forget(clause.text, clause.subject, clause.moment, clause.index)
+    if ruled is not None:
+        ruled.slot = clause.reading.slot if clause.reading else intents.NO_SLOT
+        return ruled
+    topic = forget_topic(clause.text) or clause.text
+    text, tags = third_person(topic, clause.subject)
+    return _statement(clause, text, memory_type=MemoryType.FACT, importance=1.0, tags=["forget", *tags],
+                      forget=True)
+
+
+def _nothing(clause: SaidClause, people: People) -> ExtractedStatement | None:
+    return None
+
+
+Route = Callable[[SaidClause, People], ExtractedStatement | None]
+ROUTES: dict[str, Route] = {
+    intents.FACT_SELF: _about_the_speaker,
+    intents.FACT_OTHER: _about_someone_else,
+    intents.HABIT: _habit,
+    intents.WISH: _wish,
+    intents.UPDATE: _update,
+    intents.FORGET: _forget,
+    intents.PLAN: _about_the_speaker,
+    intents.SMALLTALK: _nothing,
+    intents.REQUEST: _nothing,
+}
+
+# A statement that names nothing but a pronoun for what it is about ("User read them on User's phone"):
+# its reader cannot know what.
+_DANGLING_EN = re.compile(r"\b(?:them|it|those|these|that one)\b", re.I)
+_CONTENT_WORD = re.compile(r"[A-Za-z]{4,}")
+
+
+def reads_as_memory(statement: ExtractedStatement) -> bool:
+    """Whether a statement reads on its own: not a short line whose object is only "it" or "them"."""
+    text = statement.text
+    if has_han(text) or statement.forget:
+        return True
+    if not _DANGLING_EN.search(text):
+        return True
+    content = [w for w in _CONTENT_WORD.findall(_DANGLING_EN.sub(" ", text)) if w.lower() not in {
+        "user", statement.subject.lower()}]
+    return len(content) >= 3
+
+
+class MeaningExtractor:
+    """Offline extraction by meaning (see the module docstring)."""
+
+    name = "meaning"
+
+    def extract(self, *, messages: list[Message], speakers: dict[str, str], existing: list[ExistingMemory],
+                now: datetime) -> list[ExtractedStatement]:
+        said = self.split(messages, speakers, now)
+        readings = intents.read_texts([c.text for c in said])
+        people = People()
+        out: list[ExtractedStatement] = []
+        for clause, reading in zip(said, readings, strict=True):
+            clause.reading = reading
+            statement = ROUTES[reading.intent](clause, people)
+            people.note(clause)
+            if statement is not None and reads_as_memory(statement):
+                out.append(statement)
+        for message in messages:
+            subject = RulesExtractor._subject(message, speakers)
+            if subject is not None:
+                introduction = RulesExtractor._introduction(message, subject, message.created_at or now, out)
+                if introduction is not None:
+                    out.append(introduction)
+        if any(message.role != "user" for message in messages):
+            return out
+        return RulesExtractor._addressed_by_name(out, speakers)
+
+    @staticmethod
+    def split(messages: list[Message], speakers: dict[str, str], now: datetime) -> list[SaidClause]:
+        """Every user clause of the conversation, in order (assistant turns say nothing of the user)."""
+        out: list[SaidClause] = []
+        for message in messages:
+            subject = RulesExtractor._subject(message, speakers)
+            if subject is None:
+                continue
+            addressees = [name for name in speakers if name != subject]
+            for sentence in sentences(message.content):
+                for raw in clauses(sentence):
+                    text = as_said(raw, addressees)
+                    if len(text) >= 2 and not RulesExtractor.small_talk(text):
+                        out.append(SaidClause(text, subject, message.created_at or now, message.index))
+        return out
+
+
+__all__ = ["MeaningExtractor", "ROUTES", "UNKNOWN_SPEAKER", "forget_topic", "named_person", "with_antecedent",
+           "to_third_person"]
