@@ -79,7 +79,7 @@ class People:
             self.latest[clause.subject] = named
 
 
-_NAMED_RELATION_EN = re.compile(rf"\bmy (?:\w+ )?(?:{_RELATION_EN}),? ([A-Z][a-z]+)\b")
+_NAMED_RELATION_EN = re.compile(rf"\b(?i:my (?:\w+ )?(?:{_RELATION_EN})),? ([A-Z][a-z]+)\b")
 _RELATION_ONLY_EN = re.compile(rf"\bmy ((?:\w+ )?(?:{_RELATION_EN}))\b", re.I)
 _NAME_AS_SUBJECT_EN = re.compile(r"^(?:(?:and|but|oh|so|btw|also)\s+)?([A-Z][a-z]{2,})(?:'s|\s+(?:is|was|has|had|just|"
                                  r"got|works|lives|loves|hates|can't|doesn't|isn't|will|moved|started|finally|"
@@ -137,10 +137,15 @@ _ZH_HAS_SUBJECT = re.compile("^(?:我|他|她|它|我们|咱们|用户)|^[\u4e00
                              "女儿|儿子|妈妈|爸爸))")
 
 
+# What closes a clause and is no part of what it says: ", by the way", " though", " lol", "哈哈".
+_TRAILER = re.compile(r"(?:[,\s]+(?:by the way|btw|though|lol|haha|tbh|fyi|anyway|too|as well|ok|okay))+[.!]*$"
+                      r"|[，,\s]*(?:哈哈+|嘿嘿|呵呵|啊|呀|哦|嘛|啦)+[。！!~～]*$", re.I)
+
+
 def as_said(text: str, addressees: list[str]) -> str:
     """The clause without what opens it and is no part of what it says (greetings, "oh and", the
-    addressee's name, "remember that")."""
-    text = _GREETING_LEAD.sub("", text.strip())
+    addressee's name, "remember that", a closing "by the way")."""
+    text = _TRAILER.sub("", _GREETING_LEAD.sub("", text.strip())) or text.strip()
     if not has_han(text):
         text = without_address(text, addressees)
         text = _KEEP_THIS_EN.sub("", text)
@@ -178,7 +183,10 @@ def _statement(clause: SaidClause, text: str, *, memory_type: str, importance: f
 
 def _about_the_speaker(clause: SaidClause, people: People, *, replaces: bool = False) -> ExtractedStatement | None:
     """A fact about the speaker (or, replaces=True, one that changes what was known): a slot rule's
-    key and value when one reads it (name, home, work), else the clause in the third person."""
+    key and value when one reads it (name, home, work), else the clause in the third person. "I'm
+    Maria" is left to the introduction (MeaningExtractor.extract), which names the speaker."""
+    if re.fullmatch(r"(?:I'm|I am|我是|我叫)\s*" + re.escape(clause.subject) + r"[.!。！]?", clause.text):
+        return None
     ruled = RulesExtractor()._sentence(clause.text, clause.subject, clause.moment)
     slot = clause.reading.slot if clause.reading else intents.NO_SLOT
     memory_type = MemoryType.PROFILE if slot in PROFILE_SLOTS else MemoryType.FACT
@@ -284,15 +292,17 @@ _DANGLING_EN = re.compile(r"\b(?:them|it|those|these|that one)\b", re.I)
 _CONTENT_WORD = re.compile(r"[A-Za-z]{4,}")
 
 
-def reads_as_memory(statement: ExtractedStatement) -> bool:
-    """Whether a statement reads on its own: not a short line whose object is only "it" or "them"."""
-    text = statement.text
-    if has_han(text) or statement.forget:
+_FUNCTION_WORDS = frozenset("with from that this have been about into just really also when then they them your "
+                            "their what were will would could should there here very much".split())
+
+
+def reads_as_memory(clause: SaidClause, statement: ExtractedStatement) -> bool:
+    """Whether a statement reads on its own: not a short clause whose object is only "it" or "them"
+    ("I read them on my phone")."""
+    if clause.chinese or statement.forget or not _DANGLING_EN.search(clause.text):
         return True
-    if not _DANGLING_EN.search(text):
-        return True
-    content = [w for w in _CONTENT_WORD.findall(_DANGLING_EN.sub(" ", text)) if w.lower() not in {
-        "user", statement.subject.lower()}]
+    content = [w for w in _CONTENT_WORD.findall(_DANGLING_EN.sub(" ", clause.text))
+               if w.lower() not in _FUNCTION_WORDS]
     return len(content) >= 3
 
 
@@ -311,7 +321,7 @@ class MeaningExtractor:
             clause.reading = reading
             statement = ROUTES[reading.intent](clause, people)
             people.note(clause)
-            if statement is not None and reads_as_memory(statement):
+            if statement is not None and reads_as_memory(clause, statement):
                 out.append(statement)
         for message in messages:
             subject = RulesExtractor._subject(message, speakers)
