@@ -16,7 +16,7 @@ def test_it_keeps_first_person_statements_and_drops_small_talk(api):
         "What's the weather like today?",
         "Thanks!",
     ], session_id="chat-7")
-    assert job["status"] == "done" and job["extractor"] == "rules"
+    assert job["status"] == "done" and job["extractor"] == "meaning"
     assert _current_texts() == ["User prefers short, direct answers", "User's wife Sarah loves hiking"]
     assert [op["operation"] for op in job["operations"]] == ["ADD", "ADD"]
     assert job["counts"] == {"ADD": 2}

@@ -258,6 +258,11 @@ def forget_topic(text: str) -> str:
     return re.sub(r"\s+", " ", topic).strip(" ,.!?")
 
 
+def names_no_matter(topic: str) -> bool:
+    """A forget request's topic that points back rather than naming anything ("forget that", "你别记了")."""
+    return len(topic) < 2 or topic.casefold() in {"that", "it", "this", "those", "these", "that one", "all that"}
+
+
 def _forget(clause: SaidClause, people: People) -> ExtractedStatement | None:
     ruled = RulesExtractor()._forget(clause.text, clause.subject, clause.moment, clause.index)
     if ruled is not None:
@@ -317,10 +322,20 @@ class MeaningExtractor:
         readings = intents.read_texts([c.text for c in said])
         people = People()
         out: list[ExtractedStatement] = []
+        before: SaidClause | None = None
         for clause, reading in zip(said, readings, strict=True):
             clause.reading = reading
+            if reading.intent == intents.FORGET and before is not None and before.index == clause.index \
+                    and names_no_matter(forget_topic(clause.text)):
+                # "上次说的网贷那个事，你别记了": the request names its matter in the clause before it
+                out = [s for s in out if s.source_messages != [before.index] or s.forget]
+                clause = SaidClause(f"{before.text}，{clause.text}" if clause.chinese else f"{before.text}, "
+                                    f"{clause.text}", clause.subject, clause.moment, clause.index, reading)
+                if out and out[-1].forget and out[-1].source_messages == [clause.index]:
+                    out.pop()
             statement = ROUTES[reading.intent](clause, people)
             people.note(clause)
+            before = clause
             if statement is not None and reads_as_memory(clause, statement):
                 out.append(statement)
         for message in messages:
