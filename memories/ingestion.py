@@ -47,6 +47,7 @@ from memories.models import (
     JobStatus,
     KeyRole,
     MemoryItem,
+    MemorySource,
     MemoryStatus,
     MemoryType,
     Tenant,
@@ -398,6 +399,10 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
                                replaces=statement.replaces, slot=statement.slot),
                       neighbours, near_duplicate=settings.MEMORY_NEAR_DUPLICATE)
     target = rows.get(decision.target) if decision.target else None
+    if statement.forget and target is not None and not decision.unclear:
+        for sibling in said_with(job.tenant, user_id, target):
+            rows.setdefault(str(sibling.id), sibling)
+            decision = replace(decision, also=(*decision.also, str(sibling.id)))
     data = {"key": statement.key, "value": statement.value} if statement.key and statement.value else {}
     spec = MemorySpec(user_id=user_id, text=statement.text, memory_type=statement.memory_type,
                       importance=statement.importance, confidence=statement.confidence, tags=statement.tags,
@@ -421,6 +426,31 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
     if applied.operation in ("ADD", "UPDATE") and applied.memory is not None:
         fresh.setdefault(user_id, []).append((vector, applied.memory))
         outcome.added.append(applied.memory)
+
+
+# A fact kept from the same turn as a forgotten one goes with it when it is at least this close in meaning:
+# "我之前借了点网贷还没还完，每个月要还两千" is one matter said in two clauses; "I'm allergic to peanuts and I
+# live in Porto" is two (USE cosine 0.2-0.3 between such unrelated clauses).
+SIBLING_CLOSENESS = 0.45
+
+
+def said_with(tenant: Tenant, user_id: str, memory: MemoryItem) -> list[MemoryItem]:
+    """The user's other current facts kept from the same turn as `memory` and about the same matter:
+    a compound turn became several memories, and forgetting one part forgets the matter."""
+    sources = list(MemorySource.objects.filter(item=memory).exclude(job_id="").values_list("job_id",
+                                                                                            "message_indices"))
+    if not sources:
+        return []
+    same_turn = MemorySource.objects.none()
+    for job_id, indices in sources:
+        same_turn = same_turn | MemorySource.objects.filter(job_id=job_id, message_indices__overlap=indices or [-1])
+    ids = set(same_turn.exclude(item=memory).values_list("item_id", flat=True))
+    candidates = list(current_memories(tenant.id, user_id).exclude(memory_type=MemoryType.TRAIT).exclude(
+        tags__contains=[EPISODE_TAG]).filter(id__in=ids))
+    if not candidates:
+        return []
+    vectors = intent_encoder().embed_documents([memory.text, *(m.text for m in candidates)])
+    return [m for i, m in enumerate(candidates) if float(np.dot(vectors[0], vectors[i + 1])) >= SIBLING_CLOSENESS]
 
 
 def read_by_meaning(text: str, neighbours: list[Neighbour]) -> list[Neighbour]:

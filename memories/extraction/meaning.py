@@ -329,8 +329,7 @@ class MeaningExtractor:
                     and names_no_matter(forget_topic(clause.text)):
                 # "上次说的网贷那个事，你别记了": the request names its matter in the clause before it
                 out = [s for s in out if s.source_messages != [before.index] or s.forget]
-                clause = SaidClause(f"{before.text}，{clause.text}" if clause.chinese else f"{before.text}, "
-                                    f"{clause.text}", clause.subject, clause.moment, clause.index, reading)
+                clause = SaidClause(before.text.rstrip(" .!。！"), clause.subject, clause.moment, clause.index, reading)
                 if out and out[-1].forget and out[-1].source_messages == [clause.index]:
                     out.pop()
             statement = ROUTES[reading.intent](clause, people)
