@@ -92,13 +92,13 @@ def _chinese_clauses(sentence: str) -> list[str]:
         if not out and han < MIN_HAN_CLAUSE and part is not parts[-1]:
             lead = f"{lead}{part}，"
             continue
-        part = f"{lead}{part}" if lead else part
+        part = f"{lead}{part}" if lead and not _ZH_OPENER.match(lead) else part
         lead = ""
         joins = out and (han < MIN_HAN_CLAUSE or _ZH_CONTINUATION.match(part))
         if joins:
             out[-1] = f"{out[-1]}，{part}"
             continue
-        body = _ZH_OPENER.sub("", part).strip()
+        body = _ZH_OPENER.sub("", part).strip(" ，,")
         if first_person and out and not _ZH_SUBJECT.match(body) and "我" not in body:
             body = "我" + body  # "我住在杭州，在医院当护士": the second clause is the speaker's too
         out.append(body or part)

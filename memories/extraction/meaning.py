@@ -253,7 +253,7 @@ def forget_topic(text: str) -> str:
     """What a forget request is about, without the words of the request: "can you scratch the bit about
     my cello lessons" -> "my cello lessons", "那条关于我生病的记录删掉吧" -> "我生病"."""
     if has_han(text):
-        return _FORGET_FRAME_ZH.sub("", text).strip(" ，,。.!！")
+        return re.sub("的$", "", _FORGET_FRAME_ZH.sub("", text).strip(" ，,。.!！"))
     topic = _FORGET_FRAME_EN.sub(" ", text)
     return re.sub(r"\s+", " ", topic).strip(" ,.!?")
 
