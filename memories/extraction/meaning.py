@@ -258,6 +258,13 @@ def forget_topic(text: str) -> str:
     return re.sub(r"\s+", " ", topic).strip(" ,.!?")
 
 
+def announces_a_change(text: str) -> bool:
+    """An update that says only that something changed ("I moved!", "我换工作了"): what changed is said in
+    the clauses after it, which replace what was known."""
+    han = len(re.findall(r"[\u4e00-\u9fff]", text))
+    return han <= 6 if han else len(text.split()) <= 4
+
+
 def names_no_matter(topic: str) -> bool:
     """A forget request's topic that points back rather than naming anything ("forget that", "你别记了")."""
     return len(topic) < 2 or topic.casefold() in {"that", "it", "this", "those", "these", "that one", "all that"}
@@ -332,7 +339,11 @@ class MeaningExtractor:
                 clause = SaidClause(before.text.rstrip(" .!。！"), clause.subject, clause.moment, clause.index, reading)
                 if out and out[-1].forget and out[-1].source_messages == [clause.index]:
                     out.pop()
+            announced = before is not None and before.index == clause.index and before.reading is not None \
+                and before.reading.intent == intents.UPDATE and announces_a_change(before.text)
             statement = ROUTES[reading.intent](clause, people)
+            if announced and statement is not None and reading.intent in (intents.FACT_SELF, intents.PLAN):
+                statement.replaces = True  # "I moved! Got a studio on Regent Street": the change, said after
             people.note(clause)
             before = clause
             if statement is not None and reads_as_memory(clause, statement):
