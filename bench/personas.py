@@ -73,6 +73,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="two personas")
     parser.add_argument("--show", action="store_true", help="print each block with its failures")
+    parser.add_argument("--blocks", action="store_true",
+                        help="print each persona's 1,000-character block for its first update question")
     args = parser.parse_args()
     personas = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(PERSONAS_DIR.glob("p*.json"))]
     if args.quick:
@@ -136,6 +138,9 @@ def main() -> None:
                         print(f"\n--- {persona['persona']}: {question['question']} leaked={leaked}")
                         for line, why in noisy:
                             print(f"    noise ({why}): {line}")
+                if args.blocks and budget == 1000 and question is next(
+                        q for q in persona["questions"] if q["kind"] == "update"):
+                    print(f"\n--- {persona['persona']}: {question['question']} (max_chars=1000)\n{block}")
                 if args.show and not answered and budget in (400, 2000):
                     print(f"\n--- {persona['persona']} @{budget}: {question['question']} needs {question['needs']}"
                           f"\n{block}")
