@@ -393,7 +393,7 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
                                          forget=statement.forget, fresh=fresh.get(user_id, []),
                                          limit=TARGET_NEIGHBOURS if targeted else NEIGHBOURS)
     if targeted:
-        neighbours = read_by_meaning(statement.text, neighbours)
+        neighbours = read_by_meaning(statement.text, neighbours, names=(statement.subject, *speakers_of(job)))
     decision = decide(Proposal(text=statement.text, key=statement.key, value=statement.value,
                                contradicts=statement.contradicts, forget=statement.forget,
                                replaces=statement.replaces, slot=statement.slot),
@@ -449,17 +449,32 @@ def said_with(tenant: Tenant, user_id: str, memory: MemoryItem) -> list[MemoryIt
         tags__contains=[EPISODE_TAG]).filter(id__in=ids))
     if not candidates:
         return []
-    vectors = intent_encoder().embed_documents([memory.text, *(m.text for m in candidates)])
+    names = (memory.text.split(" ")[0], *UNKNOWN_SPEAKER.values())
+    vectors = intent_encoder().embed_documents([without_names(t, names) for t in (memory.text,
+                                                                                    *(m.text for m in candidates))])
     return [m for i, m in enumerate(candidates) if float(np.dot(vectors[0], vectors[i + 1])) >= SIBLING_CLOSENESS]
 
 
-def read_by_meaning(text: str, neighbours: list[Neighbour]) -> list[Neighbour]:
+def speakers_of(job: ConversationJob) -> tuple[str, ...]:
+    """The names a job's memories may be written with (participants, the unknown speaker's words)."""
+    return (*(job.participants or {}), *UNKNOWN_SPEAKER.values())
+
+
+def without_names(text: str, names: Sequence[str]) -> str:
+    """A memory's text without whose it is: every memory of a user starts with their name, and in the
+    encoder's space that shared name made all of them look alike (Chinese ones most)."""
+    for name in sorted({n for n in names if n}, key=len, reverse=True):
+        text = text.replace(f"{name}'s ", "").replace(f"{name}的", "").replace(name, "")
+    return text.strip(" ,，")
+
+
+def read_by_meaning(text: str, neighbours: list[Neighbour], *, names: Sequence[str] = ()) -> list[Neighbour]:
     """The neighbours with their closeness to `text` in the multilingual encoder's space and what each
-    is about (the intent model's slot): how an update or forget request finds its target whatever the
-    words or language either was said in."""
+    is about (the intent model's slot), the speaker's name left out of both: how an update or forget
+    request finds its target whatever the words or language either was said in."""
     if not neighbours:
         return neighbours
-    texts = [text, *(n.text for n in neighbours)]
+    texts = [without_names(t, names) for t in (text, *(n.text for n in neighbours))]
     vectors = intent_encoder().embed_documents(texts)
     slots = read_slots(texts[1:])
     return [replace(n, meaning=float(np.dot(vectors[0], vectors[i + 1])), slot=slots[i])

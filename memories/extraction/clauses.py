@@ -35,6 +35,11 @@ _ZH_CONTINUATION = re.compile("^(?:因为|所以|因此|不然|否则|就是|结
 _ZH_SUBJECT = re.compile("^(?:我|他|她|它|我们|他们|她们|咱们"
                          "|[\u4e00-\u9fff]{1,3}(?:也|就|还|都)?(?:是|在|有|喜欢|不))")
 MIN_HAN_CLAUSE = 4  # shorter parts ("对吧", "挺好的") stay with their neighbour
+# A part whose subject was left out starts a clause of its own when it opens with a predicate ("在医院当护士",
+# "已经不学了", "想换工作"); a part that opens otherwise ("很严重那种", "每周两个晚上", "和平时一样") says more
+# about the clause before it and stays with it.
+_ZH_PREDICATE = re.compile("^(?:在|是|有|要|会|想|喜欢|爱|讨厌|住|做|当|学|去|开始|已经|还在|还是|也|不|没|每|"
+                           "一般|平时|现在|最近|刚|打算|准备|换|搬|养|带|教|负责)")
 
 
 def sentences(text: str) -> list[str]:
@@ -94,7 +99,8 @@ def _chinese_clauses(sentence: str) -> list[str]:
             continue
         part = f"{lead}{part}" if lead and not _ZH_OPENER.match(lead) else part
         lead = ""
-        joins = out and (han < MIN_HAN_CLAUSE or _ZH_CONTINUATION.match(part))
+        opens = _ZH_SUBJECT.match(part) or _ZH_OPENER.match(part) or _ZH_PREDICATE.match(part)
+        joins = out and (han < MIN_HAN_CLAUSE or _ZH_CONTINUATION.match(part) or not opens)
         if joins:
             out[-1] = f"{out[-1]}，{part}"
             continue
