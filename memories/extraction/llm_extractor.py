@@ -17,6 +17,9 @@ from memories.extraction.base import (
     Message,
     load_prompt,
 )
+from memories.extraction.golden import (
+    examples_for_the_prompt,
+)
 from memories.models import MemoryType
 
 # --------------------------------------------------------------------------- LLM
@@ -111,6 +114,11 @@ def parse_llm_reply(content: str | None, *, speakers: dict[str, str], message_co
     return candidates, notes
 
 
+def extraction_system_prompt() -> str:
+    """The extraction prompt with the golden cases as its examples (memories/extraction/golden.py)."""
+    return f"{load_prompt('extract_system.md')}\n\nExamples:\n\n{examples_for_the_prompt()}\n"
+
+
 class LLMExtractor:
     """Extraction through any OpenAI-compatible chat endpoint."""
 
@@ -141,7 +149,7 @@ class LLMExtractor:
         try:
             response = self._client.chat.completions.create(
                 model=self.model, temperature=0, response_format={"type": "json_object"},
-                messages=[{"role": "system", "content": load_prompt("extract_system.md")},
+                messages=[{"role": "system", "content": extraction_system_prompt()},
                           {"role": "user", "content": user_prompt}],
             )
         except LLMError as exc:
