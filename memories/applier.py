@@ -108,9 +108,10 @@ def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | N
     result = memory_create(tenant=tenant, spec=spec, actor=submitter.actor, job_id=_job_id(submitter),
                            count_for_reflection=submitter.job is None)
     if decision.operation == INVALIDATE and target is not None:
-        memory_invalidate(tenant=tenant, memory_id=target.id, invalid_at=spec.valid_at or timezone.now(),
-                          actor=submitter.actor, reason=f"contradicted by: {spec.text}", job_id=_job_id(submitter),
-                          contradicted_by=result.memory)
+        for ended in [target, *(m for m in also if not _protected(tenant, m, submitter.role))]:
+            memory_invalidate(tenant=tenant, memory_id=ended.id, invalid_at=spec.valid_at or timezone.now(),
+                              actor=submitter.actor, reason=f"contradicted by: {spec.text}",
+                              job_id=_job_id(submitter), contradicted_by=result.memory)
         return Applied(result.operation, result.memory, invalidated=target,  # type: ignore[arg-type]
                        reason=f"{decision.reason}; replaces {target.id}")
     return Applied(result.operation, result.memory,  # type: ignore[arg-type]

@@ -35,9 +35,10 @@ FORGET_MATCH = 0.6  # how closely a forget request must point at a memory (simil
 FORGET_UNSURE = 0.45
 # An update replaces the current memory closest to it in meaning, counted closer by SLOT_BONUS when
 # the two are about the same thing (home, work, diet, ...); at least UPDATE_MATCH close, and ahead of
-# the next one by UPDATE_MARGIN, or a person chooses. Chosen on the dev part of the corpus's update
-# pairs (manage.py evaluate_targets): docs/extraction.md.
+# the next one by UPDATE_MARGIN (unless the two say the same thing: TWIN_CLOSENESS), or a person chooses.
+# Chosen on the dev part of the corpus's update and forget pairs (bench/targets.py): docs/extraction.md.
 UPDATE_MATCH = 0.55
+TWIN_CLOSENESS = 0.8  # two memories this close in meaning say the same thing (a habit said in three sessions)
 UPDATE_MARGIN = 0.05
 SLOT_BONUS = 0.1
 
@@ -66,6 +67,7 @@ class Neighbour:
     value: str = ""
     slot: str = ""  # what it is about, read by the intent model (updates and forget requests only)
     meaning: float = -1.0  # cosine in the multilingual encoder's space (-1: not measured)
+    twins: frozenset[str] = frozenset()  # other neighbours that say the same thing (the habit said three times)
 
     @property
     def closeness(self) -> float:
@@ -78,7 +80,7 @@ class Decision:
     operation: Operation
     target: str | None = None  # the neighbour it changes (UPDATE, INVALIDATE, DELETE, NOOP)
     reason: str = ""
-    also: tuple[str, ...] = ()  # DELETE: every other neighbour the forget request points at as closely
+    also: tuple[str, ...] = ()  # DELETE / INVALIDATE: the other memories that say the same thing go too
     unclear: tuple[str, ...] = ()  # no single target is clear: these are the candidates a person picks from
 
 
@@ -117,9 +119,12 @@ def forget_decision(candidate: Proposal, neighbours: list[Neighbour]) -> Decisio
     best_match, best = ranked[0]
     if best_match < FORGET_MATCH:
         unclear = tuple(n.id for match, n in ranked[:3] if match >= FORGET_UNSURE)
+        if all(other in best.twins for other in unclear[1:]):  # the same thing said several times
+            return Decision(DELETE, best.id, reason=f"the user asked to forget it (match {best_match:.2f}, said "
+                                                    f"{len(unclear)} times)", also=unclear[1:])
         return Decision(DELETE, best.id, reason=f"the user asked to forget something close to it "
                                                 f"(match {best_match:.2f}): which memory?", unclear=unclear)
-    others = tuple(n.id for match, n in ranked[1:] if match >= FORGET_MATCH)
+    others = tuple(n.id for match, n in ranked[1:] if match >= FORGET_MATCH or n.id in best.twins)
     return Decision(DELETE, best.id, reason=f"the user asked to forget it (match {best_match:.2f})", also=others)
 
 
@@ -136,11 +141,14 @@ def replacement_decision(candidate: Proposal, neighbours: list[Neighbour]) -> De
     best = ranked[0]
     if normalize_text(best.text) == normalize_text(candidate.text):
         return Decision(NOOP, best.id, reason="same content")
-    if len(ranked) > 1 and score(best) - score(ranked[1]) < UPDATE_MARGIN:
+    rivals = [n for n in ranked[1:3] if score(best) - score(n) < UPDATE_MARGIN]
+    twins = tuple(n.id for n in ranked[1:] if n.id in best.twins)
+    if any(n.id not in best.twins for n in rivals):
         return Decision(INVALIDATE, best.id, reason="an update that may replace more than one memory: which?",
-                        unclear=tuple(n.id for n in ranked[:3]))
+                        unclear=(best.id, *(n.id for n in rivals)))
     return Decision(INVALIDATE, best.id, reason=f"updated (closeness {score(best):.2f}"
-                                                f"{', ' + candidate.slot if candidate.slot else ''})")
+                                                f"{', ' + candidate.slot if candidate.slot else ''}"
+                                                f"{f', said {len(twins) + 1} times' if twins else ''})", also=twins)
 
 
 def decide(candidate: Proposal, neighbours: list[Neighbour], *, near_duplicate: float = 0.95) -> Decision:

@@ -22,7 +22,7 @@ from django.utils.dateparse import parse_datetime
 
 from memories import vocabulary
 from memories.applier import Applied, Submitter, apply_decision
-from memories.dedupe import Neighbour, Proposal, decide, says_forgotten
+from memories.dedupe import TWIN_CLOSENESS, Neighbour, Proposal, decide, says_forgotten
 from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.erasure import erased_since
 from memories.errors import InvalidOperation, TooBusy, get_or_not_found
@@ -477,7 +477,10 @@ def read_by_meaning(text: str, neighbours: list[Neighbour], *, names: Sequence[s
     texts = [without_names(t, names) for t in (text, *(n.text for n in neighbours))]
     vectors = intent_encoder().embed_documents(texts)
     slots = read_slots(texts[1:])
-    return [replace(n, meaning=float(np.dot(vectors[0], vectors[i + 1])), slot=slots[i])
+    mutual = vectors[1:] @ vectors[1:].T
+    return [replace(n, meaning=float(np.dot(vectors[0], vectors[i + 1])), slot=slots[i],
+                    twins=frozenset(m.id for j, m in enumerate(neighbours)
+                                    if j != i and mutual[i, j] >= TWIN_CLOSENESS))
             for i, n in enumerate(neighbours)]
 
 

@@ -72,7 +72,8 @@ def test_which_turns_say_what_was_forgotten(forgotten, turn, says):
     ("I have a flat white every morning.", "User has a flat white every morning", "habit"),
     ("Another early morning run today, 6am as usual.", "User had another early morning run today",
      "habit"),
-    ("Ran 10k this morning at dawn before the office.", "User ran 10k this morning", "habit"),
+    # A one-off run said with no word of routine is an event (the corpus's labelling rules), not a habit.
+    ("Ran 10k this morning at dawn before the office.", "User ran 10k this morning", "event"),
     ("我习惯每天早上跑步。", "用户习惯每天早上跑步", "habit"),
     ("Please keep it brief.", "User wants the assistant to keep it brief", "wish"),
     ("Keep your answers short and direct.", "User wants the assistant to keep the answers short and direct", "wish"),

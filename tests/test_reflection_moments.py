@@ -387,7 +387,8 @@ def test_habits_across_sessions_grow_a_trait_that_a_contradiction_takes_back(api
     assert "Has a flat white most mornings" in _context(api)
 
     job = converse(api, ["I don't have a flat white in the morning anymore."], session_id="morning-4")
-    assert [op["operation"] for op in job["operations"]] == ["DELETE"], job
+    # An update: the habit it ends is invalidated (its history says by what) and the new state is kept.
+    assert [op["operation"] for op in job["operations"]] == ["INVALIDATE", "ADD"], job
     assert job["operations"][0]["text"] in HABITS, job["operations"]
     deadline = time.monotonic() + 90
     while not (done := ReflectionCycle.objects.filter(trigger="contradiction", status="completed").first()):

@@ -151,7 +151,12 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself)\b|我(?
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|u|ur)\b|你|您", re.I)
 _THIRD_PERSON = re.compile(r"\b(?:he|she|his|her|him|they|their|them)\b|他|她", re.I)
 _HAN = re.compile(r"[\u4e00-\u9fff]")
-CUE_NAMES = ("question", "first_person", "second_person", "third_person", "chinese", "length")
+# How often: the words a routine is said with. The encoder's sentence vector weighs them lightly beside
+# what the sentence is about ("Another early morning run today, 6am as usual" read as a plan without it).
+_FREQUENCY = re.compile(r"\b(?:always|usually|normally|often|every|each|daily|weekly|nightly|never|as usual|again|"
+                        r"most (?:days|mornings|evenings|nights)|another)\b|每天|每周|每晚|每个|一般|通常|总是|"
+                        r"经常|照常|照例|又|习惯|雷打不动|从不", re.I)
+CUE_NAMES = ("question", "first_person", "second_person", "third_person", "chinese", "length", "frequency")
 
 
 def cues(text: str) -> np.ndarray:
@@ -161,7 +166,7 @@ def cues(text: str) -> np.ndarray:
     length = han / 25 if han else len(stripped.split()) / 15
     return np.array([bool(_QUESTION_END.search(stripped)), bool(_FIRST_PERSON.search(stripped)),
                      bool(_SECOND_PERSON.search(stripped)), bool(_THIRD_PERSON.search(stripped)),
-                     han > 0, min(length, 1.5)], dtype=np.float32)
+                     han > 0, min(length, 1.5), bool(_FREQUENCY.search(stripped))], dtype=np.float32)
 
 
 def features(texts: Sequence[str], encoders: Sequence[SentenceEncoder]) -> np.ndarray:

@@ -46,9 +46,6 @@ from memories.text import has_han
 
 # Slots that say who the speaker is: their memories are profile memories.
 PROFILE_SLOTS = frozenset({"name", "age", "home", "work", "education", "language"})
-# Below this, the model is unsure what a clause does: a statement of the speaker's is still kept when
-# the reading is one that keeps something, at lower confidence.
-SURE = 0.55
 
 
 @dataclass
@@ -113,6 +110,10 @@ _PRONOUN_SUBJECT_EN = [(re.compile(r"^(?:he|she)(?:'s| is)\b", re.I), "{who} is"
                        (re.compile(r"^(?:he|she)\b", re.I), "{who}")]
 _PRONOUN_ELSEWHERE_EN = re.compile(r"\b(?:he|she|him|his|hers)\b", re.I)
 _PRONOUN_ZH = re.compile("^(?:他|她)(?!们)")
+_SPEAKER_NAMED = re.compile(r"\b(?:I|I'm|I've|my|me)\b|我(?!们)")
+# A clause said without its "I" that opens with what the speaker does ("Never miss my evening swim").
+_OPENING_ADVERBS = frozenset("never always usually often still just rarely sometimes also".split())
+_WHAT_A_VERB_TAKES = frozenset("this that these those it them my his her your their our the a an to".split())
 
 
 def with_antecedent(text: str, who: str) -> str | None:
@@ -154,10 +155,32 @@ def as_said(text: str, addressees: list[str]) -> str:
     return _KEEP_THIS_ZH.sub("", text).strip(" ，,")
 
 
+def with_the_speaker(text: str) -> str:
+    """An English clause that opens with a verb, its "I" left out ("Never miss my evening swim", "Love
+    this city"), with it. Whether the word is a verb in its base form is lemminflect's call; a word that
+    can be a noun too counts as a verb after an adverb or before what a verb takes ("this", "my")."""
+    words = text.split()
+    if has_han(text) or len(words) < 2:
+        return text
+    at = 0
+    while at < len(words) - 1 and words[at].lower() in _OPENING_ADVERBS:
+        at += 1
+    word = words[at].lower().strip(",.!")
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word)
+    if word not in lemmas.get("VERB", ()):
+        return text
+    following = words[at + 1].lower() if at + 1 < len(words) else ""
+    if "NOUN" in lemmas and at == 0 and following not in _WHAT_A_VERB_TAKES:
+        return text
+    return f"I {text[0].lower()}{text[1:]}"
+
+
 def third_person(text: str, subject: str) -> tuple[str, list[str]]:
     """The clause in the third person with the speaker's name (one name in a Chinese line: never 用户
     beside 我), and the tags that say whom it is about."""
-    rewritten, tags = RulesExtractor._rewrite(text, subject)
+    rewritten, tags = RulesExtractor._rewrite(with_the_speaker(text), subject)
     if has_han(rewritten):
         name = speaker_name(subject, True)
         rewritten = rewritten.replace("我们", "\0").replace("我", name).replace("\0", "我们")
@@ -167,9 +190,9 @@ def third_person(text: str, subject: str) -> tuple[str, list[str]]:
 
 
 def _confidence(clause: SaidClause) -> float:
-    hedged = bool(_HEDGE.search(clause.text))
-    sure = clause.reading.confidence if clause.reading else 0.5
-    return 0.4 if hedged else round(min(0.55 + 0.35 * sure, 0.9), 2)
+    """How sure it is that the speaker meant it: lower when they hedge ("maybe", "可能"), which sends it to
+    review. The model's certainty about what the clause does is another matter (the route it took)."""
+    return 0.4 if _HEDGE.search(clause.text) else 0.8
 
 
 def _statement(clause: SaidClause, text: str, *, memory_type: str, importance: float, tags: list[str],
@@ -202,6 +225,11 @@ def _about_the_speaker(clause: SaidClause, people: People, *, replaces: bool = F
 
 
 def _about_someone_else(clause: SaidClause, people: People) -> ExtractedStatement | None:
+    """A fact about another person: it names them (a relation, a name, a pronoun for the one named
+    before); a clause that names no one but the speaker is the speaker's ("我在一家律所做助理")."""
+    if not named_person(clause.text, clause.subject) and not _PRONOUN_ELSEWHERE_EN.search(clause.text) \
+            and not _PRONOUN_ZH.match(clause.text) and _SPEAKER_NAMED.search(clause.text):
+        return _about_the_speaker(clause, people)
     latest = people.latest.get(clause.subject, "")
     resolved = with_antecedent(clause.text, latest)
     if resolved is None:
