@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 
 
-.PHONY: mcp dev up bench-embedder bench-query-precision bench-personas
+.PHONY: mcp dev up bench-embedder bench-query-precision bench-personas bench-targets
 .PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-fidelity bench-multilingual bench-requests bench-context-evidence bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
@@ -114,6 +114,9 @@ bench-fidelity: install
 	cd bench && ../$(PY) extraction_fidelity.py $(BENCH_ARGS)
 
 # Does a LoCoMo question's evidence reach the /context block (bench/context_evidence.py)?
+bench-targets: install
+	cd bench && ../$(PY) targets.py $(BENCH_ARGS)
+
 bench-personas: install
 	cd bench && ../$(PY) personas.py $(BENCH_ARGS)
 

@@ -1,6 +1,8 @@
 """Ingestion benchmark: LoCoMo conversations sent turn by turn to the
-conversation job path (rules extractor, in-process Celery), then the context
-endpoint timed on the result.
+conversation job path (the offline meaning extractor, in-process Celery), then the
+context endpoint timed on the result. Also what a turn costs: the extractor alone
+(split, the intent model's encoder call, routing) and the whole job (extraction,
+targets by meaning for updates and forget requests, the writes), per turn.
 
     make bench-ingest
     make bench-ingest BENCH_ARGS="--conversations 1 --provider hash"
@@ -32,7 +34,14 @@ def main() -> None:
     from memories.keys import api_key_create
     from memories.models import ConversationJob, MemoryItem, Tenant
 
-    settings.EXTRACTION_PROVIDER = "rules"
+    settings.EXTRACTION_PROVIDER = "meaning"
+    from datetime import UTC, datetime
+
+    from memories.extraction import Message, get_extractor
+
+    extractor = get_extractor()
+    extract_ms: list[float] = []
+    job_ms: list[float] = []
     samples = json.load(open(args.data))[: args.conversations]
     tenant = Tenant.objects.create(name=f"ingest-{uuid.uuid4().hex[:8]}")
     counts: Counter = Counter()
@@ -44,11 +53,17 @@ def main() -> None:
         users += list(participants.values())
         for turn in conversation_turns(sample):
             speaker, text = turn["text"].split(": ", 1)
+            t0 = time.perf_counter()
+            extractor.extract(messages=[Message(index=0, role="user", content=text, name=speaker)],
+                              speakers=participants, existing=[], now=datetime.now(UTC))
+            extract_ms.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
             job = conversation_job_create(
                 tenant=tenant, user_id=participants[speaker], session_id=turn["dia_id"].split(":")[0],
                 participants=participants, group_id=sample["sample_id"],
                 messages=[{"role": "user", "name": speaker, "content": text,
                            "created_at": turn["valid_at"].isoformat()}])
+            job_ms.append((time.perf_counter() - t0) * 1000)
             job = ConversationJob.objects.get(id=job.id)
             counts.update(job.counts)
             counts["failed jobs"] += job.status != "done"
@@ -69,7 +84,11 @@ def main() -> None:
         assert response.status_code == 200, response.content
     latency = percentiles(samples_ms[10:])
 
-    print_table("Ingestion, rules extractor, one job per turn", [{
+    extract, whole = percentiles(extract_ms[10:]), percentiles(job_ms[10:])
+    print_table("Cost per turn (ms, one core, the first 10 turns left out: models loading)", [
+        {"what": "the extractor alone", **extract}, {"what": "the whole job (202 answered with Celery eager)",
+                                                      **whole}], ["what", "n", "p50", "p95", "p99"])
+    print_table("Ingestion, meaning extractor, one job per turn", [{
         "conversations": len(samples), "turns": turns_total, "seconds": seconds, "turns/s": turns_total / seconds,
         "current memories": memories, **{k: counts.get(k, 0) for k in ("ADD", "UPDATE", "NOOP", "INVALIDATE",
                                                                         "REVIEW", "dropped", "failed jobs")},
@@ -77,7 +96,8 @@ def main() -> None:
          "REVIEW", "dropped", "failed jobs"])
     print_table("POST /api/v1/context (in-process client, ms)", [{"requests": latency["n"], **latency}],
                 ["requests", "p50", "p95", "p99"])
-    print(f"\nsummary: turns_per_s={turns_total / seconds:.1f} memories={memories} "
+    print(f"\nsummary: extraction p95 {extract['p95']:.1f} ms a turn, job p95 {whole['p95']:.1f} ms; "
+          f"turns_per_s={turns_total / seconds:.1f} memories={memories} "
           f"context_p50_ms={latency['p50']:.1f} context_p95_ms={latency['p95']:.1f}")
 
 

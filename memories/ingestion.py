@@ -396,7 +396,8 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
         neighbours = read_by_meaning(statement.text, neighbours, names=(statement.subject, *speakers_of(job)))
     decision = decide(Proposal(text=statement.text, key=statement.key, value=statement.value,
                                contradicts=statement.contradicts, forget=statement.forget,
-                               replaces=statement.replaces, slot=statement.slot),
+                               replaces=statement.replaces, slot=statement.slot,
+                               names=(statement.subject, *speakers_of(job))),
                       neighbours, near_duplicate=settings.MEMORY_NEAR_DUPLICATE)
     target = rows.get(decision.target) if decision.target else None
     if statement.forget and target is not None and not decision.unclear:

@@ -4,6 +4,7 @@ model, and the pure decisions that find an update's or forget request's target."
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -151,7 +152,10 @@ def test_replacement_of_the_same_text_is_nothing_new():
 @pytest.mark.parametrize(("neighbours", "operation", "target", "also", "unclear"), [
     ([n("a", 0.2)], NOOP, None, (), ()),
     ([n("a", 0.8), n("b", 0.65), n("c", 0.3)], DELETE, "a", ("b",), ()),
-    ([n("a", 0.5), n("b", 0.47)], DELETE, "a", (), ("a", "b")),  # unsure: a review names both
+    ([n("a", 0.5), n("b", 0.47)], DELETE, "a", ("b",), ()),  # both close enough: both go
+    ([n("a", 0.42), n("b", 0.40)], DELETE, "a", (), ("a", "b")),  # unsure: a review names both
+    ([n("a", 0.4)], DELETE, "a", (), ("a",)),  # unsure of the only one: a review still
+    ([replace(n("a", 0.42), twins=frozenset({"b"})), n("b", 0.40)], DELETE, "a", ("b",), ()),  # one thing said twice
 ])
 def test_forget_decision(neighbours, operation, target, also, unclear):
     decision = forget_decision(Proposal(text="zzz", forget=True), neighbours)
