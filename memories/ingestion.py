@@ -38,7 +38,7 @@ from memories.extraction import (
     group_profile_candidates,
     introduced_name,
 )
-from memories.extraction.intent import intent_encoder, read_slots
+from memories.extraction.intent import meaning_vectors, read_slots
 from memories.governance import redact_sensitive
 from memories.models import (
     CURRENT_STATUSES,
@@ -451,8 +451,7 @@ def said_with(tenant: Tenant, user_id: str, memory: MemoryItem) -> list[MemoryIt
     if not candidates:
         return []
     names = (memory.text.split(" ")[0], *UNKNOWN_SPEAKER.values())
-    vectors = intent_encoder().embed_documents([without_names(t, names) for t in (memory.text,
-                                                                                    *(m.text for m in candidates))])
+    vectors = meaning_vectors([without_names(t, names) for t in (memory.text, *(m.text for m in candidates))])
     return [m for i, m in enumerate(candidates) if float(np.dot(vectors[0], vectors[i + 1])) >= SIBLING_CLOSENESS]
 
 
@@ -476,7 +475,7 @@ def read_by_meaning(text: str, neighbours: list[Neighbour], *, names: Sequence[s
     if not neighbours:
         return neighbours
     texts = [without_names(t, names) for t in (text, *(n.text for n in neighbours))]
-    vectors = intent_encoder().embed_documents(texts)
+    vectors = meaning_vectors(texts)
     slots = read_slots(texts[1:])
     mutual = vectors[1:] @ vectors[1:].T
     return [replace(n, meaning=float(np.dot(vectors[0], vectors[i + 1])), slot=slots[i],

@@ -23,7 +23,7 @@ SECRET = "SECRET-A-7f3c"
 def tenant_a_data(api, tenant_a):
     memory = api.remember("alice", f"Alice's {SECRET} bank PIN hint is the cat.", tags=["private"], group_id="family")
     second = api.remember("alice", f"Alice's {SECRET} second secret.")
-    job = converse(api, [f"I think I might try {SECRET} pottery."])
+    job = converse(api, [f"I think I might take up pottery at the {SECRET} studio."])  # hedged: a candidate
     converse(api, [f"I love {SECRET} jazz.", f"I prefer {SECRET} jazz clubs."])
     trait = services.trait_create(tenant=tenant_a, user_id="alice", text=f"Likes {SECRET} jazz",
                                   subtype="preference", actor="t", stage="established", confidence=0.8)

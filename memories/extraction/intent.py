@@ -25,6 +25,7 @@ import json
 import logging
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -310,17 +311,22 @@ _load_lock = threading.Lock()
 
 def intent_encoder() -> SentenceEncoder:
     """The bundled multilingual encoder (loaded once per process): the model's main reading, and the
-    space where updates and forget requests are matched to memories."""
+    space where updates and forget requests are matched to memories. Built under a lock: twenty
+    requests arriving together after the embedders were reset must wait for one load, not start twenty
+    (each of seconds, holding its database connection: the pool ran dry and answered 503)."""
     from memories.embedding import _use
 
-    return _use()
+    with _load_lock:
+        return _use()
 
 
 def intent_encoders() -> tuple[SentenceEncoder, SentenceEncoder]:
     """What the model reads: the multilingual encoder, then the bundled English one."""
     from memories.embedding import _minilm
 
-    return intent_encoder(), _minilm()
+    use = intent_encoder()
+    with _load_lock:
+        return use, _minilm()
 
 
 @lru_cache(maxsize=1)
@@ -352,9 +358,60 @@ def read_texts(texts: Sequence[str], model: IntentModel | None = None,
             for row, slot_row in zip(intents, slots, strict=True)]
 
 
+class _Remembered:
+    """A bounded per-process memo of what was computed for a text (stored memories come back job after
+    job: their vectors and slots are read once)."""
+
+    def __init__(self, size: int = 4096):
+        self.size = size
+        self.values: OrderedDict[str, object] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get_many(self, texts: Sequence[str], compute) -> list:
+        with self.lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self.values))
+        if missing:
+            computed = compute(missing)
+            with self.lock:
+                for text, value in zip(missing, computed, strict=True):
+                    self.values[text] = value
+                while len(self.values) > self.size:
+                    self.values.popitem(last=False)
+        with self.lock:
+            out = []
+            for text in texts:
+                value = self.values.get(text)
+                if value is None:  # evicted meanwhile by another thread's batch
+                    value = compute([text])[0]
+                out.append(value)
+            return out
+
+    def clear(self) -> None:
+        with self.lock:
+            self.values.clear()
+
+
+_slots = _Remembered()
+_meaning_vectors = _Remembered()
+
+
 def read_slots(texts: Sequence[str]) -> list[str]:
-    """What each text (a stored memory, say) is about, by the slot head alone."""
-    return [reading.slot for reading in read_texts(texts)]
+    """What each text (a stored memory, say) is about, by the slot head alone (remembered per text)."""
+    return _slots.get_many(texts, lambda missing: [reading.slot for reading in read_texts(missing)])
+
+
+def meaning_vectors(texts: Sequence[str]) -> np.ndarray:
+    """The multilingual encoder's vectors of these texts (remembered per text)."""
+    if not texts:
+        return np.zeros((0, 512), dtype=np.float32)
+    return np.vstack(_meaning_vectors.get_many(texts, lambda missing: list(
+        intent_encoder().embed_documents(list(missing)))))
+
+
+def forget_remembered() -> None:
+    """Empty the per-text memos (tests that swap the model)."""
+    _slots.clear()
+    _meaning_vectors.clear()
 
 
 class IntentModelMissing(RuntimeError):
