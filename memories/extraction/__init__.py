@@ -33,17 +33,15 @@ from memories.extraction.llm_extractor import (
     parse_llm_reply,
 )
 from memories.extraction.meaning import MeaningExtractor
+from memories.extraction.rewrite_en import HABITUAL_PRESENT, third_person_verb, to_third_person
 from memories.extraction.rules import (
     ABOUT_OTHER_TAG,
-    HABITUAL_PRESENT,
     UNKNOWN_SPEAKER,
     RulesExtractor,
     chinese_third_person,
     introduced_name,
     is_about_someone_else,
     speaker_name,
-    third_person_verb,
-    to_third_person,
 )
 
 

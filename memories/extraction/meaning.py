@@ -26,20 +26,22 @@ from datetime import datetime
 from memories.extraction import intent as intents
 from memories.extraction.base import ExistingMemory, ExtractedStatement, Message, anchor_relative_dates
 from memories.extraction.clauses import clauses, sentences
-from memories.extraction.rules import (
-    _ABOUT_OTHER_EN,
+from memories.extraction.rewrite_en import (
     _DISCOURSE,
     _GREETING_LEAD,
+    to_third_person,
+    with_its_subject,
+    without_address,
+)
+from memories.extraction.rewrite_zh import _RELATION_ZH
+from memories.extraction.rules import (
+    _ABOUT_OTHER_EN,
     _HEDGE,
     _RELATION_EN,
-    _RELATION_ZH,
     ABOUT_OTHER_TAG,
     UNKNOWN_SPEAKER,
     RulesExtractor,
     speaker_name,
-    to_third_person,
-    with_its_subject,
-    without_address,
 )
 from memories.models import MemoryType
 from memories.text import has_han

@@ -1,6 +1,11 @@
-"""The offline extractor: slot rules (names, places, work, allergies, dates) first; every other
-sentence goes to the durable-statement classifier (memories/durable.py). Questions, requests,
-hypotheticals and small talk leave nothing."""
+"""Phrasing rules the meaning extractor rewrites with (memories/extraction/meaning.py decides what a clause
+does; these say how it is kept): slot rules that give a key and value (name, residence, work), the
+wording of habits, wishes and forget requests, introductions, whose statement a turn is. English
+rewriting lives in rewrite_en.py, Chinese in rewrite_zh.py.
+
+RulesExtractor, the offline extractor before the intent model (slot rules, then the durable-statement
+classifier, memories/durable.py), stays for comparison in benches and for the tests of its helpers;
+EXTRACTION_PROVIDER=rules now names the meaning extractor."""
 
 from __future__ import annotations
 
@@ -14,6 +19,16 @@ from memories.extraction.base import (
     Message,
     anchor_relative_dates,
 )
+from memories.extraction.rewrite_en import (
+    _DISCOURSE,
+    _GREETING_LEAD,
+    name_the_addressee,
+    report_as_sentence,
+    to_third_person,
+    with_its_subject,
+    without_address,
+)
+from memories.extraction.rewrite_zh import _RELATION_ZH, chinese_third_person
 from memories.models import MemoryType
 from memories.text import has_han
 
@@ -30,100 +45,10 @@ _SMALL_TALK_WORDS = re.compile(r"(?:hi|hello|hey|thanks|thank|you|ok|okay|bye|go
                                r"你好|您好|谢谢|好的|再见|嗯|哈哈|拜拜|好|早|晚安)+")
 _HEDGE = re.compile(r"\b(maybe|probably|i think|i guess|perhaps|not sure|might)\b|可能|也许|大概|好像", re.I)
 
-_VERB_3RD = {"am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "go": "goes", "was": "was",
-             "can": "can", "will": "will", "would": "would", "should": "should", "could": "could",
-             "can't": "can't", "don't": "doesn't", "won't": "won't", "didn't": "didn't", "haven't": "hasn't",
-             "wasn't": "wasn't", "couldn't": "couldn't", "wouldn't": "wouldn't", "shouldn't": "shouldn't",
-             "must": "must", "may": "may", "might": "might", "shall": "shall"}
-
-
-_PAST_TENSE = frozenset("""went got ran met bought saw took made wrote read lost won had did was were found left felt
-    thought told gave came became began kept heard sat spent taught brought caught drove flew grew knew sang swam threw
-    woke wore ate fell forgot held paid said sent slept sold spoke stood understood might may must chose drew fed fought
-    hid hung led lent meant rode rose shook stole struck swore tore wept broke built dealt dreamt learnt bent froze
-    forgave sank spun sprang""".split())
-
-
-# Past forms a report starts with, and the habitual present a trait says them in ("ran" -> "runs").
-HABITUAL_PRESENT = {"had": "has", "ran": "runs", "went": "goes", "did": "does", "took": "takes", "made": "makes",
-                    "got": "gets", "swam": "swims", "rode": "rides", "ate": "eats", "drank": "drinks",
-                    "walked": "walks", "cooked": "cooks", "played": "plays", "worked": "works", "jogged": "jogs",
-                    "cycled": "cycles", "hiked": "hikes", "biked": "bikes", "read": "reads", "wrote": "writes",
-                    "slept": "sleeps", "woke": "wakes", "practised": "practises", "practiced": "practices",
-                    "meditated": "meditates", "stretched": "stretches", "lifted": "lifts", "trained": "trains"}
-_REPORT_OPENERS = frozenset("another a an the one two three more early late morning evening quick long short "
-                            "great good nice first usual".split())
-
-
-def report_as_sentence(clause: str, name: str) -> str:
-    """A report said without a subject, as a sentence about its speaker: "Ran 10k this morning" ->
-    "User ran 10k this morning"; "Another early morning run today, 6am as usual" -> "User had another
-    early morning run today, 6am as usual" (an event named by a noun: had)."""
-    body = clause.strip().rstrip(" .!")
-    first = body.split(" ", 1)[0].lower()
-    lowered = body[0].lower() + body[1:] if first in _PAST_TENSE or first in HABITUAL_PRESENT \
-        or first in _REPORT_OPENERS else body
-    verb_first = first in _PAST_TENSE or first in HABITUAL_PRESENT or first.endswith("ed")
-    return f"{name} {lowered}" if verb_first else f"{name} had {lowered}"
-
-
-# Present forms that end in "ed" (need, feed, succeed, embed): not a past tense. "agreed", "freed" are.
-_PRESENT_ENDING_IN_ED = re.compile(r"^(?!(?:agr|fr|decr|guarant|refer|disagr)eed$)\w*eed$|^(?:shed|wed|embed|bed)$")
-
-
-def third_person_verb(verb: str) -> str:
-    lower = verb.lower()
-    if lower in _VERB_3RD:
-        return _VERB_3RD[lower]
-    if lower in _PAST_TENSE or (lower.endswith("ed") and not _PRESENT_ENDING_IN_ED.search(lower)):
-        return verb
-    if re.search(r"(s|sh|ch|x|z|o)$", lower):
-        return verb + "es"
-    if re.search(r"[^aeiou]y$", lower):
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
-_PRONOUNS = [(re.compile(r"\bmyself\b", re.I), "{name}"), (re.compile(r"\bmy\b", re.I), "{name}'s"),
-             (re.compile(r"\bmine\b", re.I), "{name}'s"), (re.compile(r"\bI'm\b"), "{name} is"),
-             (re.compile(r"\bI've\b"), "{name} has"), (re.compile(r"\bI'd\b"), "{name} would"),
-             (re.compile(r"\bI'll\b"), "{name} will"), (re.compile(r"\bI am\b"), "{name} is"),
-             (re.compile(r"\bI\b"), "{name}"), (re.compile(r"\bme\b", re.I), "{name}")]
-
-
 def _clauses(sentence: str) -> list[str]:
     """A sentence's clauses where a new subject starts ("Please keep it brief, I like short answers")."""
     return [part.strip() for part in re.split(r",\s*(?=(?:I|I'm|I'd|my|please)\b)|，(?=我|请)", sentence)
             if part.strip()]
-
-
-# Words between "I" and its verb: "I really am", "I definitely care", "I slowly formed". Verbs ending in "ly"
-# (apply, rely, fly) are not among them.
-_ADVERB = (r"(?:also|always|often|never|still|just|even|ever|sometimes|soon|"
-           r"(?!(?:app|rep|supp|comp|imp|multip|re|f|a|bul|ta|ra)ly\b)[a-z]{2,}ly)")
-
-
-_OUR_HOUSEHOLD = re.compile(r"\bour ((?:family|families|kids|children|sons?|daughters?|dogs?|cats?|pets?|puppy|"
-                            r"kitty|home|house|garden|wedding|parents|grandkids|baby))\b", re.I)
-
-
-def to_third_person(sentence: str, name: str) -> str:
-    """'I love my dog' -> 'Alice loves Alice's dog' style rewrite, verbs conjugated, an adverb between the
-    two left where it was ("I definitely care" -> "Alice definitely cares", "who I really am" -> "who Alice
-    really is")."""
-    def conjugate(match: re.Match) -> str:
-        adverbs = match.group(2) or ""
-        return f"{name} {adverbs}{third_person_verb(match.group(3))}"
-
-    text = re.sub(rf"\b(I)\s+((?:{_ADVERB}\s+)*)(?!'m\b)([a-z']+)", conjugate,
-                  sentence)  # every clause's verb: "... and I keep bees"
-    # "keep my answers short": the answers the speaker gets, from the assistant, not the speaker's own.
-    text = re.sub(r"\bmy (answers|replies|responses)\b", r"the \1", text, flags=re.I)
-    # "our kids", "our family": the speaker's household, said by name ("we" itself stays: whose it is varies).
-    text = _OUR_HOUSEHOLD.sub(lambda m: f"{name}'s {m.group(1)}", text)
-    for pattern, replacement in _PRONOUNS:
-        text = pattern.sub(replacement.format(name=name), text)
-    return text[0].upper() + text[1:] if text else text
 
 
 @dataclass
@@ -197,9 +122,6 @@ _RELATION_EN = (r"wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|son|dau
                 r"aunt|uncle|cousin|niece|nephew|friend|best friend|boss|manager|colleague|roommate|"
                 r"neighbou?r|"
                 r"dog|cat|pet")
-_RELATION_ZH = ("妻子|老婆|丈夫|老公|爱人|女朋友|男朋友|女儿|儿子|孩子|宝宝|妈妈|母亲|爸爸|父亲|父母|哥哥|姐姐|"
-                "弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|表哥|表姐|堂哥|朋友|最好的朋友|老板|领导|"
-                "同事|室友|邻居|狗|猫")
 _ABOUT_OTHER_EN = re.compile(rf"^\s*(?:and |but |also )?my ((?:\w+ )?(?:{_RELATION_EN}))\b", re.I)
 _ABOUT_OTHER_ZH = re.compile(rf"^\s*我的?((?:{_RELATION_ZH}))")
 ABOUT_OTHER_TAG = "about-other"  # a statement about someone else: never the speaker's trait
@@ -244,53 +166,6 @@ _WISH_ABOUT_ANSWERS_EN = re.compile(
 _WISH_ZH = re.compile("^(?:请|麻烦|能不能|可以)?(?:你)?(?:回答|回复|说话|说)?"
                       "(?:简短|简洁|简单|短|详细|直接|别用|不要用|少用|多用|用中文|用英文|叫我)"
                       "|请.{0,6}(?:简短|简洁|短一点|详细|直接)")
-# A greeting in front of a statement ("你好，我刚搬到杭州", "Hi, I just moved to Lisbon"): the statement stays.
-_GREETING_LEAD = re.compile(r"^(?:hi|hello|hey|你好|您好|嗨|哈喽|早上好|晚上好)(?:\s*[,，!！~]+\s*|\s+)(?=\S)", re.I)
-_DISCOURSE = re.compile(r"^(?:(?:actually|oh|well|hmm|ok|okay|so|also|and|but|wait|sorry|btw|by the way|fyi|"
-                        r"yeah|yep|yup|yes|wow|woah|whoa|haha|lol|aww|omg|plus)[,!.\s]+)+|"
-                        r"^(?:其实|对了|哦|嗯|好吧|还有|算了|等等|不对|那个|对不起|抱歉)[，,、\s]*", re.I)
-
-
-def without_address(sentence: str, addressees: list[str]) -> str:
-    """A sentence without what opens it and is no part of the statement: interjections and the name of the
-    person spoken to ("Yeah, Caroline, my family's been great" -> "my family's been great"), which had
-    been kept in the memory ("Yeah, Caroline, Melanie's family's been great")."""
-    names = "|".join(re.escape(name) for name in addressees if name)
-    opening = re.compile(rf"^(?:(?:{names})\s*[,!]\s*)" if names else r"^(?!)")
-    while True:
-        shorter = opening.sub("", _DISCOURSE.sub("", sentence), count=1)
-        if shorter == sentence:
-            return sentence
-        sentence = shorter
-
-
-# "you" as the subject of what follows it: a helping verb or a verb people say of the person they talk to.
-_YOU_VERB = frozenset("""are were have had do did can could will would should might must know think want need like
-    love feel felt get got make made go went say said seem look""".split())
-_YOU_ADVERBS = r"(?:always|never|really|just|also|ever|still|often|sometimes|usually|definitely|totally|truly)"
-_YOU_FORMS = [(re.compile(r"\byou(?:'re| are)\b", re.I), "{name} is"), (re.compile(r"\byou were\b", re.I),
-              "{name} was"), (re.compile(r"\byou(?:'ve| have)\b", re.I), "{name} has"),
-              (re.compile(r"\byou'll\b", re.I), "{name} will"), (re.compile(r"\byou'd\b", re.I), "{name} would"),
-              (re.compile(r"\byourself\b", re.I), "{name}"), (re.compile(r"\byours?\b", re.I), "{name}'s")]
-
-
-def name_the_addressee(text: str, name: str) -> str:
-    """A memory of a conversation between two people with "you" said as the other one's name: "Your words
-    really motivate Jon" -> "Gina's words really motivate Jon", "Jon hopes you do too" -> "Jon hopes Gina
-    does too". Read later by an assistant, "you" is the assistant."""
-    for pattern, words in _YOU_FORMS:
-        text = pattern.sub(words.format(name=name), text)
-
-    def subject(match: re.Match) -> str:
-        adverbs, verb = match.group(1) or "", match.group(2)
-        if verb.lower() not in _YOU_VERB:
-            return match.group(0)
-        return f"{name} {adverbs}{third_person_verb(verb)}"
-
-    text = re.sub(rf"\byou\s+((?:{_YOU_ADVERBS}\s+)*)([a-z']+)", subject, text, flags=re.I)
-    return re.sub(r"\byou\b", name, text, flags=re.I)
-
-
 # Statements a person makes about themselves that the classifier must not veto: contact details, habits, wishes,
 # who they are.
 _SAID_OF_ONESELF = {"contact", "habit", "wish", "identity"}
@@ -341,45 +216,6 @@ _REACTION_EN = re.compile(
     r"how|it when|seeing|hearing|your|the way)|can(?:'t|not)? (?:imagine|tell|see|wait|believe)|think (?:that )?"
     r"you|agree|get (?:it|that|you)|understand|feel you|miss|remember)\b|\b(?:let|tell|show|send|ask|remind) me\b",
     re.I)
-# A first-person statement said without its "I" ("Just got back from a road trip", "Been running longer",
-# "Gonna volunteer next month"): the subject is put back before the rules read it.
-_SUBJECTLESS_EN = re.compile(
-    r"^(?:(?P<doing>(?:(?:still|just|currently|now|finally|busy) )+\w{2,}ing)\b|"
-    r"(?:(?:just|also|still|finally|recently|really|actually|now) )*(?:(?P<been>been)|(?P<gonna>gonna)|"
-    r"(?P<wanna>wanna)|(?P<verb>(?:love|like|want|need|hope|plan|have|got|prefer|enjoy|used|tend|try)) to|"
-    r"(?P<past>\w{3,}ed|" + "|".join(sorted(_PAST_TENSE - {"might", "may", "must", "was", "were"})) + r")))\b",
-    re.I)
-
-
-# Past participles said as how one is ("Stoked about the trip"): "I'm", not "I".
-_FELT_NOT_DONE = frozenset("""excited tired stoked blessed bored scared surprised amazed impressed pleased thrilled
-    relieved interested obsessed stressed exhausted worried married engaged retired inspired motivated determined
-    focused pumped psyched hooked convinced overwhelmed delighted honored honoured grateful glad""".split())
-
-
-def with_its_subject(sentence: str) -> str:
-    """An English first-person statement said without its "I", with it: "Just got back from a road trip"
-    -> "I just got back from a road trip", "Been running longer" -> "I've been running longer", "Gonna
-    explore more" -> "I am going to explore more", "Stoked about the trip" -> "I'm stoked about the trip",
-    "Still working on the studio" -> "I'm still working on the studio".
-    Anything else comes back as it was."""
-    match = _SUBJECTLESS_EN.match(sentence)
-    past = (match.group("past") or "").lower() if match else ""
-    if match is None or has_han(sentence) or past == "agreed" or past and _PRESENT_ENDING_IN_ED.search(past):
-        return sentence
-    if past and re.match(r"\s+(?:me|us)\b", sentence[match.end():], re.I):  # "Really made me think": it did
-        return sentence
-    lowered = sentence[0].lower() + sentence[1:]
-    if past in _FELT_NOT_DONE or match.group("doing"):
-        return "I'm " + lowered
-    if match.group("been"):
-        return "I've " + lowered
-    if match.group("gonna") or match.group("wanna"):
-        lowered = re.sub(r"\bgonna\b", "am going to", lowered, count=1, flags=re.I)
-        lowered = re.sub(r"\bwanna\b", "want to", lowered, count=1, flags=re.I)
-    return "I " + lowered
-
-
 # An English sentence in which its speaker says I, me or my, or we ("I tried to stay calm and asked for help",
 # "This design reminds me of the grit it takes", "We're brainstorming projects") is kept at a lower classifier
 # probability than the shipped threshold: the reactions and remarks that made the threshold high no longer
@@ -465,13 +301,6 @@ def introduced_name(texts: list[str]) -> str | None:
 def speaker_name(subject: str, chinese: bool) -> str:
     """The name a memory's text uses: the speaker's, or 用户 in Chinese when it is unknown."""
     return UNKNOWN_SPEAKER["zh"] if chinese and subject == UNKNOWN_SPEAKER["en"] else subject
-
-
-def chinese_third_person(sentence: str, name: str) -> str:
-    """我 -> the speaker's name, 我的 -> 名字的, 我+relation -> 名字的relation; 我们 stays 我们."""
-    text = re.sub(rf"我的?(?=(?:{_RELATION_ZH}))", f"{name}的", sentence)
-    text = re.sub("我的", f"{name}的", text)
-    return re.sub("我(?!们)", name, text)
 
 
 def one_statement_per_turn(statements: list[ExtractedStatement]) -> list[ExtractedStatement]:
