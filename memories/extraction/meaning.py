@@ -42,6 +42,7 @@ from memories.extraction.rules import (
     UNKNOWN_SPEAKER,
     RulesExtractor,
     speaker_name,
+    with_continuations,
 )
 from memories.models import MemoryType
 from memories.text import has_han
@@ -341,7 +342,9 @@ _FUNCTION_WORDS = frozenset("with from that this have been about into just reall
 def reads_as_memory(clause: SaidClause, statement: ExtractedStatement) -> bool:
     """Whether a statement reads on its own: not a short clause whose object is only "it" or "them"
     ("I read them on my phone")."""
-    if clause.chinese or statement.forget or not _DANGLING_EN.search(clause.text):
+    if clause.chinese or statement.forget:
+        return True
+    if not _DANGLING_EN.search(clause.text):
         return True
     content = [w for w in _CONTENT_WORD.findall(_DANGLING_EN.sub(" ", clause.text))
                if w.lower() not in _FUNCTION_WORDS]
@@ -360,8 +363,13 @@ class MeaningExtractor:
         people = People()
         out: list[ExtractedStatement] = []
         before: SaidClause | None = None
+        with_an_assistant = any(message.role != "user" for message in messages) or len(speakers) < 2
         for clause, reading in zip(said, readings, strict=True):
             clause.reading = reading
+            if reading.intent == intents.WISH and not with_an_assistant:
+                # between people with no assistant no one answers: a wish about answers is a misreading of
+                # what the speaker says of themselves
+                reading = clause.reading = intents.Reading(intents.FACT_SELF, reading.confidence, reading.slot)
             if reading.intent == intents.FORGET and before is not None and before.index == clause.index \
                     and names_no_matter(forget_topic(clause.text)):
                 # "上次说的网贷那个事，你别记了": the request names its matter in the clause before it
@@ -397,7 +405,7 @@ class MeaningExtractor:
             if subject is None:
                 continue
             addressees = [name for name in speakers if name != subject]
-            for sentence in sentences(message.content):
+            for sentence in with_continuations(sentences(message.content)):
                 for raw in clauses(sentence):
                     text = as_said(raw, addressees)
                     if len(text) >= 2 and not RulesExtractor.small_talk(text):
