@@ -351,6 +351,36 @@ def reads_as_memory(clause: SaidClause, statement: ExtractedStatement) -> bool:
     return len(content) >= 3
 
 
+_KEPT_APART = frozenset({"wish", "habit", "identity", "contact", ABOUT_OTHER_TAG})
+
+
+def one_memory_per_matter(statements: list[ExtractedStatement]) -> list[ExtractedStatement]:
+    """The facts one turn says about the same thing (the same speaker and slot), as one memory: "Painting's
+    a fun way to express my feelings. It's a great way to relax after a long day" is one thing told. Facts
+    about different things stay apart ("I'm allergic to peanuts and I live in Porto": health and home), and
+    so do updates, forget requests, habits, wishes, facts about others and slot facts with a key. A memory
+    per clause had doubled what LoCoMo's conversations kept (961 -> 2,029 facts) and pushed evidence out of
+    the context block (0.768 -> 0.715 at 2,000 characters)."""
+    out: list[ExtractedStatement] = []
+    joined: dict[tuple[str, tuple[int, ...], str], ExtractedStatement] = {}
+    for statement in statements:
+        apart = statement.forget or statement.replaces or statement.key or _KEPT_APART & set(statement.tags) \
+            or not statement.source_messages
+        matter = (statement.subject, tuple(statement.source_messages), statement.slot)
+        first = None if apart else joined.get(matter)
+        if first is None:
+            if not apart:
+                joined[matter] = statement
+            out.append(statement)
+            continue
+        chinese = has_han(first.text)
+        first.text = f"{first.text}{'，' if chinese else '. '}{statement.text}"
+        first.tags = list(dict.fromkeys([*first.tags, *statement.tags]))
+        first.importance = max(first.importance, statement.importance)
+        first.confidence = min(first.confidence, statement.confidence)
+    return out
+
+
 class MeaningExtractor:
     """Offline extraction by meaning (see the module docstring)."""
 
@@ -386,6 +416,7 @@ class MeaningExtractor:
             before = clause
             if statement is not None and reads_as_memory(clause, statement):
                 out.append(statement)
+        out = one_memory_per_matter(out)
         for message in messages:
             subject = RulesExtractor._subject(message, speakers)
             if subject is not None:
