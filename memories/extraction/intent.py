@@ -175,8 +175,21 @@ def features(texts: Sequence[str], encoders: Sequence[SentenceEncoder]) -> np.nd
     macro-F1 0.856 with the multilingual one alone, 0.872 with both: docs/extraction.md), and the cues."""
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
-    vectors = [encoder.embed_documents(list(texts)) for encoder in encoders]
+    vectors = [_vectors(encoder, texts) for encoder in encoders]
     return np.hstack([*vectors, np.vstack([cues(t) for t in texts])]).astype(np.float32)
+
+
+FEW = 16  # up to this many texts, MiniLM's own ONNX session one text at a time beats a batch through
+# sentence-transformers (~3 ms a text against ~50 ms a call on these machines: bench-ingest's profile)
+
+
+def _vectors(encoder: SentenceEncoder, texts: Sequence[str]) -> np.ndarray:
+    """An encoder's vectors of `texts`: a few through its single-text path where it has a fast one (the
+    same model and weights: MiniLMEmbedder.embed_query), a batch otherwise."""
+    single = getattr(encoder, "_query_session", None)
+    if single is not None and len(texts) <= FEW:
+        return np.vstack([single.embed(text) for text in texts])
+    return encoder.embed_documents(list(texts))
 
 
 # --------------------------------------------------------------------------- the model
