@@ -116,24 +116,24 @@ def main() -> None:
 
     shipped = (dedupe.UPDATE_MATCH, dedupe.UPDATE_MARGIN, dedupe.FORGET_MATCH, dedupe.FORGET_UNSURE)
     if not args.no_sweep:
-        rows = []
-        for match, margin in itertools.product((0.3, 0.35, 0.4, 0.45, 0.5), (0.03, 0.05)):
-            dedupe.UPDATE_MATCH, dedupe.UPDATE_MARGIN = match, margin
-            update = score("dev", intent.UPDATE)
-            rows.append({"UPDATE_MATCH": match, "UPDATE_MARGIN": margin, "right": update["right"],
-                         "review": update["review"], "wrong": update["wrong"], "missed": update["missed"],
-                         "false": update["false"], "false review": update["false review"]})
-        print_table("Update thresholds on the dev families", rows, list(rows[0]))
-        rows = []
-        for match, unsure in itertools.product((0.45, 0.5, 0.55, 0.6), (0.25, 0.3, 0.35, 0.4)):
-            if unsure >= match:
-                continue
-            dedupe.FORGET_MATCH, dedupe.FORGET_UNSURE = match, unsure
-            forget = score("dev", intent.FORGET)
-            rows.append({"FORGET_MATCH": match, "FORGET_UNSURE": unsure, "right": forget["right"],
-                         "review": forget["review"], "wrong": forget["wrong"], "missed": forget["missed"],
-                         "false": forget["false"], "false review": forget["false review"]})
-        print_table("Forget thresholds on the dev families", rows, list(rows[0]))
+        def sweep(kind: str, title: str, grid: list[dict]) -> None:
+            """Score `kind` on the dev families at each setting of the grid (names are dedupe's constants)."""
+            rows = []
+            for setting in grid:
+                for name, value in setting.items():
+                    setattr(dedupe, name, value)
+                row = score("dev", kind)
+                rows.append({**setting, **{k: row[k] for k in ("right", "review", "wrong", "missed", "false",
+                                                               "false review")}})
+            print_table(title, rows, list(rows[0]))
+
+        sweep(intent.UPDATE, "Update thresholds on the dev families",
+              [{"UPDATE_MATCH": m, "UPDATE_MARGIN": g} for m, g in itertools.product((0.3, 0.35, 0.4, 0.45, 0.5),
+                                                                                    (0.03, 0.05))])
+        sweep(intent.FORGET, "Forget thresholds on the dev families",
+              [{"FORGET_MATCH": m, "FORGET_UNSURE": u} for m, u in itertools.product((0.45, 0.5, 0.55, 0.6),
+                                                                                    (0.25, 0.3, 0.35, 0.4))
+               if u < m])
         dedupe.UPDATE_MATCH, dedupe.UPDATE_MARGIN, dedupe.FORGET_MATCH, dedupe.FORGET_UNSURE = shipped
     rows = [score(split, kind) for split in ("dev", "held-out") for kind in (intent.UPDATE, intent.FORGET)]
     print_table(f"Shipped thresholds (UPDATE_MATCH {dedupe.UPDATE_MATCH}, UPDATE_MARGIN {dedupe.UPDATE_MARGIN}, "

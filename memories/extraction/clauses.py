@@ -53,12 +53,18 @@ _AFTER_A_VERB = frozenset("in at on for with to a an the my our as from near eve
 
 
 @lru_cache(maxsize=4096)
+def word_lemmas(word: str) -> dict[str, tuple[str, ...]]:
+    """An English word's lemmas by part of speech, from lemminflect's lexicon ({"VERB": ("live",), ...}).
+    Imported here, on first use: the lexicon loads with the module."""
+    from lemminflect import getAllLemmas
+
+    return dict(getAllLemmas(word.lower()))
+
+
 def can_be_verb(word: str, following: str = "") -> bool:
     """Whether an English word opens a verb phrase after "and" (lemminflect's lexicon): "live in Porto",
     "work at a bakery" split a clause; "cats and dogs", "salt and pepper" do not."""
-    from lemminflect import getAllLemmas
-
-    lemmas = getAllLemmas(word.lower())
+    lemmas = word_lemmas(word)
     if "VERB" not in lemmas:
         return False
     return "NOUN" not in lemmas or following.lower() in _AFTER_A_VERB

@@ -399,9 +399,6 @@ class _Remembered:
                 out.append(value)
             return out
 
-    def clear(self) -> None:
-        with self.lock:
-            self.values.clear()
 
 
 _slots = _Remembered()
@@ -420,11 +417,6 @@ def meaning_vectors(texts: Sequence[str]) -> np.ndarray:
     return np.vstack(_meaning_vectors.get_many(texts, lambda missing: list(
         intent_encoder().embed_documents(list(missing)))))
 
-
-def forget_remembered() -> None:
-    """Empty the per-text memos (tests that swap the model)."""
-    _slots.clear()
-    _meaning_vectors.clear()
 
 
 class IntentModelMissing(RuntimeError):

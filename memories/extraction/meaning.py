@@ -25,7 +25,7 @@ from datetime import datetime
 
 from memories.extraction import intent as intents
 from memories.extraction.base import ExistingMemory, ExtractedStatement, Message, anchor_relative_dates
-from memories.extraction.clauses import clauses, sentences
+from memories.extraction.clauses import clauses, sentences, word_lemmas
 from memories.extraction.rewrite_en import (
     _DISCOURSE,
     _GREETING_LEAD,
@@ -36,6 +36,7 @@ from memories.extraction.rewrite_en import (
 from memories.extraction.rewrite_zh import _RELATION_ZH
 from memories.extraction.rules import (
     _ABOUT_OTHER_EN,
+    _ABOUT_OTHER_ZH,
     _HEDGE,
     _RELATION_EN,
     ABOUT_OTHER_TAG,
@@ -169,9 +170,7 @@ def with_the_speaker(text: str) -> str:
     while at < len(words) - 1 and words[at].lower() in _OPENING_ADVERBS:
         at += 1
     word = words[at].lower().strip(",.!")
-    from lemminflect import getAllLemmas
-
-    lemmas = getAllLemmas(word)
+    lemmas = word_lemmas(word)
     if word not in lemmas.get("VERB", ()):
         return text
     following = words[at + 1].lower() if at + 1 < len(words) else ""
@@ -242,8 +241,7 @@ def _about_someone_else(clause: SaidClause, people: People) -> ExtractedStatemen
 
 
 def _update(clause: SaidClause, people: People) -> ExtractedStatement | None:
-    if clause.chinese and _RELATION_ZH_RE.match(clause.text) or not clause.chinese and _ABOUT_OTHER_EN.match(
-            clause.text):
+    if (_ABOUT_OTHER_ZH if clause.chinese else _ABOUT_OTHER_EN).match(clause.text):
         statement = _about_someone_else(clause, people)  # "my sister moved to Leeds": hers, replacing hers
         if statement is not None:
             statement.replaces = True
