@@ -90,7 +90,7 @@ def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | N
 
     operation = {INVALIDATE: CandidateOperation.INVALIDATE, UPDATE: CandidateOperation.UPDATE}.get(
         decision.operation, CandidateOperation.ADD)
-    hold = review_hold(text=spec.text, confidence=confidence,
+    hold = review_hold(text=spec.text, confidence=confidence, tags=spec.tags, data=spec.data,
                        contradicted=target if decision.operation == INVALIDATE else None)
     reasons, details = list(hold.reasons), [hold.detail] if hold.detail else []
     if decision.operation in (UPDATE, INVALIDATE) and protected and "contradicts_approved" not in reasons:
@@ -123,7 +123,7 @@ def apply_saves(*, tenant: Tenant, specs: Sequence[MemorySpec], submitter: Submi
     deduplication decision, but the same gate as every other door, so a text the sensitive-data screen
     flags waits for a person (REVIEW) instead of becoming an active memory. The rest are written in one
     transaction (ADD, or NOOP / UPDATE of the same text); the answer keeps the order of `specs`."""
-    holds = [save_hold(spec.text) for spec in specs]
+    holds = [save_hold(spec) for spec in specs]
     passed = [spec for spec, hold in zip(specs, holds, strict=True) if not hold.held]
     written = iter(memory_create_batch(tenant=tenant, specs=passed, actor=submitter.actor,
                                        job_id=_job_id(submitter)) if passed else [])

@@ -4,8 +4,10 @@ first, and the review queue's approve / reject — used by API and admin alike."
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import models, transaction
@@ -14,6 +16,7 @@ from django.utils.dateparse import parse_datetime
 
 from memories import erasure, writing
 from memories.errors import InvalidOperation, NotAllowed, VersionConflict, get_or_not_found
+from memories.identity import ID_FIELDS
 from memories.models import (
     ApiKey,
     Candidate,
@@ -61,15 +64,56 @@ def was_approved_by_operator(memory: MemoryItem) -> bool:
     return MemoryHistory.objects.filter(memory_id=memory.id, event=HistoryEvent.APPROVE).exists()
 
 
-def save_hold(text: str) -> HoldDecision:
-    """The gate for a save as given (the client's own words, its confidence its own): sensitive data
-    waits for a person, as it does at every other door."""
-    return review_hold(text=text, confidence=1.0, contradicted=None)
+def sensitive_fields(*, text: str | None = None, tags: Sequence[str] = (), data: Any = None,
+                     data_field: str = "data") -> list[tuple[str, list[str]]]:
+    """Each written field that carries what the detector finds, with the kinds: the text, each tag, and
+    every key and value inside `data` (numbers too: a card number may come as an integer), named
+    as a client wrote it (`tags[1]`, `data.card`, or `metadata.card` for Mem0)."""
+    found: list[tuple[str, list[str]]] = []
+    if text:
+        kinds = sensitive_kinds(text)
+        if kinds:
+            found.append(("text", kinds))
+    for index, tag in enumerate(tags):
+        kinds = sensitive_kinds(tag)
+        if kinds:
+            found.append((f"tags[{index}]", kinds))
+    found.extend(_sensitive_in_data(data, data_field))
+    return found
 
 
-def review_hold(*, text: str, confidence: float, contradicted: MemoryItem | None) -> HoldDecision:
+def _sensitive_in_data(value: Any, path: str) -> list[tuple[str, list[str]]]:
+    if isinstance(value, dict):
+        found = []
+        for key, inner in value.items():
+            kinds = sensitive_kinds(str(key))
+            if kinds:
+                found.append((f"{path}.{key}", kinds))
+            found.extend(_sensitive_in_data(inner, f"{path}.{key}"))
+        return found
+    if isinstance(value, list):
+        return [hit for index, inner in enumerate(value) for hit in _sensitive_in_data(inner, f"{path}[{index}]")]
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        kinds = sensitive_kinds(str(value))
+        return [(path, kinds)] if kinds else []
+    return []
+
+
+def _sensitive_detail(fields: list[tuple[str, list[str]]]) -> str:
+    return "sensitive content: " + "; ".join(
+        ", ".join(kinds) + ("" if field == "text" else f" in {field}") for field, kinds in fields)
+
+
+def save_hold(spec: MemorySpec) -> HoldDecision:
+    """The gate for a save as given (the client's own words, its confidence its own): sensitive data in
+    its text, tags or data waits for a person, as it does at every other door."""
+    return review_hold(text=spec.text, confidence=1.0, contradicted=None, tags=spec.tags, data=spec.data)
+
+
+def review_hold(*, text: str, confidence: float, contradicted: MemoryItem | None, tags: Sequence[str] = (),
+                data: Any = None) -> HoldDecision:
     """Hold a candidate for review when it is unsure, contradicts what an
-    operator approved, or carries sensitive data."""
+    operator approved, or carries sensitive data (in its text, tags or data)."""
     reasons: list[str] = []
     details: list[str] = []
     if confidence < settings.MEMORY_REVIEW_CONFIDENCE:
@@ -78,11 +122,27 @@ def review_hold(*, text: str, confidence: float, contradicted: MemoryItem | None
     if contradicted is not None and was_approved_by_operator(contradicted):
         reasons.append("contradicts_approved")
         details.append(f"contradicts approved memory {contradicted.id}")
+    found = sensitive_fields(text=text, tags=tags, data=data)
+    if found:
+        reasons.append("sensitive")
+        details.append(_sensitive_detail(found))
+    return HoldDecision(reasons=reasons, detail="; ".join(details))
+
+
+def change_hold(fields: dict[str, Any]) -> HoldDecision:
+    """The gate for a change a client asks of a stored memory (PATCH, Mem0's update and batch update):
+    a new text, tags or data carrying sensitive data wait for a person, as a new save would."""
+    found = sensitive_fields(text=fields.get("text"), tags=fields.get("tags") or (), data=fields.get("data"))
+    return HoldDecision(reasons=["sensitive"] if found else [], detail=_sensitive_detail(found) if found else "")
+
+
+def refuse_sensitive(*, field: str, text: str) -> None:
+    """A door with no review queue behind it (a merge's text, the admin's edit) refuses sensitive text:
+    InvalidOperation naming the field and the kinds, so nothing of it is stored."""
     kinds = sensitive_kinds(text)
     if kinds:
-        reasons.append("sensitive")
-        details.append("sensitive content: " + ", ".join(kinds))
-    return HoldDecision(reasons=reasons, detail="; ".join(details))
+        raise InvalidOperation(f"{field} carries sensitive data ({', '.join(kinds)}): take it out, or save it "
+                               "through a door that holds it for review", field=field)
 
 
 def review_candidate_create(*, tenant: Tenant, user_id: str, operation: str, spec: MemorySpec | None,
@@ -92,6 +152,8 @@ def review_candidate_create(*, tenant: Tenant, user_id: str, operation: str, spe
     """The one constructor of review rows: a statement held by the gate (`spec`), or a change asked of
     the memory `target` (no spec: the target's own fields; `changes` are the fields asked for)."""
     base = target if spec is None else None
+    if spec is not None and operation != CandidateOperation.ERASE:  # a new statement's ids, as a save's
+        writing.refuse_sensitive_identifiers({name: getattr(spec, name) for name in ID_FIELDS})
     return Candidate.objects.create(
         tenant=tenant, user_id=user_id, job=job, operation=operation, target=target, api_key_id=api_key_id,
         text=text if text is not None else (spec.text if spec is not None else target.text),  # type: ignore[union-attr]
@@ -144,10 +206,12 @@ def candidate_approve(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: s
     edited = (edited_text or "").strip()
     text = edited or candidate.text
     if candidate.operation not in (CandidateOperation.ARCHIVE, CandidateOperation.ERASE):
-        kinds = sensitive_kinds(text)
-        if kinds:
-            raise InvalidOperation(f"the text still carries sensitive data ({', '.join(kinds)}): edit it out "
-                                   "or reject the candidate; it stays in review", field="text")
+        found = sensitive_fields(text=text, tags=candidate.changes.get("tags", candidate.tags),
+                                 data=candidate.changes.get("data", candidate.data))
+        if found:
+            field, kinds = found[0]
+            raise InvalidOperation(f"the {field} still carries sensitive data ({', '.join(kinds)}): edit it out "
+                                   "or reject the candidate; it stays in review", field=field)
     was_edited = bool(edited) and edited != candidate.text
     reason = f"approved from review ({', '.join(candidate.reasons)})" + ("; edited by the reviewer"
                                                                           if was_edited else "")
@@ -217,10 +281,17 @@ def memory_change_by_key(*, tenant: Tenant, memory_id: uuid.UUID | str, role: st
     operator approved is changed by an agent key only through review, when
     its tenant protects approved memories: the change becomes a candidate."""
     memory = get_or_not_found(MemoryItem.objects.filter(tenant=tenant), "memory", id=memory_id)
+    hold = change_hold(fields) if not archive else HoldDecision([], "")
+    if hold.held:
+        return ClientChange(candidate=_change_request(memory, archive=False, api_key_id=api_key_id,
+                                                      expected_version=expected_version, fields=fields,
+                                                      reasons=hold.reasons, detail=hold.detail))
     if change_needs_review(role=role, approved_by_operator=was_approved_by_operator(memory),
                            tenant_protects_approved=tenant.protect_approved):
-        return ClientChange(candidate=_change_request(memory, archive=archive, api_key_id=api_key_id,
-                                                      expected_version=expected_version, fields=fields))
+        return ClientChange(candidate=_change_request(
+            memory, archive=archive, api_key_id=api_key_id, expected_version=expected_version, fields=fields,
+            reasons=["changes_approved"],
+            detail=f"an agent key asked to {'archive' if archive else 'change'} a memory an operator approved"))
     if archive:
         return ClientChange(result=writing.memory_set_status(
             tenant=tenant, memory_id=memory_id, status=MemoryStatus.ARCHIVED, actor=actor,
@@ -234,6 +305,8 @@ def memory_merge_by_key(*, tenant: Tenant, memory_ids: list, role: str, actor: s
     """Merge memories for an API key through the admin's service (writing.memory_merge),
     with its conflict rules. An agent key may not merge away a memory an operator
     approved while the tenant protects approved memories: a reviewer key may."""
+    if text is not None:
+        refuse_sensitive(field="text", text=text)
     approved = [str(m.id) for m in MemoryItem.objects.filter(tenant=tenant, id__in=memory_ids)
                 if was_approved_by_operator(m)]
     if approved and change_needs_review(role=role, approved_by_operator=True,
@@ -245,7 +318,7 @@ def memory_merge_by_key(*, tenant: Tenant, memory_ids: list, role: str, actor: s
 
 
 def _change_request(memory: MemoryItem, *, archive: bool, api_key_id: int, expected_version: int | None,
-                    fields: dict) -> Candidate:
+                    fields: dict, reasons: list[str], detail: str) -> Candidate:
     if expected_version is not None and expected_version != memory.version:
         raise VersionConflict(f"expected version {expected_version}, memory is at version {memory.version}",
                               current_version=memory.version)
@@ -254,8 +327,7 @@ def _change_request(memory: MemoryItem, *, archive: bool, api_key_id: int, expec
     return review_candidate_create(
         tenant=memory.tenant, user_id=memory.user_id, spec=None, target=memory, api_key_id=api_key_id,
         operation=CandidateOperation.ARCHIVE if archive else CandidateOperation.UPDATE,
-        text=changes.get("text", memory.text), changes=changes, reasons=["changes_approved"],
-        detail=f"an agent key asked to {'archive' if archive else 'change'} a memory an operator approved")
+        text=changes.get("text", memory.text), changes=changes, reasons=reasons, detail=detail)
 
 
 @transaction.atomic

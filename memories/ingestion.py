@@ -55,7 +55,7 @@ from memories.models import (
 from memories.queue import enqueue
 from memories.search import SearchQuery, memory_search, nearest_memories, profile_display_name
 from memories.text import content_hash, has_han
-from memories.vocabulary import EPISODE_TAG
+from memories.vocabulary import EPISODE_TAG, PROFILE_SLOTS, SLOT_KEY
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
 from memories.writing import (
     FORGOTTEN_TURN,
@@ -63,6 +63,7 @@ from memories.writing import (
     current_memories,
     episode_append,
     episode_forget_turns,
+    refuse_sensitive_identifiers,
     user_write_lock,
 )
 
@@ -74,7 +75,10 @@ PENDING_JOB_STATUSES = vocabulary.PENDING_JOB_STATUSES
 def conversation_job_create(*, tenant: Tenant, user_id: str, session_id: str, messages: list[dict],
                             agent_id: str = "", group_id: str = "", participants: dict | None = None,
                             api_key: ApiKey | None = None) -> ConversationJob:
-    """Record the conversation (and the key that sent it) and enqueue its extraction after commit."""
+    """Record the conversation (and the key that sent it) and enqueue its extraction after commit. Ids
+    carrying sensitive data are refused before anything is kept (writing.refuse_sensitive_identifiers)."""
+    refuse_sensitive_identifiers({"user_id": user_id, "session_id": session_id, "agent_id": agent_id,
+                                  "group_id": group_id})
     pending = ConversationJob.objects.filter(tenant=tenant, status__in=PENDING_JOB_STATUSES).count()
     if settings.TENANT_MAX_PENDING_JOBS and pending >= settings.TENANT_MAX_PENDING_JOBS:
         raise TooBusy(f"{pending} conversations of this tenant are still waiting or running (limit "
@@ -405,6 +409,8 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
             rows.setdefault(str(sibling.id), sibling)
             decision = replace(decision, also=(*decision.also, str(sibling.id)))
     data = {"key": statement.key, "value": statement.value} if statement.key and statement.value else {}
+    if statement.slot in PROFILE_SLOTS:  # the profile at the head of every context block reads it
+        data[SLOT_KEY] = statement.slot
     spec = MemorySpec(user_id=user_id, text=statement.text, memory_type=statement.memory_type,
                       importance=statement.importance, confidence=statement.confidence, tags=statement.tags,
                       data=data, agent_id=job.agent_id, session_id=job.session_id, group_id=job.group_id,

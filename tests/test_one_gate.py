@@ -148,3 +148,173 @@ def test_tags_an_agent_adds_to_anothers_memory_do_not_make_it_the_agents(agent, 
     answer = agent.delete("users/kai/memories")
     assert answer.status_code == 202 and answer.json()["memories"] == 0
     assert MemoryItem.objects.filter(user_id="kai", text="Kai bakes bread.").exists()
+
+
+# --------------------------------------------------------------------------- every door that writes text
+# Each door is asked to store "Dave's SSN is 078-05-1120" (in the text, the tags, the data or an id): the
+# gate holds it for review, or refuses it with a 4xx naming the field; it is never stored active.
+
+DAVE = "Dave's SSN is 078-05-1120"
+
+
+def _no_active_ssn() -> None:
+    for memory in MemoryItem.objects.filter(status="active"):
+        assert "078-05-1120" not in f"{memory.text} {memory.tags} {memory.data} {memory.user_id}", memory.text
+
+
+@pytest.mark.parametrize("change", [{"text": DAVE}, {"tags": ["fine", DAVE]}, {"data": {"note": DAVE}},
+                                    {"data": {"ids": [{"ssn": "078-05-1120"}]}}])
+def test_patch_holds_sensitive_text_tags_and_data_for_review(agent, change):
+    memory = agent.remember("dave", "Dave likes chess.")
+    answer = agent.patch(f"memories/{memory['id']}", change)
+    assert answer.status_code == 202, answer.content
+    candidate = answer.json()["candidate"]
+    assert candidate["operation"] == "UPDATE" and candidate["reasons"] == ["sensitive"]
+    assert "national_id" in answer.json()["reason"]
+    _no_active_ssn()
+    assert MemoryItem.objects.get(id=memory["id"]).text == "Dave likes chess."
+
+
+def test_patch_held_for_sensitive_data_names_the_field_and_a_reviewer_cannot_approve_it_unedited(agent, reviewer):
+    memory = agent.remember("dave", "Dave likes chess.")
+    held = agent.patch(f"memories/{memory['id']}", {"data": {"ssn": "078-05-1120"}}).json()
+    assert "in data.ssn" in held["reason"]
+    refused = reviewer.post(f"review/{held['candidate']['id']}/approve", {})
+    assert refused.status_code == 400 and "data.ssn" in refused.json(), refused.content
+    _no_active_ssn()
+
+
+def test_merge_with_a_sensitive_text_is_refused_naming_the_field(api):
+    first, second = api.remember("dave", "Dave likes chess."), api.remember("dave", "Dave plays on Sundays.")
+    answer = api.post("memories/merge", {"ids": [first["id"], second["id"]], "text": DAVE})
+    assert answer.status_code == 400 and "national_id" in answer.json()["text"][0], answer.content
+    _no_active_ssn()
+    assert MemoryItem.objects.filter(user_id="dave", expired_at__isnull=True).count() == 2
+
+
+@pytest.mark.parametrize("field", ["tags", "data"])
+def test_save_and_batch_hold_sensitive_tags_and_data(agent, field):
+    value = [DAVE] if field == "tags" else {"ssn": 78051120, "id": "078-05-1120"}
+    answer = agent.post("memories", {"user_id": "dave", "text": "Dave has an id on file.", field: value})
+    assert answer.status_code == 202 and answer.json()["operation"] == "REVIEW", answer.content
+    batch = agent.post("memories/batch", {"memories": [{"user_id": "dave", "text": "Dave has an id.", field: value}]})
+    assert batch.status_code == 201 and batch.json()["results"][0]["operation"] == "REVIEW", batch.content
+    _no_active_ssn()
+
+
+@pytest.mark.parametrize("field", ["user_id", "agent_id", "session_id"])
+def test_a_sensitive_id_is_refused_naming_it(agent, field):
+    body = {"user_id": "dave", "text": "Dave likes chess.", field: "078-05-1120"}
+    for answer in (agent.post("memories", body), agent.post("memories", {**body, "text": DAVE}),
+                   agent.post("memories/batch", {"memories": [body]})):
+        assert answer.status_code == 400 and field in answer.json(), answer.content
+    conversation = agent.post("conversations", {"user_id": "dave", "session_id": "s1", **{field: "078-05-1120"},
+                                                "messages": [{"role": "user", "content": "I like chess."}]})
+    assert conversation.status_code == 400 and field in conversation.json(), conversation.content
+    assert not MemoryItem.objects.exists() and not Candidate.objects.exists()
+
+
+def test_mem0_update_and_batch_update_hold_sensitive_text_and_metadata(agent, django_capture_on_commit_callbacks):
+    memory = agent.remember("dave", "Dave likes chess.")
+    other = agent.remember("dave", "Dave likes go.")
+    with django_capture_on_commit_callbacks(execute=True):
+        one = agent.client.put(f"/v1/memories/{memory['id']}/", {"text": DAVE}, format="json")
+        meta = agent.client.put(f"/v1/memories/{other['id']}/", {"metadata": {"ssn": "078-05-1120"}},
+                                format="json")
+        batch = agent.client.put("/v1/batch/", {"memories": [{"memory_id": memory["id"], "text": DAVE},
+                                                             {"memory_id": other["id"], "text": "Dave likes shogi."}]},
+                                 format="json")
+    assert one.status_code == 202 and one.json()["candidate_id"], one.content
+    assert "sensitive" in one.json()["message"]
+    assert meta.status_code == 202, meta.content
+    assert batch.status_code == 200 and batch.json()["held_for_review"] == 1, batch.content
+    _no_active_ssn()
+
+
+def test_mem0_add_verbatim_holds_sensitive_metadata_and_refuses_a_sensitive_id(agent,
+                                                                           django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        meta = agent.client.post("/v3/memories/add/", {"user_id": "dave", "infer": False,
+                                                       "messages": [{"role": "user", "content": "Dave likes chess."}],
+                                                       "metadata": {"ssn": "078-05-1120"}}, format="json")
+        run = agent.client.post("/v3/memories/add/", {"user_id": "dave", "run_id": "078-05-1120",
+                                                      "messages": [{"role": "user", "content": "I like chess."}]},
+                                format="json")
+    assert meta.status_code == 200 and meta.json()["results"][0]["event"] == "REVIEW", meta.content
+    assert run.status_code == 400 and "run_id" in run.json(), run.content
+    _no_active_ssn()
+
+
+@pytest.mark.parametrize("body", [
+    {"user_id": "u", "messages": [{"role": "user"}], "infer": False},
+    {"user_id": "u", "messages": [{"role": "user"}]},
+    {"user_id": "u", "messages": [{"content": "hi"}], "infer": False},
+    {"user_id": "u", "messages": [{"role": "robot", "content": "hi"}], "infer": False},
+    {"user_id": "u", "messages": [{"role": "user", "content": 5}], "infer": False},
+    {"user_id": "u", "messages": [{"role": "user", "content": None}]},
+    {"user_id": "u", "messages": ["hi"], "infer": False},
+    {"user_id": "u", "messages": [["user", "hi"]]},
+    {"user_id": "u", "messages": [None], "infer": False},
+    {"user_id": "u", "messages": {"role": "user", "content": "hi"}},
+    {"user_id": "u", "messages": [{"role": "user", "content": "hi", "extra": 1}], "infer": False},
+    {"user_id": "u", "messages": "hi", "metadata": "not an object", "infer": False},
+    {"user_id": "u", "messages": "hi", "metadata": {"a": float("inf")}, "infer": False},
+    {"user_id": "u", "messages": "hi", "expiration_date": "tomorrow", "infer": False},
+    {"user_id": "u", "messages": "hi", "timestamp": [], "infer": False},
+    {"user_id": ["u"], "messages": "hi"},
+    {"user_id": "u", "messages": "hi", "filters": []},
+    {"user_id": "u", "messages": "hi", "filters": {"AND": "x"}},
+    {"user_id": "u", "messages": "\x00", "infer": False},
+    [1, 2],
+    "just a string",
+])
+def test_malformed_mem0_add_bodies_are_a_4xx_naming_the_field(agent, body):
+    import json as _json
+
+    answer = agent.client.post("/v3/memories/add/", _json.dumps(body, allow_nan=True),
+                               content_type="application/json")
+    assert 400 <= answer.status_code < 500, (body, answer.status_code, answer.content)
+    assert isinstance(answer.json(), dict) and answer.json(), answer.content
+
+
+def test_mcp_add_memory_holds_sensitive_tags(http_server):  # noqa: F811
+    import json
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    raw = api_key_create(tenant_name="acme", name="mcp").raw_key
+
+    async def run() -> dict:
+        async with streamablehttp_client(http_server, headers={"Authorization": f"Bearer {raw}"}) as (r, w, _), \
+                ClientSession(r, w) as session:
+            await session.initialize()
+            result = await session.call_tool("add_memory", {"user_id": "dave", "text": "Dave has an id.",
+                                                            "tags": [DAVE]})
+            return json.loads(result.content[0].text)
+
+    assert run_async(run)["operation"] == "REVIEW"
+    _no_active_ssn()
+
+
+def test_the_admins_edit_and_merge_refuse_sensitive_text_on_screen(operator):
+    from django.urls import reverse
+
+    from memories.models import Tenant
+    from memories.writing import MemorySpec, memory_create
+
+    tenant = Tenant.objects.create(name="acme")
+    memory = memory_create(tenant=tenant, spec=MemorySpec(user_id="dave", text="Dave likes chess."),
+                           actor="test").memory
+    other = memory_create(tenant=tenant, spec=MemorySpec(user_id="dave", text="Dave likes go."), actor="test").memory
+    client = Client()
+    client.force_login(operator("rita", "reviewers"))
+    url = reverse("admin:memories_memoryitem_change", args=[memory.id])
+    for form in ({"text": DAVE, "tags": ""}, {"text": "Dave likes chess.", "tags": f"fine, {DAVE}"}):
+        page = client.post(url, {**form, "importance": "0.5", "expected_version": "1"})
+        assert page.status_code == 200 and "carries sensitive data (national_id)" in page.content.decode()
+    merge = client.post(reverse("admin:memories_memoryitem_changelist"), {
+        "action": "merge_selected", "_selected_action": [memory.id, other.id], "apply": "1", "merged_text": DAVE})
+    assert merge.status_code == 200 and "carries sensitive data (national_id)" in merge.content.decode()
+    _no_active_ssn()
+    assert MemoryItem.objects.filter(user_id="dave", expired_at__isnull=True).count() == 2

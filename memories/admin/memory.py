@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from memories import erasure, vocabulary, writing
+from memories import erasure, governance, vocabulary, writing
 from memories.admin.base import (
     ChoiceListFilter,
     TenantFilter,
@@ -119,13 +119,29 @@ class MemoryEditForm(forms.ModelForm):
             self.initial["expected_version"] = self.instance.version
             self.initial["tags"] = ", ".join(self.instance.tags)
 
+    def clean_text(self) -> str:
+        return _screened(self.cleaned_data["text"], "text")
+
     def clean_tags(self) -> list[str]:
-        return [t.strip() for t in self.cleaned_data["tags"].split(",") if t.strip()]
+        return [_screened(t.strip(), "tags") for t in self.cleaned_data["tags"].split(",") if t.strip()]
+
+
+def _screened(value: str, field: str) -> str:
+    """The admin's edits pass the same gate as every other door (governance.refuse_sensitive): the
+    refusal is shown on the form, and nothing is stored."""
+    try:
+        governance.refuse_sensitive(field=field, text=value)
+    except InvalidOperation as exc:
+        raise forms.ValidationError(str(exc)) from None
+    return value
 
 
 class MergeForm(forms.Form):
     merged_text = forms.CharField(widget=forms.Textarea(attrs={"rows": 5, "cols": 90}))
     reason = forms.CharField(required=False)
+
+    def clean_merged_text(self) -> str:
+        return _screened(self.cleaned_data["merged_text"], "merged text")
 
 
 @admin.register(MemoryItem)

@@ -35,6 +35,7 @@ from memories.api.serializers import (
     MemoryCreateSerializer,
     MemoryPatchSerializer,
     MemorySearchSerializer,
+    MessageSerializer,
     PublicActorField,
     path_identifier,
 )
@@ -48,6 +49,16 @@ DATE_OPERATORS = ("gte", "gt", "lte", "lt")
 DEFAULT_SESSION = "mem0"  # the session of an add() without run_id
 MAX_PAGE_SIZE = 500
 MAX_HISTORY = 1000
+APP_ID_REFUSED = ("app_id is not supported: one tenant (API key) is one app here; use agent_id or run_id to "
+                  "separate memories within a user")
+
+
+def refuse_unsupported(given: Any, allowed: frozenset[str] | set[str], where: str, *, prefix: str = "") -> None:
+    """A parameter a route does not honour is a 400 naming it, never silently dropped: a dropped scope
+    or filter (app_id, categories, a date range) would widen what the call reads or erases."""
+    unknown = sorted(set(given) - set(allowed))
+    if unknown:
+        raise _invalid(f"{prefix}{unknown[0]}", f"not supported by this service's {where} (docs/mem0.md)")
 
 
 class Mem0TokenAuthentication(ApiKeyAuthentication):
@@ -118,7 +129,10 @@ def scope_from(payload: dict, *, require_user: bool = True) -> dict:
     """The user, agent, session and date range a Mem0 request names, at its top level or in `filters`.
 
     Returns this service's names: user_id, agent_id, session_id, created_after/before.
-    Wildcards ("*") and null mean "any"; other keys are a 400 naming them."""
+    Wildcards ("*") and null mean "any"; other keys are a 400 naming them. `app_id`, at the top level
+    as in `filters`, is a 400: dropping it would widen the request to the whole user."""
+    if payload.get("app_id") is not None:
+        raise _invalid("app_id", APP_ID_REFUSED)
     flat = {k: v for k, v in payload.items() if k in IDENTITY_KEYS and v is not None}
     if payload.get("filters") is not None:
         for key, value in _flatten(payload["filters"]).items():
@@ -138,8 +152,7 @@ def scope_from(payload: dict, *, require_user: bool = True) -> dict:
                 moment = _date(bound, f"filters.{key}.{operator}")
                 scope[f"{key}__{operator}"] = moment
         elif key == "app_id":
-            raise _invalid("app_id", "app_id is not supported: one tenant (API key) is one app here; "
-                                     "use agent_id or run_id to separate memories within a user")
+            raise _invalid("filters.app_id", APP_ID_REFUSED)
         else:
             raise _invalid(f"filters.{key}", "unsupported filter: use user_id, agent_id, run_id, created_at "
                                              "or updated_at")
@@ -196,6 +209,15 @@ def _not_supported(feature: str) -> Response:
 
 class Mem0View(APIView):
     authentication_classes = [Mem0TokenAuthentication]
+    # The query parameters each method honours (Mem0's clients send these); any other is a 400 naming it.
+    query_parameters: dict[str, frozenset[str]] = {}
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)  # the key first: an unknown caller learns nothing more
+        method = request.method.lower()
+        refuse_unsupported(request.query_params, self.query_parameters.get(method, frozenset()),
+                           f"{type(self).__name__.removesuffix('View').lower()} route ({request.method})",
+                           prefix="query.")
 
     def body(self) -> dict:
         if not isinstance(self.request.data, dict):
@@ -217,14 +239,33 @@ def _add_options(payload: dict) -> dict:
     unsupported = {"custom_categories", "custom_instructions", "agent_custom_instructions",
                    "structured_data_schema", "includes", "excludes", "output_format", "version", "org_id",
                    "project_id", "immutable"} & {k for k, v in payload.items() if v is not None}
-    known = {"messages", "filters", "metadata", "infer", "timestamp", "expiration_date", "async_mode", "app_id",
-             *IDENTITY_KEYS} | unsupported
+    known = {"messages", "filters", "metadata", "infer", "timestamp", "expiration_date", "async_mode",
+             "app_id", *IDENTITY_KEYS} | unsupported  # app_id: refused by scope_from, naming it
     unknown = set(payload) - known
     if unsupported or unknown:
         field = sorted(unsupported or unknown)[0]
         raise _invalid(field, "not supported by this service's add (docs/mem0.md)" if field in unsupported
                        else "unknown field")
     return payload
+
+
+def _checked_messages(messages: Any) -> list[dict]:
+    """add()'s messages: a string (one user turn) or a list of {role, content}, each checked as the
+    conversations API checks its turns; a malformed one is a 400 naming it (`messages[1].content`)."""
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
+    if not isinstance(messages, list) or not messages:
+        raise _invalid("messages", "a non-empty list of {role, content}")
+    if len(messages) > settings.CONVERSATION_MAX_MESSAGES:
+        raise _invalid("messages", f"at most {settings.CONVERSATION_MAX_MESSAGES} (CONVERSATION_MAX_MESSAGES)")
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise _invalid(f"messages[{index}]", "an object with role and content")
+        checked = MessageSerializer(data=message)
+        if not checked.is_valid():
+            field, errors = next(iter(checked.errors.items()))
+            raise _invalid(f"messages[{index}].{field}", str(errors[0]))
+    return messages
 
 
 def _verbatim_specs(messages: list[dict], scope: dict, payload: dict) -> list[writing.MemorySpec]:
@@ -254,11 +295,9 @@ class AddView(Mem0View):
     def post(self, request):
         payload = _add_options(self.body())
         scope = scope_from(payload)
-        messages = payload.get("messages")
-        if isinstance(messages, str):
-            messages = [{"role": "user", "content": messages}]
-        if not isinstance(messages, list) or not messages:
-            raise _invalid("messages", "a non-empty list of {role, content}")
+        # Ids are screened where they are written; checked here first so the 400 names Mem0's field (run_id).
+        writing.refuse_sensitive_identifiers({key: scope[ours] for key, ours in IDENTITY_KEYS.items() if ours in scope})
+        messages = _checked_messages(payload.get("messages"))
         if payload.get("infer", True) is False:
             specs = _verbatim_specs(messages, scope, payload)
             applied = agents.memory_save_batch(tenant=request.user.tenant, specs=specs, actor=request.user.actor,
@@ -297,11 +336,14 @@ def _job_events(job) -> list[dict]:
 
 
 class ListView(Mem0View):
+    query_parameters = {"post": frozenset({"page", "page_size"})}
+
     @extend_schema(
         operation_id="mem0_list", summary="Mem0: list memories (page, page_size)", request=dict, responses={200: dict})
     def post(self, request):
         payload = self.body()
-        scope = scope_from({k: v for k, v in payload.items() if k in ("filters", *IDENTITY_KEYS)})
+        refuse_unsupported({k for k, v in payload.items() if v is not None}, LIST_PARAMETERS, "get_all")
+        scope = scope_from({k: v for k, v in payload.items() if k in ("filters", "app_id", *IDENTITY_KEYS)})
         page_number = _positive(request.query_params.get("page", payload.get("page", 1)), "page")
         size = min(_positive(request.query_params.get("page_size", payload.get("page_size", 100)), "page_size"),
                    MAX_PAGE_SIZE)
@@ -334,6 +376,14 @@ def _positive(value: Any, field: str) -> int:
     return number
 
 
+# What get_all and search honour in their bodies (identity keys at the top level work as in `filters`;
+# app_id is refused by scope_from); anything else is a 400 naming it.
+LIST_PARAMETERS = frozenset({"filters", "page", "page_size", "include_episodes", "app_id", *IDENTITY_KEYS})
+SEARCH_PARAMETERS = frozenset({"query", "filters", "top_k", "limit", "threshold", "include_episodes",
+                               "output_format", "app_id", "rerank", "keyword_search", "fields", "categories",
+                               "reference_date", *IDENTITY_KEYS})
+
+
 class SearchView(Mem0View):
     @extend_schema(
         operation_id="mem0_search",
@@ -345,7 +395,10 @@ class SearchView(Mem0View):
         if unsupported:
             raise _invalid(sorted(unsupported)[0], "not supported by this service's search (docs/mem0.md); "
                                                    "hybrid search with its own fusion always runs")
-        scope = scope_from({k: v for k, v in payload.items() if k in ("filters", *IDENTITY_KEYS)})
+        refuse_unsupported({k for k, v in payload.items() if v is not None}, SEARCH_PARAMETERS, "search")
+        if payload.get("output_format") not in (None, "v1.1"):
+            raise _invalid("output_format", "only v1.1 (results under `results`) is answered here")
+        scope = scope_from({k: v for k, v in payload.items() if k in ("filters", "app_id", *IDENTITY_KEYS)})
         fields: dict = {"user_id": scope["user_id"], "query": payload.get("query"),
                         "limit": payload.get("top_k", payload.get("limit", 10))}
         fields.update({k: scope[k] for k in ("agent_id", "session_id") if k in scope})
@@ -412,7 +465,7 @@ def _update_fields(item: dict, field: str = "body") -> dict:
 
 def _change_body(change: governance.ClientChange, message: str) -> Response:
     if change.candidate is not None:
-        return Response({"message": "held for review: an operator approved this memory",
+        return Response({"message": f"held for review: {change.candidate.reason_detail}",
                          "candidate_id": str(change.candidate.id)}, status=status.HTTP_202_ACCEPTED)
     assert change.result is not None
     return Response({"message": message, **mem0_memory(change.result.memory)})
@@ -431,6 +484,8 @@ class DetailView(Mem0View):
         fields = _update_fields(self.body())
         return _change_body(_change(request, _newest(request, memory_id).id, **fields),
                             "Memory updated successfully!")
+
+    query_parameters = {"delete": frozenset({"delete_linked"})}
 
     @extend_schema(
         operation_id="mem0_delete", summary="Mem0: delete a memory (archived, with history)", responses={200: dict})
@@ -461,6 +516,8 @@ def _query_filters(request) -> dict:
 
 
 class CollectionView(Mem0View):
+    query_parameters = {"delete": frozenset({"filters", "app_id", *IDENTITY_KEYS})}
+
     @extend_schema(
         operation_id="mem0_delete_all",
         summary="Mem0: delete all of a user's memories (an erasure: nothing of their words remains)",
@@ -494,6 +551,7 @@ class HistoryView(Mem0View):
 
 
 def _batch_items(payload: dict) -> list[dict]:
+    refuse_unsupported(payload, {"memories"}, "batch")
     items = payload.get("memories")
     if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
         raise _invalid("memories", "a non-empty list of objects with memory_id")
@@ -531,10 +589,15 @@ class BatchView(Mem0View):
 
 
 class EntitiesView(Mem0View):
+    query_parameters = {"get": frozenset({"page", "page_size"})}
+
     @extend_schema(
         operation_id="mem0_users", summary="Mem0: the users with memories, and how many", responses={200: dict})
     def get(self, request):
-        rows = selectors.users_with_memories(tenant=request.user.tenant, limit=MAX_PAGE_SIZE)
+        if _positive(request.query_params.get("page", 1), "query.page") != 1:
+            raise _invalid("query.page", f"one page of up to {MAX_PAGE_SIZE} users is answered here")
+        size = min(_positive(request.query_params.get("page_size", MAX_PAGE_SIZE), "query.page_size"), MAX_PAGE_SIZE)
+        rows = selectors.users_with_memories(tenant=request.user.tenant, limit=size)
         results = [{"id": row.user_id, "name": row.user_id, "type": "user", "total_memories": row.memories,
                     "created_at": _iso(row.first_at), "updated_at": _iso(row.last_at), "owner": None,
                     "organization": None, "metadata": None} for row in rows]

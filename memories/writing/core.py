@@ -32,6 +32,7 @@ from memories.models import (
     Tenant,
 )
 from memories.queue import enqueue
+from memories.sensitive import sensitive_kinds_in
 from memories.text import content_hash, index_document
 
 logger = logging.getLogger(__name__)
@@ -208,6 +209,17 @@ def _max_length(field_name: str) -> int:
     return int(getattr(field, "max_length", 0) or 0)
 
 
+def refuse_sensitive_identifiers(ids: dict[str, str]) -> None:
+    """An id is no place for an e-mail address, a phone number or a card: ids are shown, logged and kept
+    beyond the review gate's reach, so one carrying what the detector finds is refused, naming the field
+    (a pseudonymous id works). Checked where ids are written: memories, review candidates, jobs."""
+    for name, value in ids.items():
+        kinds = sensitive_kinds_in(value, settings.SENSITIVE_DETECTORS) if value else []
+        if kinds:
+            raise InvalidOperation(f"{name} carries sensitive data ({', '.join(kinds)}): use an id that names "
+                                   "no one (a pseudonymous id)", field=name)
+
+
 def validate_spec(spec: MemorySpec) -> None:
     """The rules every saved memory obeys, whoever calls (API, admin, import,
     extraction): PostgreSQL refuses NUL characters in text and JSON, so they
@@ -218,6 +230,7 @@ def validate_spec(spec: MemorySpec) -> None:
         raise InvalidOperation("user_id must be a non-empty string without NUL characters", field="user_id")
     for name in ID_FIELDS:
         setattr(spec, name, normalize_identifier(getattr(spec, name), field=name))
+    refuse_sensitive_identifiers({name: getattr(spec, name) for name in ID_FIELDS})
     if not spec.text or not spec.text.strip() or "\x00" in spec.text:
         raise InvalidOperation("text must be non-empty and contain no NUL characters", field="text")
     if len(spec.text) > settings.MEMORY_MAX_TEXT_CHARS:
