@@ -1,0 +1,38 @@
+// What an editor sees using the TypeScript SDK: this compiles (tsc -p tests/node/tsconfig.json, run by
+// tests/test_typescript_sdk.py), and every line under @ts-expect-error must be a type error.
+import {
+  Conflict, MemoryClient, ValidationError, type ContextBlock, type Memory, type SearchResult, type WriteResult,
+} from "../../clients/typescript/dist/esm/index.js";
+
+export async function typed(client: MemoryClient): Promise<string[]> {
+  const saved: WriteResult = await client.add("alice", "Alice likes tea.", { tags: ["tea"], memory_type: "fact" });
+  const id: string | undefined = saved.memory?.id;
+  const block: ContextBlock = await client.context("What does Alice drink?", { user_id: "alice", format: "plain" });
+  const hits: SearchResult[] = (await client.search("tea", { user_id: "alice", mode: "semantic" })).results;
+  const semantic: number | null = hits[0]!.scores.semantic;
+  for await (const memory of client.iterMemories({ user_id: "alice", memory_type: "fact" })) {
+    const text: string = memory.text;
+    void text;
+  }
+  try {
+    await client.update(id!, { text: "Alice likes green tea.", expected_version: 1 });
+  } catch (error) {
+    if (error instanceof Conflict) return [String(error.currentVersion)];
+    if (error instanceof ValidationError) return Object.keys(error.fields);
+  }
+
+  // @ts-expect-error: no such field on a new memory
+  await client.add("alice", "x", { colour: "red" });
+  // @ts-expect-error: memory_type is one of the service's types
+  await client.add("alice", "x", { memory_type: "gossip" });
+  // @ts-expect-error: the search mode is hybrid, semantic or keyword
+  await client.search("tea", { mode: "fuzzy" });
+  // @ts-expect-error: end_session needs the user
+  await client.endSession("s1", {});
+  // @ts-expect-error: a memory's text is a string
+  const wrong: number = ({} as Memory).text;
+  // @ts-expect-error: messages have a role and content
+  await client.addConversation("alice", "s1", [{ text: "hi" }]);
+  void wrong;
+  return [block.context, String(semantic)];
+}
