@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 
 
-.PHONY: mcp dev up bench-embedder bench-query-precision bench-personas bench-targets
+.PHONY: typescript-schema mcp dev up bench-embedder bench-query-precision bench-personas bench-targets
 .PHONY: install browser run test lint bench bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-fidelity bench-multilingual bench-requests bench-context-evidence bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
@@ -17,7 +17,20 @@ $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.tx
 	$(PY) -m pip install --quiet -r requirements/dev.txt
 	touch $(STAMP)
 
-install: $(STAMP)
+# The JavaScript clients the suite proves (tests/node) and the TypeScript SDK's build tools, from the
+# committed lock files; Node 20+ and npm come from the machine.
+NODE_MODULES := clients/typescript/node_modules/.package-lock.json tests/node/node_modules/.package-lock.json
+%/node_modules/.package-lock.json: %/package-lock.json %/package.json
+	@command -v npm >/dev/null || (echo "npm is missing: install Node 20+ (Debian: apt-get install nodejs npm)" && exit 1)
+	cd $* && npm ci --no-audit --no-fund
+
+install: $(STAMP) $(NODE_MODULES)
+
+# clients/typescript/src/schema.ts from the service's OpenAPI schema (tests/test_typescript_sdk.py compares them).
+typescript-schema: install
+	mkdir -p var
+	$(PY) manage.py spectacular --format openapi-json --file var/openapi.json
+	cd clients/typescript && npm run --silent schema -- ../../var/openapi.json -o src/schema.ts
 
 # Browser tests drive Debian's Chromium through Playwright (no browser download).
 # Chromium for the admin's browser tests, and a CJK font so screenshots of Chinese text are readable.
