@@ -167,3 +167,59 @@ def test_get_all_and_search_give_facts_and_no_invented_run_id(client, keys, live
     bad = httpx.post(f"{live_server.url}/v3/memories/", headers={"Authorization": f"Token {keys[0]}"},
                      json={"filters": {"user_id": "bea"}, "include_episodes": "yes"})
     assert bad.status_code == 400 and "include_episodes" in bad.json()
+
+
+@pytest.mark.parametrize("episodes, traits, left_out", [
+    (False, False, ("episodic", "trait")),
+    (True, False, ("trait",)),
+    (False, True, ("episodic",)),
+    (True, True, ()),
+])
+def test_get_all_leaves_out_what_is_not_asked_for(episodes, traits, left_out):
+    from memories.api.mem0 import listed_types_left_out
+
+    assert listed_types_left_out(episodes=episodes, traits=traits) == left_out
+
+
+@pytest.mark.parametrize("memory_type, data, shown", [
+    ("fact", {"source": "note"}, {"source": "note"}),  # what a client gave
+    ("fact", {}, None),
+    ("fact", {"key": "home", "value": "Lisbon", "slot": "home"}, None),  # the extractor's own
+    ("fact", {"key": "k", "colour": "red"}, {"key": "k", "colour": "red"}),  # a client's, naming "key" too
+    ("trait", {"contexts": {"general": {"tendency": "tea"}}}, None),
+    ("episodic", {"turns": [{"role": "user", "content": "hi"}]}, None),
+])
+def test_metadata_is_what_a_client_gave(memory_type, data, shown):
+    from memories.api.mem0 import mem0_metadata
+
+    assert mem0_metadata(memory_type, data) == shown
+
+
+def test_score_is_relevance_and_traits_come_when_asked(client, keys, live_server):
+    """Mem0's users threshold on `score`: it is the 0-1 relevance (the best hit 1.0), the ranking's raw
+    score stays as `ranking_score`. get_all lists facts; traits only with include_traits, and no
+    memory shows the service's bookkeeping as metadata."""
+    from memories.models import Tenant
+    from memories.writing import MemorySpec, memory_create_batch
+
+    client.add([{"role": "user", "content": "I live in Lisbon and I work as a baker."}], user_id="tim")
+    memory_create_batch(tenant=Tenant.objects.get(name="acme"), actor="test", specs=[MemorySpec(
+        user_id="tim", text="Tim tends to bake at dawn.", memory_type="trait",
+        data={"contexts": {"general": {"tendency": "bakes at dawn", "confidence": 0.7}}})])
+
+    found = client.search("Where does tim live?", filters={"user_id": "tim"}, top_k=5)["results"]
+    assert found[0]["score"] == found[0]["scores"]["relevance"] == 1.0
+    assert all(0.0 <= r["score"] <= 1.0 and r["score"] == r["scores"]["relevance"] for r in found)
+    assert all(r["ranking_score"] > 0 for r in found)
+    assert any(r["ranking_score"] != r["score"] for r in found)
+
+    listed = client.get_all(filters={"user_id": "tim"})["results"]
+    assert listed and not {m["memory_type"] for m in listed} & {"trait", "episodic"}
+    assert all(m["metadata"] is None for m in listed), "extraction's slots are not Mem0 metadata"
+    asked = httpx.post(f"{live_server.url}/v3/memories/", headers={"Authorization": f"Token {keys[0]}"},
+                       json={"filters": {"user_id": "tim"}, "include_traits": True}).json()["results"]
+    traits = [m for m in asked if m["memory_type"] == "trait"]
+    assert [t["memory"] for t in traits] == ["Tim tends to bake at dawn."] and traits[0]["metadata"] is None
+    bad = httpx.post(f"{live_server.url}/v3/memories/", headers={"Authorization": f"Token {keys[0]}"},
+                     json={"filters": {"user_id": "tim"}, "include_traits": "yes"})
+    assert bad.status_code == 400 and "include_traits" in bad.json()

@@ -41,6 +41,7 @@ from memories.api.serializers import (
 )
 from memories.models import MemoryItem, MemoryType
 from memories.search import SearchQuery, listed_in_scope
+from memories.vocabulary import SLOT_KEY
 
 # Filter keys with a meaning here, and what they are called in this service.
 IDENTITY_KEYS = {"user_id": "user_id", "agent_id": "agent_id", "run_id": "session_id"}
@@ -161,20 +162,46 @@ def scope_from(payload: dict, *, require_user: bool = True) -> dict:
     return scope
 
 
-def _scoped(tenant, scope: dict, *, episodes: bool = False):
+def _scoped(tenant, scope: dict, *, left_out: tuple[str, ...] = (MemoryType.EPISODIC,)):
     identity = {k: scope[k] for k in ("agent_id", "session_id") if k in scope}
     dates = {k: v for k, v in scope.items() if "__" in k}
     listed = listed_in_scope(tenant, user_id=scope["user_id"], **identity).filter(**dates)
-    return listed if episodes else listed.exclude(memory_type=MemoryType.EPISODIC)
+    return listed.exclude(memory_type__in=left_out) if left_out else listed
+
+
+def _asks_for(payload: dict, option: str) -> bool:
+    value = payload.get(option, False)
+    if not isinstance(value, bool):
+        raise _invalid(option, "true or false")
+    return value
 
 
 def _asks_for_episodes(payload: dict) -> bool:
     """Mem0's users expect facts from get_all and search; this service's episodes (the raw turns of each
     session, docs/extraction.md) come only with `include_episodes: true`."""
-    value = payload.get("include_episodes", False)
-    if not isinstance(value, bool):
-        raise _invalid("include_episodes", "true or false")
-    return value
+    return _asks_for(payload, "include_episodes")
+
+
+def listed_types_left_out(*, episodes: bool, traits: bool) -> tuple[str, ...]:
+    """What get_all leaves out unless asked (a pure rule): Mem0's users expect the facts they and their
+    conversations gave; traits (what reflection concluded, `include_traits: true`) and episodes (each
+    session's raw turns, `include_episodes: true`) are this service's own."""
+    return tuple(t for t, asked in ((MemoryType.EPISODIC, episodes), (MemoryType.TRAIT, traits)) if not asked)
+
+
+# What the extractor keeps in a fact's data for its own use (the slot a fact fills, its key and value).
+EXTRACTOR_DATA_KEYS = frozenset({"key", "value", SLOT_KEY})
+
+
+def mem0_metadata(memory_type: str, data: dict | None) -> dict | None:
+    """A memory's `metadata` as Mem0's users see it: what a client gave, not the service's bookkeeping
+    (a pure rule). A trait's or an episode's data is the service's own (contexts, turns, narratives); a
+    fact's data made only of the extractor's keys is the extractor's."""
+    if not data or memory_type in (MemoryType.TRAIT, MemoryType.EPISODIC):
+        return None
+    if set(data) <= EXTRACTOR_DATA_KEYS:
+        return None
+    return data
 
 
 # Every type but episodes: what Mem0's search looks in unless episodes are asked for.
@@ -187,12 +214,13 @@ def _iso(value: datetime | None) -> str | None:
 
 def mem0_memory(memory: MemoryItem, score: float | None = None) -> dict:
     """A memory in Mem0's shape, with this service's own fields kept beside it."""
-    body = {
+    body: dict[str, Any] = {
         "id": str(memory.id), "memory": memory.text, "user_id": memory.user_id,
         "agent_id": memory.agent_id or None,
         "run_id": memory.session_id if memory.session_id and memory.session_id != DEFAULT_SESSION else None,
         "app_id": None,
-        "metadata": memory.data or None, "categories": list(memory.tags), "hash": memory.content_hash,
+        "metadata": mem0_metadata(memory.memory_type, memory.data), "categories": list(memory.tags),
+        "hash": memory.content_hash,
         "immutable": False, "created_at": _iso(memory.created_at), "updated_at": _iso(memory.updated_at),
         "expiration_date": memory.expires_at.date().isoformat() if memory.expires_at else None,
         "memory_type": memory.memory_type, "status": memory.status, "version": memory.version,
@@ -347,7 +375,9 @@ class ListView(Mem0View):
         page_number = _positive(request.query_params.get("page", payload.get("page", 1)), "page")
         size = min(_positive(request.query_params.get("page_size", payload.get("page_size", 100)), "page_size"),
                    MAX_PAGE_SIZE)
-        paginator = Paginator(_scoped(request.user.tenant, scope, episodes=_asks_for_episodes(payload))
+        left_out = listed_types_left_out(episodes=_asks_for_episodes(payload),
+                                         traits=_asks_for(payload, "include_traits"))
+        paginator = Paginator(_scoped(request.user.tenant, scope, left_out=left_out)
                               .order_by("-created_at", "-id"), size)
         try:
             page = paginator.page(page_number)
@@ -378,7 +408,8 @@ def _positive(value: Any, field: str) -> int:
 
 # What get_all and search honour in their bodies (identity keys at the top level work as in `filters`;
 # app_id is refused by scope_from); anything else is a 400 naming it.
-LIST_PARAMETERS = frozenset({"filters", "page", "page_size", "include_episodes", "app_id", *IDENTITY_KEYS})
+LIST_PARAMETERS = frozenset({"filters", "page", "page_size", "include_episodes", "include_traits", "app_id",
+                             *IDENTITY_KEYS})
 SEARCH_PARAMETERS = frozenset({"query", "filters", "top_k", "limit", "threshold", "include_episodes",
                                "output_format", "app_id", "rerank", "keyword_search", "fields", "categories",
                                "reference_date", *IDENTITY_KEYS})
@@ -418,7 +449,10 @@ class SearchView(Mem0View):
         end = scope.get("created_at__lte") or scope.get("created_at__lt")
         results = agents.search_for_agent(tenant=request.user.tenant, query=SearchQuery(
             **data, **({"start_time": start} if start else {}), **({"end_time": end} if end else {})))
-        return Response({"results": [{**mem0_memory(r.memory, r.score), "scores": r.scores} for r in results]})
+        # `score` is relevance (0-1: the best hit 1.0, what Mem0's users threshold on); `ranking_score` is the
+        # raw score the results are ordered by (fusion with recency, importance and stage: see `scores`).
+        return Response({"results": [{**mem0_memory(r.memory, r.scores["relevance"]), "ranking_score": r.score,
+                                      "scores": r.scores} for r in results]})
 
 
 def _memory_id(value: str) -> str:
