@@ -650,6 +650,14 @@ class EntityView(Mem0View):
             actor=request.user.actor), "Entity deleted successfully.")
 
 
+class LegacyEntityView(EntityView):
+    """/v1/entities/{type}/{name}/: mem0ai's deprecated deleteUser (the JS client's) calls it; the same erasure."""
+
+    @extend_schema(exclude=True)  # the documented route is /v2/entities/...
+    def delete(self, request, entity_type, name):
+        return super().delete(request, entity_type, name)
+
+
 def _erasure_answer(answer, done: str) -> Response:
     """Mem0's delete answers: the message and counts; when a reviewer must erase the rest, 202 and the
     candidate waiting for them."""

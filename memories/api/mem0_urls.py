@@ -22,6 +22,7 @@ urlpatterns = [
     path("v1/entities/", mem0.EntitiesView.as_view(), name="mem0-entities"),
     path("v2/entities/user/<str:name>/profile/", unsupported("user profiles"), name="mem0-profile"),
     path("v2/entities/<str:entity_type>/<str:name>/", mem0.EntityView.as_view(), name="mem0-entity"),
+    path("v1/entities/<str:entity_type>/<str:name>/", mem0.LegacyEntityView.as_view(), name="mem0-entity-v1"),
     path("v1/exports/", unsupported("memory exports (use manage.py export_memories)")),
     path("v1/exports/get/", unsupported("memory exports (use manage.py export_memories)")),
     path("v1/summary/", unsupported("summaries (use POST /api/v1/context)")),
