@@ -73,12 +73,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="two personas")
     parser.add_argument("--show", action="store_true", help="print each block with its failures")
+    parser.add_argument("--only", default="", help="personas whose name starts with this (p03, p0)")
     parser.add_argument("--blocks", action="store_true",
                         help="print each persona's 1,000-character block for its first update question")
     args = parser.parse_args()
     personas = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(PERSONAS_DIR.glob("p*.json"))]
     if args.quick:
         personas = [p for p in personas if p["persona"].startswith(("p01", "p04"))]
+    if args.only:
+        personas = [p for p in personas if p["persona"].startswith(args.only)]
     setup_django(database="memory_bench_personas", provider="local")
     from django.conf import settings
     from django.test import Client

@@ -1,13 +1,16 @@
 """What an agent should know right now: the prompt block, in sections.
 
+0. profile: who the user is, whatever the question (memories.profile): standing wishes about answers,
+   then the key facts (name, home, work, partner, family, health, diet), at most a quarter of the block;
 1. traits: the user's traits that have earned a place (stage emerging or
    above, decayed confidence above CONTEXT_TRAIT_MIN_CONFIDENCE), core values
    first, then preferences, then behaviours;
 2. group profile: for a group turn, the group's shared facts and roles;
-3. memories: the most relevant long-term memories, as many as the budget holds
-   (memory_lines_for: at least CONTEXT_MEMORY_LIMIT, one more per
-   CONTEXT_CHARS_PER_MEMORY characters of max_chars, at most CONTEXT_MEMORY_MAX);
-   a request's `limit` fixes the number instead;
+3. memories: the most relevant long-term memories, as many as the budget holds: the search is asked
+   for enough lines to fill max_chars with short ones (memory_lines_for: at least CONTEXT_MEMORY_LIMIT,
+   one per CONTEXT_CHARS_PER_MEMORY characters, at most CONTEXT_MEMORY_MAX) and the block takes them
+   best first until its characters run out, so a Chinese block (short lines) fills its budget as an
+   English one does; a request's `limit` fixes the number instead;
 4. working memory: fresh items not already shown.
 
 Near-duplicate lines collapse into the richer one (each line keeps its own identity); the block fits max_chars
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.utils import timezone
 
-from memories import vocabulary
+from memories import profile, vocabulary
 from memories.embedding import embed_query, get_embedder
 from memories.excerpts import episode_excerpt
 from memories.extraction import load_prompt
@@ -39,6 +42,7 @@ from memories.search import (
     memories_by_id,
     memory_search,
     newest_in_scope,
+    profile_candidates,
     profile_display_name,
     score_candidate,
     searchable_in_scope,
@@ -59,7 +63,7 @@ GROUP_PROFILE_LIMIT = 5
 class ContextLine:
     """One line of the block, with what a tool-calling agent may want as data."""
 
-    section: str  # traits | group_profile | memories | working_memory
+    section: str  # profile | traits | group_profile | memories | working_memory
     text: str
     id: str
     date: str = ""
@@ -108,7 +112,8 @@ class PromptContext:
     status: dict[str, str | list[str]]
 
     def sections(self) -> dict[str, list[dict]]:
-        out: dict[str, list[dict]] = {"traits": [], "group_profile": [], "memories": [], "working_memory": []}
+        out: dict[str, list[dict]] = {"profile": [], "traits": [], "group_profile": [], "memories": [],
+                                      "working_memory": []}
         for line in self.lines:
             out[line.section].append(line.as_dict())
         return out
@@ -165,14 +170,17 @@ def collapse_near_duplicates(lines: list[ContextLine], threshold: float) -> list
 
 LANGUAGES = ("en", "zh")
 HEADINGS = {
-    ("en", "markdown"): {"title": "## What you know about {subject}", "traits": "### Traits",
+    ("en", "markdown"): {"title": "## What you know about {subject}", "profile": "### Profile", "traits": "### Traits",
                          "group_profile": "### The group", "memories": "### Memories",
                          "working_memory": "### Just now"},
-    ("en", "plain"): {"title": "What you know about {subject}:", "traits": "Traits:", "group_profile": "The group:",
+    ("en", "plain"): {"title": "What you know about {subject}:", "profile": "Profile:", "traits": "Traits:",
+                      "group_profile": "The group:",
                       "memories": "Memories:", "working_memory": "Just now:"},
-    ("zh", "markdown"): {"title": "## 关于 {subject} 你所知道的", "traits": "### 特质", "group_profile": "### 群组",
+    ("zh", "markdown"): {"title": "## 关于 {subject} 你所知道的", "profile": "### 基本情况", "traits": "### 特质",
+                         "group_profile": "### 群组",
                          "memories": "### 记忆", "working_memory": "### 刚才"},
-    ("zh", "plain"): {"title": "关于 {subject} 你所知道的：", "traits": "特质：", "group_profile": "群组：",
+    ("zh", "plain"): {"title": "关于 {subject} 你所知道的：", "profile": "基本情况：", "traits": "特质：",
+                      "group_profile": "群组：",
                       "memories": "记忆：", "working_memory": "刚才："},
 }
 TRAIT_KIND_NAMES = {"zh": {"behavior": "行为", "preference": "偏好", "core": "核心价值"}}
@@ -192,6 +200,8 @@ def _line_text(line: ContextLine, language: str) -> str:
     text = " ".join(line.text.split())
     if line.section == "traits":
         return f"- [{TRAIT_KIND_NAMES.get(language, {}).get(line.kind, line.kind)}] {text}"
+    if line.section == "profile":  # current versions only: the date adds nothing
+        return f"- {text}"
     return f"- [{line.date}] {text}" if line.date else f"- {text}"
 
 
@@ -279,6 +289,22 @@ def _memory_line(found: ScoredMemory, query: str) -> ContextLine | None:
                        score=found.score, excerpt=excerpt)
 
 
+def profile_lines(tenant: Tenant, request: ContextRequest) -> list[ContextLine]:
+    """The profile the block opens with (memories.profile), in the request's scope, as many lines as a
+    quarter of max_chars holds with its heading (the longer heading of the two languages: the block's
+    language is decided later, and the profile must never be over its share)."""
+    if request.user_id is None:
+        return []
+    scope = SearchQuery(query="", user_id=request.user_id, agent_id=request.agent_id, group_id=request.group_id)
+    ordered = profile.profile_order(profile_candidates(tenant, scope, vocabulary.PROFILE_SLOTS,
+                                                       profile.PROFILE_CANDIDATES))
+    lines = [ContextLine(section="profile", id=str(m.id), text=m.text, date=_date(m), kind=profile.profile_slot(m))
+             for m in ordered]
+    heading = max(len(h["profile"]) for h in HEADINGS.values()) + 1
+    costs = [len(_line_text(line, "en")) + 1 for line in lines]
+    return [lines[i] for i in profile.fit_within(costs, profile.profile_budget(request.max_chars) - heading)]
+
+
 def trait_lines(tenant: Tenant, user_id: str, limit: int) -> list[ContextLine]:
     """Seed 004's trait recall (see search.active_traits)."""
     if limit <= 0:
@@ -346,7 +372,7 @@ def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
     # the traits, the group and working memory are read: about 5 ms of a 30 ms answer.
     embedder = get_embedder()  # resolved here: the worker thread must not touch the database
     vector = _EMBEDDING_POOL.submit(embed_query, request.query, embedder)
-    lines: list[ContextLine] = []
+    lines: list[ContextLine] = profile_lines(tenant, request)
     if request.user_id is not None:
         lines += trait_lines(tenant, request.user_id, settings.CONTEXT_TRAIT_LIMIT if request.trait_limit is None
                              else request.trait_limit)

@@ -39,7 +39,7 @@ from memories.extraction import (
     introduced_name,
 )
 from memories.extraction.intent import meaning_vectors, read_slots
-from memories.governance import redact_sensitive
+from memories.governance import redact_sensitive, redact_sensitive_turns, sensitive_across_turns
 from memories.models import (
     CURRENT_STATUSES,
     ApiKey,
@@ -266,6 +266,7 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
     # job was queued gets nothing written from it.
     erased = erased_since(job.tenant, set(speakers.values()), job.created_at, job.agent_id)
     embedder = get_embedder()
+    split = _split_sensitive(extracted.messages)
     fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
     # Forget requests last: within one conversation they reach what was said in it, whatever the order the
     # extractor found things in.
@@ -277,7 +278,9 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
             raise ExtractionError(f"the job took longer than {settings.CONVERSATION_JOB_TIME_LIMIT} s "
                                   "(CONVERSATION_JOB_TIME_LIMIT); send the conversation in smaller parts",
                                   retryable=False)
-        _apply_statement(job, statement, speakers[statement.subject], embedder, outcome, fresh, extracted.now)
+        kinds = sorted({kind for index in statement.source_messages for kind in split.get(index, [])})
+        _apply_statement(job, statement, speakers[statement.subject], embedder, outcome, fresh, extracted.now,
+                         split_sensitive=tuple(kinds))
     for user_id, forgotten in sorted(outcome.forgotten.items()):  # what earlier episodes said of it goes too
         redacted = episode_forget_turns(tenant=job.tenant, user_id=user_id, actor=ACTOR, job_id=str(job.id),
                                         says_it=_forgotten_matcher(forgotten, speakers))
@@ -292,11 +295,40 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
     job.save()
 
 
+def _user_turns_by_speaker(messages: list[Message]) -> list[list[Message]]:
+    """Each speaker's user turns, in order (the turns a number may be split over)."""
+    by_speaker: dict[str, list[Message]] = {}
+    for message in messages:
+        if message.role == "user":
+            by_speaker.setdefault(message.name, []).append(message)
+    return list(by_speaker.values())
+
+
+def _split_sensitive(messages: list[Message]) -> dict[int, list[str]]:
+    """Message index -> the kinds of sensitive data it carries only together with the speaker's next or
+    previous turn ("my card is 4111 1111" / "1111 1111"): what is extracted from it waits for review."""
+    found: dict[int, list[str]] = {}
+    for turns in _user_turns_by_speaker(messages):
+        for position, kinds in sensitive_across_turns([t.content for t in turns]).items():
+            found[turns[position].index] = kinds
+    return found
+
+
+def _redacted_turns(messages: list[Message]) -> dict[int, str]:
+    """Message index -> the turn as an episode keeps it: user turns redacted with their neighbours in view."""
+    redacted = {m.index: redact_sensitive(m.content) for m in messages if m.role != "user"}
+    for turns in _user_turns_by_speaker(messages):
+        redacted.update(zip((t.index for t in turns), redact_sensitive_turns([t.content for t in turns]),
+                            strict=True))
+    return redacted
+
+
 def _record_episodes(job: ConversationJob, messages: list[Message], speakers: dict[str, str], erased: set[str],
                      outcome: JobOutcome, narrative: str | None = None) -> None:
     """Each speaker's original turns of the session, kept as an episode of that speaker
     (assistant turns go to the job's user): searchable beside the facts, erased with the speaker."""
     by_user: dict[str, list[dict]] = {}
+    redacted = _redacted_turns(messages)
     for message in messages:
         if message.role == "user":
             name = RulesExtractor._subject(message, speakers)
@@ -310,7 +342,7 @@ def _record_episodes(job: ConversationJob, messages: list[Message], speakers: di
         if owner in erased or not message.content.strip():
             continue
         says_forgotten_here = _forgotten_matcher(outcome.forgotten.get(owner, []), speakers)
-        text = FORGOTTEN_TURN if says_forgotten_here(message.content) else redact_sensitive(message.content)
+        text = FORGOTTEN_TURN if says_forgotten_here(message.content) else redacted[message.index]
         by_user.setdefault(owner, []).append({
             "speaker": speaker, "role": message.role, "text": text, "index": message.index,
             "job_id": str(job.id),
@@ -382,7 +414,7 @@ def gather_neighbours(tenant: Tenant, user_id: str, vector: np.ndarray, embedder
 
 
 def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_id: str, embedder: Embedder,
-                     outcome: JobOutcome, fresh: dict, now: datetime) -> None:
+                     outcome: JobOutcome, fresh: dict, now: datetime, *, split_sensitive: tuple[str, ...] = ()) -> None:
     """Gather neighbours -> decide -> apply (applier.apply_decision: written, or held for review)."""
     if statement.importance < settings.MEMORY_IMPORTANCE_THRESHOLD:
         outcome.count("dropped")
@@ -419,7 +451,7 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
     applied = apply_decision(tenant=job.tenant, decision=decision, target=target, spec=spec,
                              confidence=statement.confidence, submitter=Submitter(
                                  actor=ACTOR, role=_job_role(job), api_key_id=job.api_key_id, job=job,
-                                 source_messages=tuple(statement.source_messages)),
+                                 source_messages=tuple(statement.source_messages), split_sensitive=split_sensitive),
                              also=[rows[i] for i in decision.unclear or decision.also if i in rows])
     if statement.forget:  # whatever was stored as a fact, the turns that say it go too
         outcome.forgotten.setdefault(user_id, []).append(statement.text)

@@ -25,6 +25,15 @@ ACTIVE = MemoryStatus.ACTIVE.value
 EPISODE_TAG = "episode"
 # What the group extractor keeps about a group (its members, roles, plans, rules): the group profile.
 GROUP_TAG = "group"
+# A standing wish about how the assistant answers ("keep it short", "回答用中文"), and a habit the user has:
+# the extractor's tags, which the profile at the head of every context block and reflection read.
+WISH_TAG = "wish"
+HABIT_TAG = "habit"
+# What a fact is about (the intent model's slot: home, work, diet ...), kept in a memory's data under this key.
+SLOT_KEY = "slot"
+# The key facts every context block opens with, in the order shown: who the user is, where they live and
+# work, who their people are, and what they cannot eat or must avoid.
+PROFILE_SLOTS = ("name", "home", "work", "partner", "family", "health", "diet")
 
 # A trait's stages, in order of growth, and the end of one (traits.models.TraitStage uses these words;
 # memories' own reads, context and the search's stage boost, need them and may not import traits).

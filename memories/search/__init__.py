@@ -20,6 +20,7 @@ from memories.search.reads import (
     listed_in_scope,
     memories_by_id,
     newest_in_scope,
+    profile_candidates,
     profile_display_name,
     profile_name,
     searchable_in_scope,
@@ -32,6 +33,6 @@ from memories.search.service import memory_search
 __all__ = [
     "MODES", "RetrievedRow", "ScoredMemory", "SearchPlan", "SearchQuery", "TraitLineRow", "active_traits",
     "candidate_row", "demote_episodes", "exact_tenant_neighbours", "jobs_of", "listed_in_scope", "memories_by_id",
-    "memory_search", "nearest_memories", "newest_in_scope", "profile_display_name", "profile_name",
-    "score_candidate", "scope_filter", "searchable_in_scope", "semantic_search",
+    "memory_search", "nearest_memories", "newest_in_scope", "profile_candidates", "profile_display_name",
+    "profile_name", "score_candidate", "scope_filter", "searchable_in_scope", "semantic_search",
 ]
