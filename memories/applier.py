@@ -43,6 +43,7 @@ class Submitter:
     api_key_id: int | None = None
     job: ConversationJob | None = None
     source_messages: tuple[int, ...] = ()
+    split_sensitive: tuple[str, ...] = ()  # kinds split over the source turns and the speaker's next or last
 
 
 @dataclass
@@ -91,7 +92,8 @@ def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | N
     operation = {INVALIDATE: CandidateOperation.INVALIDATE, UPDATE: CandidateOperation.UPDATE}.get(
         decision.operation, CandidateOperation.ADD)
     hold = review_hold(text=spec.text, confidence=confidence, tags=spec.tags, data=spec.data,
-                       contradicted=target if decision.operation == INVALIDATE else None)
+                       contradicted=target if decision.operation == INVALIDATE else None,
+                       split_kinds=submitter.split_sensitive)
     reasons, details = list(hold.reasons), [hold.detail] if hold.detail else []
     if decision.operation in (UPDATE, INVALIDATE) and protected and "contradicts_approved" not in reasons:
         reasons.append("changes_approved")

@@ -30,7 +30,7 @@ from memories.models import (
     Tenant,
 )
 from memories.permissions import change_needs_review, key_may_erase_user, key_may_resolve_candidate
-from memories.sensitive import redact, sensitive_kinds_in
+from memories.sensitive import findings_across_turns, redact, redact_turns, sensitive_kinds_in
 from memories.writing import MemorySpec
 
 # --------------------------------------------------------------------------- sensitive content
@@ -39,6 +39,18 @@ def redact_sensitive(text: str) -> str:
     """The text with what the enabled detectors find replaced by a marker: kept words
     that never pass the review gate (an episode's raw turns) must not carry it."""
     return redact(text, settings.SENSITIVE_DETECTORS)
+
+
+def sensitive_across_turns(texts: Sequence[str]) -> dict[int, list[str]]:
+    """One speaker's consecutive turns -> for each turn, the kinds found only when it is read with its
+    neighbour (a number split over two turns): what is extracted from such a turn waits for review."""
+    return {index: sorted({f.kind for f in found})
+            for index, found in findings_across_turns(texts, settings.SENSITIVE_DETECTORS).items()}
+
+
+def redact_sensitive_turns(texts: Sequence[str]) -> list[str]:
+    """One speaker's consecutive turns redacted, each of its own findings and of its part of a split one."""
+    return redact_turns(texts, settings.SENSITIVE_DETECTORS)
 
 
 def sensitive_kinds(text: str) -> list[str]:
@@ -111,9 +123,10 @@ def save_hold(spec: MemorySpec) -> HoldDecision:
 
 
 def review_hold(*, text: str, confidence: float, contradicted: MemoryItem | None, tags: Sequence[str] = (),
-                data: Any = None) -> HoldDecision:
+                data: Any = None, split_kinds: Sequence[str] = ()) -> HoldDecision:
     """Hold a candidate for review when it is unsure, contradicts what an
-    operator approved, or carries sensitive data (in its text, tags or data)."""
+    operator approved, or carries sensitive data (in its text, tags or data, or split over the turns it
+    came from: `split_kinds`)."""
     reasons: list[str] = []
     details: list[str] = []
     if confidence < settings.MEMORY_REVIEW_CONFIDENCE:
@@ -123,9 +136,10 @@ def review_hold(*, text: str, confidence: float, contradicted: MemoryItem | None
         reasons.append("contradicts_approved")
         details.append(f"contradicts approved memory {contradicted.id}")
     found = sensitive_fields(text=text, tags=tags, data=data)
-    if found:
+    if found or split_kinds:
         reasons.append("sensitive")
-        details.append(_sensitive_detail(found))
+        details.append(_sensitive_detail(found) if found else
+                       "sensitive content split across turns: " + ", ".join(split_kinds))
     return HoldDecision(reasons=reasons, detail="; ".join(details))
 
 

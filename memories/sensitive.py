@@ -26,12 +26,24 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-# Chinese numerals as phone numbers are read aloud (幺 is 1 on the phone; 〇/零 are 0).
+# Chinese numerals as numbers are read aloud (幺 is 1 on the phone; 〇/零 are 0), in 小写 and in 大写
+# (the forms cheques and contracts use, traditional ones too).
 _CHINESE_DIGITS = {"〇": "0", "零": "0", "幺": "1", "一": "1", "二": "2", "三": "3", "四": "4", "五": "5",
-                   "六": "6", "七": "7", "八": "8", "九": "9"}
+                   "六": "6", "七": "7", "八": "8", "九": "9", "壹": "1", "贰": "2", "貳": "2", "叁": "3",
+                   "參": "3", "肆": "4", "伍": "5", "陆": "6", "陸": "6", "柒": "7", "捌": "8", "玖": "9"}
+_CHINESE_TEN = ("十", "拾")
+# Digits spelled out in English, read as digits when at least four come in a row ("five five five, one two
+# three four"; "double five" is 55): one or two such words are ordinary prose.
+_DIGIT_WORDS = {"zero": "0", "oh": "0", "o": "0", "nought": "0", "one": "1", "two": "2", "three": "3",
+                "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+_DIGIT_WORD = r"(?:zero|oh|o|nought|one|two|three|four|five|six|seven|eight|nine)"
+_SPELLED_RUN = re.compile(rf"\b(?:(?:double|triple)\s+)?{_DIGIT_WORD}(?:[\s,\-]+(?:(?:double|triple)\s+)?"
+                          rf"{_DIGIT_WORD}){{3,}}\b", re.IGNORECASE)
+_REPEATS = {"double": 2, "triple": 3}
+_SPELLED_WORD = re.compile(rf"(?:(double|triple)\s+)?({_DIGIT_WORD})\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -46,14 +58,55 @@ class Normalised:
         return self.origin[start], (self.origin[end - 1] + 1) if end > start else self.origin[start]
 
 
+def _digit_of(char: str) -> str | None:
+    """Any Unicode decimal digit (Arabic-Indic ٣, Devanagari ३, fullwidth ３ ...) or Chinese numeral."""
+    if char in _CHINESE_DIGITS:
+        return _CHINESE_DIGITS[char]
+    if char.isascii():
+        return None
+    value = unicodedata.digit(char, None)
+    return str(value) if value is not None else None
+
+
+def _spelled_digits(text: str) -> dict[int, tuple[int, str]]:
+    """Where runs of spelled-out digits start: index -> (end, the digits), separators dropped."""
+    runs: dict[int, tuple[int, str]] = {}
+    for run in _SPELLED_RUN.finditer(text):
+        digits = "".join(_DIGIT_WORDS[m.group(2).lower()] * _REPEATS.get((m.group(1) or "").lower(), 1)
+                         for m in _SPELLED_WORD.finditer(run.group(0)))
+        runs[run.start()] = (run.end(), digits)
+    return runs
+
+
 def normalise(text: str) -> Normalised:
+    """What the detector reads: format characters (zero-width spaces and joiners, bidi marks, soft hyphens)
+    dropped, every Unicode digit and Chinese numeral as an ASCII digit (十 positional: 十二 12, 二十 20,
+    二十三 23), runs of spelled-out digits as digits, the rest NFKC (fullwidth ＠ as @)."""
     view: list[str] = []
     origin: list[int] = []
-    for index, char in enumerate(text):
-        mapped = _CHINESE_DIGITS.get(char) or unicodedata.normalize("NFKC", char)
+    spelled = _spelled_digits(text)
+    index = 0
+    while index < len(text):
+        if index in spelled:
+            end, digits = spelled[index]
+            view.extend(digits)
+            origin.extend([index] * len(digits))
+            index = end
+            continue
+        char = text[index]
+        if unicodedata.category(char) == "Cf":
+            index += 1
+            continue
+        digit = _digit_of(char)
+        if digit is None and char in _CHINESE_TEN:
+            before = index > 0 and _digit_of(text[index - 1]) is not None
+            after = index + 1 < len(text) and _digit_of(text[index + 1]) is not None
+            digit = "" if before and after else "0" if before else "1" if after else "10"
+        mapped = digit if digit is not None else unicodedata.normalize("NFKC", char)
         for piece in mapped:
             view.append(piece)
             origin.append(index)
+        index += 1
     return Normalised("".join(view), origin)
 
 
@@ -119,7 +172,7 @@ _SSN = re.compile(rf"(?<!{_W}|[.\-])(\d{{3}})([\s.\-])(\d{{2}})\2(\d{{4}})(?!{_W
 _SSN_BARE = re.compile(r"(?:ssn|social security(?: number| no\.?)?|社会安全号)\D{0,12}?(?<!\d)(\d{9})(?!\d)",
                        re.IGNORECASE)
 _CHINESE_ID = re.compile(rf"(?<!{_W})(\d{{6}})\s?(\d{{8}})\s?(\d{{3}}[\dXx])(?!{_W})")
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30}")
 _INTERNATIONAL = re.compile(rf"(?<!{_W}|\+)(?:\+\d{{1,3}}|00[1-9]\d{{0,2}}[\s.\-])(?:[\s.\-]?\(?\d{{1,4}}\)?){{2,6}}"
                             rf"(?!{_W}|[.\-/]{_W})")
 _CHINESE_MOBILE = re.compile(r"(?<!\d)1[3-9]\d(?:[\s\-]?\d){8}(?!\d)")
@@ -142,9 +195,25 @@ def _digits(text: str) -> str:
 Match = tuple[int, int]  # a span of the view
 
 
+# "alice at example dot com", "alice at example.com", "alice艾特example点com": the spelled forms, with a
+# known top-level domain, and not a phrase such as "look at this dot com bubble" (a common word before "at").
+_TLDS = r"(?:com|net|org|edu|gov|io|co|uk|de|fr|es|it|pt|nl|cn|jp|in|br|au|ca|ch|se|me|ai|dev|info|biz|us|eu)"
+_SPOKEN_EMAIL = re.compile(
+    rf"(?<![A-Za-z0-9._%+\-'’])([A-Za-z0-9][A-Za-z0-9._%+\-]*)(?:\s+at\s+|\s*艾特\s*|\s*@\s*)"
+    rf"((?:[A-Za-z0-9\-]+(?:\s+dot\s+|\s*点\s*|\.))+){_TLDS}(?![A-Za-z0-9])", re.IGNORECASE)
+_NOT_A_MAILBOX = frozenset("""a an the i me you he she it we they this that here there home work look looking looked
+be am is are was were been stay stayed staying live lived living arrive arrived meet met see saw eat ate good great
+bad best all one back out up down in on off go went going come came coming aim aimed smile smiled laugh laughed
+stare stared sit sat stand stood shop shopped play played worked study studied office school""".split())
+
+
 def _emails(view: str) -> Iterator[Match]:
     for m in _EMAIL.finditer(view):
         yield m.span()
+    for m in _SPOKEN_EMAIL.finditer(view):
+        if "@" not in m.group(0) or " dot " in m.group(0).lower() or "点" in m.group(0):
+            if m.group(1).lower() not in _NOT_A_MAILBOX:
+                yield m.span()
 
 
 def _cards(view: str) -> Iterator[Match]:
@@ -167,9 +236,14 @@ def _national_ids(view: str) -> Iterator[Match]:
 
 
 def _ibans(view: str) -> Iterator[Match]:
+    """Upper or lower case ("gb82 west ..."): the longest stretch that passes mod 97 and ends a word."""
     for m in _IBAN.finditer(view):
-        if iban_valid(m.group(0)):
-            yield m.span()
+        found = m.group(0)
+        for end in range(len(found), 14, -1):
+            after = view[m.start() + end:m.start() + end + 1]
+            if (not after or not after.isalnum()) and found[end - 1] != " " and iban_valid(found[:end]):
+                yield m.start(), m.start() + end
+                break
 
 
 def _near_phone_word(view: str, start: int, end: int) -> bool:
@@ -207,14 +281,278 @@ def _phones(view: str) -> Iterator[Match]:
     for m in _BARE_DIGITS.finditer(view):
         if _near_phone_word(view, *m.span()) and not _looks_like_amount_or_date(view, *m.span()):
             yield m.span()
+    for m in _SAID_NUMBER.finditer(view):  # "my mobile is 07700 900123": any grouping, once it says so
+        digits = _digits(m.group(1))
+        if 7 <= len(digits) <= 15 and not _looks_like_amount_or_date(view, *m.span(1)):
+            yield m.span(1)
+
+
+_SAID_NUMBER = re.compile(r"(?:phone|mobile|cell|tel\b|telephone|whatsapp|fax|landline|(?:my|his|her|their) number|"
+                          r"call(?: me| us| him| her)?(?: on| at)?|ring(?: me)?(?: on| at)?|text me(?: on| at)?|"
+                          r"电话|手机|手机号|座机|联系方式|微信)[^\d+\n]{0,16}?(\+?\(?\d[\d\s.\-()]{5,24}\d)(?![\d])",
+                          re.IGNORECASE)
+
+
+# --------------------------------------------------------------------------- secrets
+
+# API keys and tokens by the shapes their issuers publish, and a password, passcode or PIN a person states.
+_KEY_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?:"
+    r"sk-(?:proj-|live-|test-|ant-(?:api\d\d-)?)?[A-Za-z0-9_\-]{20,}"  # OpenAI, Anthropic
+    r"|(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}"  # AWS access key ids
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}"  # GitHub
+    r"|xox[abposr]-[A-Za-z0-9\-]{10,}"  # Slack
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"  # a JWT
+    r"|AIza[0-9A-Za-z_\-]{35}"  # Google API keys
+    r"|(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"  # Stripe secret keys
+    r"|glpat-[0-9A-Za-z_\-]{20,}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}"  # GitLab, npm, Hugging Face
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+    r")")
+_NAMED_SECRET = re.compile(r"(?:api[ _\-]?key|secret(?: key)?|access[ _\-]?key|auth[ _\-]?token|bearer token|"
+                           r"token|密钥|令牌)\s*(?:is|was|:|=|是|为|：)\s*[\"'“「]?([A-Za-z0-9_\-./+=]{16,})",
+                           re.IGNORECASE)
+_PASSWORD = re.compile(r"(?:password|passcode|passwd|pwd|passphrase|pin(?: code| number)?|密码|口令|PIN码)"
+                       r"(?:\s+(?:for|to|of|on)\s+[^\s,.:;]+(?:\s+[^\s,.:;]+)?)?"
+                       r"\s*(?:is|was|:|=|是|为|：|:)\s*[\"'“「『]?([^\s\"'”」』，。,;；]{3,64})", re.IGNORECASE)
+_NOT_A_PASSWORD = frozenset("""too very so not still just a an the my your our their in on at case same different new
+old weak strong long short expired wrong incorrect invalid correct right saved stored secure safe changed reset
+forgotten hard easy simple complicated required needed set also being now written encrypted hashed protected
+compromised leaked hidden private secret something nothing what where how why which that this it required
+mandatory optional blank empty ready locked unlocked sent shared""".split())
+
+
+def _secrets(view: str) -> Iterator[Match]:
+    for m in _KEY_SHAPES.finditer(view):
+        yield m.span()
+    for m in _NAMED_SECRET.finditer(view):
+        value = m.group(1)
+        if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
+            yield m.span(1)
+    for m in _PASSWORD.finditer(view):
+        value = m.group(1).rstrip(".!?")
+        word = m.group(0).lower()
+        if value.lower() in _NOT_A_PASSWORD or not value.isascii():
+            continue
+        if ("pin" in word and "pin" == word[:3]) and not value.isdigit():
+            continue
+        yield m.start(1), m.start(1) + len(value)
+
+
+# --------------------------------------------------------------------------- home addresses
+
+_STREET_TYPES = (r"(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr|Boulevard|Blvd|Court|Ct|Way|Place|Pl|Terrace|"
+                 r"Close|Crescent|Gardens|Square|Sq|Parkway|Pkwy|Highway|Hwy|Row|Mews|Grove|Circle|Cir)")
+_STREET = re.compile(rf"(?<![A-Za-z0-9])\d{{1,5}}[A-Za-z]?,?\s+(?:[A-Za-z][A-Za-z'’.\-]*\s+){{1,4}}"
+                     rf"{_STREET_TYPES}\b\.?",
+                     re.IGNORECASE)
+_STREET_FIRST = re.compile(r"\b(?:Rua|Avenida|Calle|Rue|Via|Viale|Straße|Strasse|Carrer|Praça|Plaza)\s+"
+                           r"(?:[A-Za-zÀ-ÿ'’.\-]+\s+){0,4}?[A-Za-zÀ-ÿ'’.\-]+,?\s*(?:n\.?º\s*)?\d{1,5}[A-Za-z]?\b")
+_NOT_A_STREET_NAME = frozenset("the a an down up along across miles mile km minutes minute blocks block of to from on "
+                               "in at my our this that is was".split())
+_POSTCODE_UK = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}\b")
+_ADDRESS_SAID = re.compile(r"\b(?:my|our|home|his|her|their)\s+(?:home\s+|postal\s+|mailing\s+)?address\s*"
+                           r"(?:is|:)\s*([^.;!?\n]{6,80}?\d[^.;!?\n]{0,60})(?=[.;!?\n]|$)", re.IGNORECASE)
+_HOME_CUE = re.compile(r"\b(?:live|lives|living|lived|moved|moving|move|home|house|flat|apartment|apt|address|reside|"
+                       r"deliver|delivery|send|ship|mail|post|stay(?:ing)? at)\b|住|地址|家|寄到|送到|搬到|收货",
+                       re.IGNORECASE)
+_ZH_ADDRESS = re.compile(r"(?:[\u4e00-\u9fff][\u4e00-\u9fff0-9]{0,10}(?:路|街|大道|大街|道|巷|胡同|弄|里)"
+                         r"\s*\d{1,5}\s*(?:号|號|弄)"
+                         r"(?:\s*\d{1,4}\s*(?:号楼|栋|幢|座))?(?:\s*\d{1,3}\s*(?:单元|單元))?(?:\s*\d{1,5}\s*(?:室|号|房))?"
+                         r"|[\u4e00-\u9fff]{2,10}(?:小区|花园|公寓|苑|新村|家园)\s*\d{1,4}\s*(?:号楼|栋|幢|座)"
+                         r"(?:\s*\d{1,3}\s*(?:单元|單元))?(?:\s*\d{1,5}\s*(?:室|号|房))?"
+                         r"|\d{1,4}\s*(?:号楼|栋|幢)\s*\d{1,3}\s*(?:单元|單元)\s*\d{1,5}\s*(?:室|号)?)")
+
+
+def _sentence(view: str, start: int, end: int) -> str:
+    """The sentence around [start, end) of the view."""
+    left = max(view.rfind(c, 0, start) for c in ".!?。！？\n;；")
+    rights = [i for i in (view.find(c, end) for c in ".!?。！？\n;；") if i != -1]
+    return view[left + 1:min(rights) if rights else len(view)]
+
+
+def _addresses(view: str) -> Iterator[Match]:
+    for m in _ADDRESS_SAID.finditer(view):
+        yield m.span(1)
+    for pattern in (_STREET, _STREET_FIRST, _ZH_ADDRESS, _POSTCODE_UK):
+        for m in pattern.finditer(view):
+            words = m.group(0).split()[1:-1]
+            if pattern is _STREET and any(w.lower().strip(",") in _NOT_A_STREET_NAME for w in words):
+                continue
+            if _HOME_CUE.search(_sentence(view, *m.span())):
+                yield m.span()
+
+
+# --------------------------------------------------------------------------- dates of birth
+
+_MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_FULL_DATE = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS},?\s+\d{{4}}"
+              rf"|{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+              r"|\d{4}[\-/.]\d{1,2}[\-/.]\d{1,2}|\d{1,2}[\-/.]\d{1,2}[\-/.](?:\d{4}|\d{2})"
+              r"|\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*[日号號]?)")
+_BIRTH = re.compile(rf"(?:born|birthday|birth\s*date|date\s+of\s+birth|d\.?o\.?b\.?|出生|生日|生于|出生日期)"
+                    rf"[^.!?。！？\d]{{0,24}}?({_FULL_DATE})(?![\d])", re.IGNORECASE)
+
+
+_BIRTH_AFTER = re.compile(rf"(?<!\d)({_FULL_DATE})\s*(?:出生|生的|生人|"
+                          r"(?:is|was) (?:my|his|her) (?:birthday|date of birth)|"
+                          r"is when I was born)", re.IGNORECASE)
+
+
+def _birth_dates(view: str) -> Iterator[Match]:
+    for pattern in (_BIRTH, _BIRTH_AFTER):
+        for m in pattern.finditer(view):
+            yield m.span(1)
+
+
+# --------------------------------------------------------------------------- GDPR's special categories
+
+# Health, sex life and orientation, religion, political opinions (GDPR art. 9): a term that names one, said of
+# a person (the speaker, the user, someone named or related), and not of a pet, a book, a charity or a sign.
+# Allergies, intolerances and diets are not held: they are what an assistant must know to be safe (docs).
+_PERSON_EN = re.compile(r"\b(?:(?i:I|I'm|I’m|I've|I’ve|I'd|me|my|we|we're|our|he|he's|she|she's|his|her|him|they|"
+                        r"their|user|mom|mum|dad|mother|father|wife|husband|partner|son|daughter|brother|sister|"
+                        r"grandma|grandpa|grandmother|grandfather|aunt|uncle|cousin|friend|boss|colleague|boyfriend|"
+                        r"girlfriend|fiancée?)|[A-Z][a-z]+(?=\s+(?:has|had|is|was|takes|took|sees|got|'s|’s)\b))\b")
+_PERSON_ZH = re.compile(r"我|他|她|用户|妈|爸|老婆|老公|丈夫|妻子|儿子|女儿|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|朋友|同事|"
+                        r"得了|患有|患了|确诊|查出")
+_NOT_A_PERSON = re.compile(r"\b(?:dog|dogs|cat|cats|pet|pets|puppy|kitten|horse|hamster|parrot|research|researcher|"
+                           r"charity|fundrais\w*|awareness|donat\w*|documentary|movie|film|novel|book|article|podcast|"
+                           r"lecture|course|textbook|museum|zodiac|horoscope|star sign|season|essay|exam|quiz|"
+                           r"campaign for|walk for|run for|ride for|a cure)\b|"
+                           r"狗|猫|宠物|研究|纪录片|电影|小说|书|课|讲座|"
+                           r"公益|捐|星座|考试|论文", re.IGNORECASE)
+
+_HEALTH_EN = re.compile(
+    r"\b(?:AIDS|(?i:HIV(?:[\- ]positive)?|chemo(?:therapy)?|radiotherapy|antidepressants?|SSRIs?|insulin|metformin|"
+    r"schizophreni\w*|bipolar|PTSD|ADHD|OCD|autis(?:m|tic)|dementia|alzheimer'?s|parkinson'?s|epilep(?:sy|tic)|"
+    r"multiple sclerosis|miscarriage|abortion|IVF|infertil\w*|STDs?|STIs?|herpes|chlamydia|syphilis|"
+    r"gonorrh?oea|hepatitis(?: [ABC])?|tuberculosis|diabet(?:es|ic)|cancer|leuka?emia|lymphoma|tumou?rs?|"
+    r"(?:clinical |severe |postpartum |major )?depression|depressive|anxiety(?: disorder)?|panic attacks?|"
+    r"eating disorder|anorexi[ac]|bulimi[ac]|rehab|alcoholi(?:c|sm)|"
+    r"(?:drug|alcohol|opioid|gambling) (?:addiction|abuse)|"
+    r"addiction|asthma|psoriasis|crohn'?s|c[oe]eliac disease|lupus|arthritis|hypertension|high blood pressure|"
+    r"heart (?:condition|disease|failure|attack)|pregnan(?:t|cy)|expecting a baby|diagnos(?:ed|is)|prescribed|"
+    r"disabilit(?:y|ies)|disabled|wheelchair|suicid\w*|self[\- ]harm|HPV|mental (?:health|illness)|"
+    r"(?:my|his|her|our|a|the) (?:therapist|psychiatrist|psychologist|oncologist|counsell?or)(?! in\b| at\b| for\b)|"
+    r"(?:in|started|starting|going to) therapy|therapy sessions?|"
+    r"(?:my|his|her) (?:meds|medication|diagnosis|prescription|treatment|surgery|condition)))\b")
+_HEALTH_COLLOQUIAL = re.compile(r"\b(?:(?:a|an|I'm a|I am a) Cancer\b|Cancer (?:season|sign)|Great Depression|"
+                                r"tropical depression|economic depression|so OCD|addicted to|diagnosed the (?:problem|"
+                                r"issue|bug|fault)|AIDS (?:for|to)\b|teaching aids|hearing aids?)", re.IGNORECASE)
+_HEALTH_ZH = re.compile(r"艾滋|HIV|癌|肿瘤|化疗|放疗|白血病|淋巴瘤|糖尿病|抑郁症|抑郁|焦虑症|双相|躁郁|精神分裂|自闭症|"
+                        r"孤独症|多动症|强迫症|癫痫|老年痴呆|阿尔茨海默|帕金森|乙肝|丙肝|肝炎|肺结核|结核|性病|梅毒|"
+                        r"淋病|疱疹|怀孕|怀上了|流产|堕胎|打胎|试管婴儿|不孕|不育|哮喘|高血压|心脏病|心梗|中风|"
+                        r"抗抑郁药|胰岛素|心理医生|心理咨询|精神科|心理治疗|住院治疗|残疾|轮椅|戒毒|戒酒|酗酒|"
+                        r"毒瘾|自杀|自残|进食障碍|厌食症|红斑狼疮|类风湿")
+_HEALTH_ZH_COLLOQUIAL = re.compile(r"巨蟹|癌症研究|抗癌公益")
+
+_SEX_EN = re.compile(
+    r"\b(?:(?:I'm|I’m|I am|he's|she's|he is|she is|they're|we're|my \w+ is)\s+(?:a\s+)?(?:gay|lesbian|bisexual|"
+    r"queer|pansexual|asexual|transgender|trans (?:man|woman)|non-binary|a virgin)|"
+    r"(?:I'm|I am) straight(?=[.,!?;]|$| and| but)|"
+    r"(?:came|coming|come) out (?:as|to (?:my|his|her))|sex life|(?:have|had|having|has) sex|"
+    r"sexual (?:partner|partners|"
+    r"health|orientation|history|problems?)|one[\- ]night stand|hook(?:ed|ing)? up with|hookups?|Grindr|"
+    r"friends with benefits|open relationship|polyamor\w*|swingers?|erectile dysfunction|(?:my|his|her) libido|"
+    r"lost (?:my|his|her) virginity|BDSM|threesomes?|sexting|OnlyFans)\b", re.IGNORECASE)
+_SEX_ZH = re.compile(r"(?:我|他|她)是(?:同性恋|gay|GAY|拉拉|les|双性恋|无性恋|跨性别者?|异性恋)|"
+                     r"出柜|性取向|性生活|约炮|"
+                     r"一夜情|炮友|开放式关系|发生了?关系|上床|性伴侣|阳痿|早泄|处男|处女(?![座作地航秀])")
+
+_FAITHS = (r"(?:Muslim|Christian|Catholic|Protestant|Jewish|Jew|Hindu|Buddhist|Sikh|Mormon|Jain|Baptist|Methodist|"
+           r"Evangelical|Orthodox|atheist|agnostic|Jehovah's Witness|Quaker|Anglican|Lutheran|Pentecostal|"
+           r"Presbyterian|Shia|Sunni|Taoist)")
+_RELIGION_EN = re.compile(
+    rf"\b(?:(?:I'm|I’m|I am|I was|we're|we are|he's|she's|he is|she is|they're|is|are|was|were|became|become|"
+    rf"raised|born|grew up)\s+(?:a\s+|an\s+)?(?:devout\s+|practi[cs]ing\s+|born-again\s+|lapsed\s+|strict\s+|"
+    rf"non-practi[cs]ing\s+)?{_FAITHS}\b(?!\s+(?:school|college|university|hospital|charity|deli|restaurant|name))"
+    r"|(?:go|goes|went|attend|attends|attended|going)\s+(?:to\s+)?(?:church|mass|mosque|synagogue|temple|gurdwara|"
+    r"Bible study|confession|Friday prayers?)\b(?!\s+(?:to see|to look|to photograph|for the architecture))"
+    r"|\bI\s+(?:\w+\s+)?pray(?:ed|s)?\b(?:\s+(?:five times|daily|every|to|at|before|for))|"
+    r"fast(?:ing)? (?:for|during) Ramadan|observ(?:e|es|ing) Ramadan|keep(?:s|ing)? kosher|(?:only )?eat(?:s)? only "
+    r"halal|only eat halal|keep(?:s|ing)? (?:the )?Sabbath|observ(?:e|es|ing) (?:the )?Sabbath|converted to (?:Islam|"
+    r"Christianity|Judaism|Buddhism|Catholicism|Hinduism)|(?:was|got|been) bapti[sz]ed|(?:my|our|his|her) "
+    r"(?:faith|religion|pastor|imam|rabbi|priest|parish|congregation|church|mosque|synagogue|guru)\b|"
+    r"(?:don't|do not|doesn't|does not) believe in God|believe in God|accepted Jesus|born again|my religious)",
+    re.IGNORECASE)
+_RELIGION_ZH = re.compile(r"(?:我|他|她|我们|全家|我妈|我爸)(?:是|信|信仰|皈依了?|成了|改信了?)(?:一名|一个|虔诚的)?"
+                          r"(?:基督徒|天主教徒|穆斯林|佛教徒|道教徒|伊斯兰教|基督教|天主教|犹太教|耶稣|主|佛教?|道教|"
+                          r"无神论者?)|做礼拜|望弥撒|受洗|斋月|封斋|吃斋念佛|念佛|守安息日|祷告|去清真寺礼拜|"
+                          r"每(?:周|个星期|个礼拜)[日天]?(?:都)?去(?:教堂|清真寺|寺庙)")
+
+_PARTIES = (r"(?:Labour|Tory|Tories|Conservatives?|Democrats?|Republicans?|Greens?|Lib Dems?|Liberal Democrats?|"
+            r"Reform UK|SNP|Communists?|Socialists?|Libertarians?|GOP|MAGA)")
+_POLITICS_EN = re.compile(
+    rf"\b(?:I|we|he|she|they|my \w+)\s+(?:\w+\s+)?vot(?:ed|e|es|ing)\s+(?:for\s+|against\s+)?(?:the\s+)?"
+    rf"(?:{_PARTIES}|Trump|Biden|Harris|Obama|Clinton|Sanders|Brexit|Leave|Remain|Le Pen|Macron|Starmer|Sunak|Modi)"
+    rf"|(?:I'm|I am|he's|she's|he is|she is|I've always been|we're)\s+(?:a\s+)?(?:lifelong\s+|registered\s+|"
+    rf"card-carrying\s+|proud\s+|staunch\s+)?(?:{_PARTIES}|Democrat|Republican|socialist|communist|libertarian|"
+    rf"Marxist|anarchist|Brexiteer|Remainer|pro-life|pro-choice|anti-abortion|left-wing|right-wing|"
+    rf"conservative|liberal|progressive)\b(?!\s+(?:with|about|when|in how|in my|estimate|amount))"
+    rf"|(?:member of|joined|support|supports|supported|back|backs|campaign(?:ed|ing)? for|donate[sd]? to|"
+    rf"canvass(?:ed|ing)? for)\s+(?:the\s+)?(?:Labour|Conservative|Tory|Green|Democratic|Republican|"
+    rf"Liberal Democrat|Reform|Communist|Socialist|Libertarian|[A-Z][a-z]+) Party"
+    r"|(?i:union member|member of the (?:\w+ )?(?:trade )?union|joined the (?:[\w'’]+ )?union|shop steward"
+    r"|my political (?:views|opinions|beliefs)|my politics|politically,? I'm|I lean (?:left|right)|"
+    r"I'm on the (?:left|right))|(?:I|we)\s+(?:support|hate|love|can't stand|despise|admire|oppose)\s+"
+    r"(?:Trump|Biden|Obama|Putin|Xi Jinping|Modi|Macron|Starmer|Sunak|Harris|Netanyahu|Erdogan|Bolsonaro|Lula)|"
+    r"I think (?:Trump|Biden|Obama|Putin|Xi Jinping|Modi|Macron|Starmer|Sunak|Harris) (?:is|was|should|will)")
+_POLITICS_ZH = re.compile(r"(?:我|他|她)是(?:中共|共产党|一名)?党员|(?:我|他|她)(?:入党了|入了党)|"
+                          r"(?:我|他|她)(?:支持|反对|讨厌|拥护)(?:民进党|国民党|共产党|民主党|共和党|工党|保守党|"
+                          r"川普|特朗普|拜登|政府|台独|港独)|(?:我|他|她)投(?:票)?给了?(?:民进党|国民党|民主党|共和党|"
+                          r"工党|保守党|川普|特朗普|拜登|赖清德|侯友宜|柯文哲)|(?:我|他|她)是(?:自由派|左派|右派|保守派|"
+                          r"民族主义者|共产主义者|社会主义者|无政府主义者)|工会会员|加入了工会|我的政治(?:立场|观点)")
+
+
+def _said_of_a_person(view: str, start: int, end: int, *, chinese: bool) -> bool:
+    sentence = _sentence(view, start, end)
+    if _NOT_A_PERSON.search(sentence):
+        return False
+    return bool((_PERSON_ZH if chinese else _PERSON_EN).search(sentence))
+
+
+def _health(view: str) -> Iterator[Match]:
+    for m in _HEALTH_EN.finditer(view):
+        sentence = _sentence(view, *m.span())
+        if not _HEALTH_COLLOQUIAL.search(sentence) and _said_of_a_person(view, *m.span(), chinese=False):
+            yield m.span()
+    for m in _HEALTH_ZH.finditer(view):
+        sentence = _sentence(view, *m.span())
+        if not _HEALTH_ZH_COLLOQUIAL.search(sentence) and _said_of_a_person(view, *m.span(), chinese=True):
+            yield m.span()
+
+
+_ABOUT_A_WORK = re.compile(r"\b(?:documentary|movie|film|novel|book|biography|article|podcast|lecture|course|"
+                           r"textbook|museum|essay|exam|quiz|class)\b|纪录片|电影|小说|书|讲座|考试|论文",
+                           re.IGNORECASE)
+
+
+def _topic(english: re.Pattern[str], chinese: re.Pattern[str]) -> Callable[[str], Iterator[Match]]:
+    """A special category other than health: its patterns already say it of a person; a sentence about
+    a book or a film about it is not the person's."""
+    def find(view: str) -> Iterator[Match]:
+        for pattern in (english, chinese):
+            for m in pattern.finditer(view):
+                if not _ABOUT_A_WORK.search(_sentence(view, *m.span())):
+                    yield m.span()
+    return find
 
 
 FINDERS: dict[str, Callable[[str], Iterator[Match]]] = {
-    "email": _emails, "card": _cards, "national_id": _national_ids, "iban": _ibans, "phone": _phones}
+    "secret": _secrets, "email": _emails, "card": _cards, "national_id": _national_ids, "iban": _ibans,
+    "phone": _phones, "birth_date": _birth_dates, "address": _addresses, "health": _health,
+    "sex_life": _topic(_SEX_EN, _SEX_ZH), "religion": _topic(_RELIGION_EN, _RELIGION_ZH),
+    "politics": _topic(_POLITICS_EN, _POLITICS_ZH)}
 # Withheld as (a card's digits are no phone number: the more specific kinds claim their spans first).
-MARKERS = {"national_id": "[id withheld]", "card": "[card withheld]", "iban": "[iban withheld]",
-           "email": "[email withheld]", "phone": "[phone withheld]"}
-ORDER = ("national_id", "iban", "card", "email", "phone")
+MARKERS = {"secret": "[secret withheld]", "national_id": "[id withheld]", "card": "[card withheld]",
+           "iban": "[iban withheld]", "email": "[email withheld]", "phone": "[phone withheld]",
+           "birth_date": "[date of birth withheld]", "address": "[address withheld]", "health": "[health withheld]",
+           "sex_life": "[sex life withheld]", "religion": "[religion withheld]", "politics": "[politics withheld]"}
+ORDER = ("secret", "national_id", "iban", "card", "email", "birth_date", "phone", "address", "health", "sex_life",
+         "religion", "politics")
+# What identifies a person or opens an account: refused in ids (a special category is not in an id's words).
+IDENTIFYING = ("secret", "national_id", "iban", "card", "email", "phone")
 
 
 @dataclass(frozen=True)
@@ -256,3 +594,38 @@ def redact(text: str, kinds: tuple[str, ...] | list[str] = ORDER) -> str:
         position = finding.end
     out.append(text[position:])
     return "".join(out)
+
+
+def findings_across_turns(texts: Sequence[str],
+                          kinds: tuple[str, ...] | list[str] = ORDER) -> dict[int, list[Finding]]:
+    """What only shows when a turn is read with the next one ("my card is 4111 1111" / "1111 1111"): for
+    each turn, the parts of such findings that lie in it, in its own coordinates. `texts`: one speaker's
+    consecutive turns, in order."""
+    parts: dict[int, list[Finding]] = {}
+    for index in range(len(texts) - 1):
+        first, second = texts[index], texts[index + 1]
+        boundary = len(first) + 1
+        for finding in find_sensitive(f"{first} {second}", kinds):
+            if finding.start < len(first) and finding.end > boundary:
+                parts.setdefault(index, []).append(Finding(finding.kind, finding.start, len(first)))
+                parts.setdefault(index + 1, []).append(Finding(finding.kind, 0, finding.end - boundary))
+    return parts
+
+
+def redact_turns(texts: Sequence[str], kinds: tuple[str, ...] | list[str] = ORDER) -> list[str]:
+    """Each turn redacted of what it carries alone and of its part of what it carries with a neighbour."""
+    across = findings_across_turns(texts, kinds)
+    redacted = []
+    for index, text in enumerate(texts):
+        shared = across.get(index, [])  # the finding read with the neighbour names the kind (a card, not a phone)
+        spans = sorted([*shared, *find_sensitive(text, kinds)], key=lambda f: (f.start, -f.end, f not in shared))
+        out, position = [], 0
+        for finding in spans:
+            if finding.end <= position:
+                continue
+            out.append(text[position:max(position, finding.start)])
+            out.append(MARKERS[finding.kind])
+            position = finding.end
+        out.append(text[position:])
+        redacted.append("".join(out))
+    return redacted

@@ -401,7 +401,9 @@ EXTRACTION_RETRY_BACKOFF = env_float("EXTRACTION_RETRY_BACKOFF", 2.0)  # seconds
 MEMORY_IMPORTANCE_THRESHOLD = env_float("MEMORY_IMPORTANCE_THRESHOLD", 0.3)  # below: dropped as trivia
 MEMORY_REVIEW_CONFIDENCE = env_float("MEMORY_REVIEW_CONFIDENCE", 0.5)  # below: held for review
 MEMORY_NEAR_DUPLICATE = env_float("MEMORY_NEAR_DUPLICATE", 0.95)  # cosine at or above: same memory
-SENSITIVE_DETECTORS = [d for d in env_str("SENSITIVE_DETECTORS", "email,phone,card,national_id,iban").split(",") if d]
+SENSITIVE_DETECTORS = [d for d in env_str(
+    "SENSITIVE_DETECTORS",
+    "secret,email,phone,card,national_id,iban,address,birth_date,health,sex_life,religion,politics").split(",") if d]
 # A finished conversation job's raw turns are emptied this many days after it finished (0: kept until
 # the user is erased); the memories, episodes and sources it left stay.
 CONVERSATION_RAW_RETENTION_DAYS = env_int("CONVERSATION_RAW_RETENTION_DAYS", 30)

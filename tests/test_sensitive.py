@@ -2,6 +2,7 @@
 rests on, and what an episode withholds."""
 
 import json
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -11,10 +12,12 @@ from memories.sensitive import (
     card_issuer_plausible,
     chinese_id_valid,
     find_sensitive,
+    findings_across_turns,
     iban_valid,
     luhn_valid,
     normalise,
     redact,
+    redact_turns,
     sensitive_kinds_in,
     ssn_valid,
 )
@@ -91,3 +94,149 @@ def test_an_episode_withholds_what_the_detector_finds(api, settings):
     assert episode.text.count("withheld]") == 6
     active = MemoryItem.objects.filter(user_id="ana", status="active").exclude(tags__contains=[EPISODE_TAG])
     assert not any(s in m.text for m in active for s in ("078 05 1120", "alice", "912 345 678"))
+
+
+# --------------------------------------------------------------------------- the second labelled set
+# tests/samples/sensitive_*.jsonl: written by hand in the ways people write (zero-width characters, Arabic-Indic
+# digits, 大写 numerals, "alice at example dot com", lower-case IBANs, keys, passwords, addresses, dates of birth,
+# GDPR's special categories) and near misses that look alike (order numbers, versions, years, product codes,
+# "I went to the doctor's street party", ordinary memories). Rules were chosen on the dev part only; the
+# held-out part (a fixed third, by the text's CRC-32) is reported beside it.
+
+LABELLED = [json.loads(line) for path in sorted((Path(__file__).parent / "samples").glob("sensitive_*.jsonl"))
+            for line in path.read_text().splitlines() if line.strip()]
+
+
+def _part(text: str) -> str:
+    return "held-out" if zlib.crc32(text.encode()) % 3 == 0 else "dev"
+
+
+def test_the_second_labelled_set_has_the_size_kinds_and_languages_asked_for():
+    positives = [s for s in LABELLED if s["kind"]]
+    near_misses = [s for s in LABELLED if not s["kind"]]
+    assert len(positives) >= 300 and len(near_misses) >= 300
+    kinds = {s["kind"] for s in positives}
+    assert kinds == {"secret", "email", "phone", "card", "national_id", "iban", "address", "birth_date", "health",
+                     "sex_life", "religion", "politics"}
+    for kind in kinds:  # every kind in both languages, with near misses of its own
+        assert {s["lang"] for s in positives if s["kind"] == kind} == {"en", "zh"}, kind
+        assert any(s["near"] == kind for s in near_misses), kind
+    assert {_part(s["text"]) for s in positives} == {_part(s["text"]) for s in near_misses} == {"dev", "held-out"}
+    assert len({s["text"] for s in LABELLED}) == len(LABELLED)
+
+
+@pytest.mark.parametrize("part", ["dev", "held-out"])
+def test_the_second_labelled_set_recall_and_false_positives_by_kind(part):
+    rows = [s for s in LABELLED if _part(s["text"]) == part]
+    found, total, flagged, near = Counter(), Counter(), Counter(), Counter()
+    missed, false_positives = [], []
+    for sample in rows:
+        kinds = sensitive_kinds_in(sample["text"])
+        if sample["kind"]:
+            total[sample["kind"]] += 1
+            hit = sample["kind"] in kinds
+            found[sample["kind"]] += hit
+            if not hit:
+                missed.append(sample["text"])
+        else:
+            near[sample["near"]] += 1
+            if kinds:
+                flagged[sample["near"]] += 1
+                false_positives.append((sample["text"], kinds))
+    for kind in sorted(set(total) | set(near)):
+        print(f"sensitive {part}: {kind:<12} recall {found[kind]}/{total[kind]}  "
+              f"false positives {flagged[kind]}/{near[kind]}")
+    recall = sum(found.values()) / sum(total.values())
+    rate = sum(flagged.values()) / sum(near.values())
+    print(f"sensitive {part}: recall {recall:.3f} over {sum(total.values())}, false positives {rate:.3f} over "
+          f"{sum(near.values())}")
+    assert recall >= 0.95, missed
+    assert rate <= 0.05, false_positives
+
+
+@pytest.mark.parametrize(("text", "view"), [
+    ("0\u200b78-05\u200d-1120", "078-05-1120"),  # zero-width space and joiner dropped
+    ("\u0660\u0667\u0668-\u0660\u0665", "078-05"),  # Arabic-Indic digits
+    ("\u096a\u0967", "41"),  # Devanagari
+    ("壹叁捌零零壹叁捌零零零", "13800138000"),  # 大写
+    ("一九九零年三月十二日", "1990年3月12日"),  # 小写, 十 by position
+    ("二十", "20"), ("十五", "15"), ("三十一", "31"),
+    ("five five five, one two three four", "5551234"), ("double oh seven one two", "00712"),
+    ("I have one or two ideas", "I have one or two ideas"),  # fewer than four spelled digits stay words
+    ("soft\u00adhyphen", "softhyphen"),
+])
+def test_the_detector_reads_a_normalised_view(text, view):
+    assert normalise(text).text == view
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("call 0\u200b7\u200b7\u200b0\u200b0 9\u200b0\u200b0\u200b1\u200b2\u200b3", "phone"),
+    ("رقمي my mobile is \u0660\u0667\u0667\u0660\u0660 \u0669\u0660\u0660\u0661\u0662\u0663", "phone"),
+    ("我的手机是壹叁玖壹贰叁肆伍陆柒捌", "phone"),
+    ("email me: bob dot lee at example dot org", "email"),
+    ("my mobile is 07700 900123", "phone"),
+    ("iban gb82 west 1234 5698 7654 32", "iban"),
+    ("key sk-proj-AbCdEfGhIjKlMnOpQrStUvWx", "secret"), ("AKIAIOSFODNN7EXAMPLE", "secret"),
+    ("token ghp_abcdefghijklmnopqrstuvwxyz0123456789", "secret"), ("xoxb-1234-5678-abcdefghij", "secret"),
+    ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk", "secret"),
+    ("my password is p4ssw0rd!", "secret"), ("我的密码是 qwerty123", "secret"),
+    ("I live at 42 Willow Crescent", "address"), ("我家住在中山北路200号", "address"),
+    ("I was born on 3 May 1990", "birth_date"), ("我出生于1990年5月3日", "birth_date"),
+    ("I was diagnosed with HIV", "health"), ("我得了糖尿病", "health"),
+    ("I'm bisexual", "sex_life"), ("我是同性恋", "sex_life"),
+    ("I'm a practising Muslim", "religion"), ("我信佛", "religion"),
+    ("I voted Labour", "politics"), ("我是党员", "politics"),
+])
+def test_each_kind_in_the_ways_people_write_it(text, kind):
+    assert kind in sensitive_kinds_in(text), (text, sensitive_kinds_in(text))
+
+
+@pytest.mark.parametrize("text", [
+    "I'm vegetarian", "I'm allergic to peanuts", "我对花生过敏", "I went to the doctor's street party",
+    "I live in Lisbon", "I was born in 1990", "my birthday is March 12", "I forgot my password",
+    "Order #4021-5567", "version 10.2.4.1", "I support Arsenal", "我比较佛系", "这个手机性价比很高",
+    "I'm a Cancer", "my dog has diabetes", "look at this dot com bubble", "礼拜一开会",
+])
+def test_ordinary_memories_are_not_sensitive(text):
+    assert sensitive_kinds_in(text) == []
+
+
+def test_a_number_split_over_two_turns_is_seen_and_redacted_in_both():
+    turns = ["my card is 4111 1111", "1111 1111, it expires in May", "thanks!"]
+    assert sensitive_kinds_in(turns[0]) == sensitive_kinds_in(turns[1]) == []
+    across = findings_across_turns(turns)
+    assert {index: [f.kind for f in found] for index, found in across.items()} == {0: ["card"], 1: ["card"]}
+    assert redact_turns(turns) == ["my card is [card withheld]", "[card withheld], it expires in May", "thanks!"]
+    assert findings_across_turns(["I like tea", "1990 was a good year"]) == {}
+    zh = redact_turns(["我的手机号是138", "1234 5678，晚上打"])
+    assert zh == ["我的手机号是[phone withheld]", "[phone withheld]，晚上打"]
+
+
+def test_a_number_split_over_two_user_turns_is_held_and_withheld_from_the_episode(api, settings):
+    settings.CONVERSATION_EPISODES = True
+    converse(api, ["My new card number is 4111 1111", "1111 1111, it expires in May."],
+             user_id="sam", session_id="s-split")
+    from memories.models import Candidate, MemoryItem
+
+    for memory in MemoryItem.objects.filter(user_id="sam", status="active"):
+        assert "4111 1111" not in memory.text and "1111 1111" not in memory.text, memory.text
+    from memories.writing import EPISODE_TAG
+
+    (episode,) = MemoryItem.objects.filter(user_id="sam", tags__contains=[EPISODE_TAG])
+    assert episode.text.count("[card withheld]") == 2, episode.text
+    held = Candidate.objects.filter(user_id="sam", status="pending")
+    assert held.exists() and all("sensitive" in c.reasons for c in held), [c.text for c in held]
+
+
+@pytest.mark.parametrize("text", [
+    "I was diagnosed with HIV last year.", "I'm a practising Muslim.", "我得了糖尿病，不能吃甜的。",
+    "My API key is sk-proj-AbCdEfGhIjKlMnOpQrStUv.",
+])
+def test_special_categories_and_secrets_said_in_a_conversation_are_held_not_stored(api, text):
+    converse(api, [text], user_id="kim", session_id="s-special")
+    from memories.models import Candidate, MemoryItem
+
+    active = list(MemoryItem.objects.filter(user_id="kim", status="active").values_list("text", flat=True))
+    assert not any(sensitive_kinds_in(t) for t in active), active
+    held = Candidate.objects.filter(user_id="kim", status="pending")
+    assert held.exists() and all("sensitive" in c.reasons for c in held), [c.text for c in held]

@@ -32,7 +32,7 @@ from memories.models import (
     Tenant,
 )
 from memories.queue import enqueue
-from memories.sensitive import sensitive_kinds_in
+from memories.sensitive import IDENTIFYING, sensitive_kinds_in
 from memories.text import content_hash, index_document
 
 logger = logging.getLogger(__name__)
@@ -213,8 +213,9 @@ def refuse_sensitive_identifiers(ids: dict[str, str]) -> None:
     """An id is no place for an e-mail address, a phone number or a card: ids are shown, logged and kept
     beyond the review gate's reach, so one carrying what the detector finds is refused, naming the field
     (a pseudonymous id works). Checked where ids are written: memories, review candidates, jobs."""
+    identifying = [kind for kind in settings.SENSITIVE_DETECTORS if kind in IDENTIFYING]
     for name, value in ids.items():
-        kinds = sensitive_kinds_in(value, settings.SENSITIVE_DETECTORS) if value else []
+        kinds = sensitive_kinds_in(value, identifying) if value else []
         if kinds:
             raise InvalidOperation(f"{name} carries sensitive data ({', '.join(kinds)}): use an id that names "
                                    "no one (a pseudonymous id)", field=name)
