@@ -70,3 +70,12 @@ def test_an_editor_gets_the_types_right(tmp_path):
     build_typescript_sdk()
     done = _tsc("-p", str(SCENARIOS / "tsconfig.json"))
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_readme_typescript_turn_runs_as_written(live_server, keys):
+    build_typescript_sdk()
+    checks = run_scenario("readme_turn.mjs", env={"MEMORY_URL": live_server.url, "MEMORY_API_KEY": keys["AGENT_KEY"]})
+    assert checks == ["the README's turn runs as written"]
+    from reflection.models import ReflectionCycle
+
+    assert ReflectionCycle.objects.filter(user_id="gus", trigger="session_end", session_id="chat-1").exists()
