@@ -69,6 +69,12 @@ def noise(line: str) -> str:
     return ""
 
 
+def shown_share(score: dict[str, float]) -> str:
+    """Habit and wish questions whose needed words are in the traits the API shows, of how many."""
+    standing = int(score.get("standing", 0))
+    return f"{score.get('as trait', 0) / max(standing, 1):.2f} of {standing}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="two personas")
@@ -105,6 +111,7 @@ def main() -> None:
 
     totals: dict[str, dict[str, float]] = {}
     rows = []
+    block_use: dict[str, list[float]] = {}  # language -> share of 2,000 characters a block used
     started = time.perf_counter()
     for number, persona in enumerate(personas, start=1):
         user = f"{persona['user_id']}-{uuid.uuid4().hex[:6]}"
@@ -119,7 +126,12 @@ def main() -> None:
         score = totals.setdefault(split, {"questions": 0, "leaks": 0, "superseded": 0, "lines": 0, "noise": 0,
                                           **{f"answered {b}": 0 for b in BUDGETS}})
         persona_answered = {b: 0 for b in BUDGETS}
+        shown_traits = client.get(f"/api/v1/users/{user}/traits", **auth).json()
+        trait_words = " ".join(t["text"] for rows_ in shown_traits.values() for t in rows_)
         for question in persona["questions"]:
+            if question["kind"] in ("habit", "wish"):
+                score["standing"] = score.get("standing", 0) + 1
+                score["as trait"] = score.get("as trait", 0) + all(found(trait_words, g) for g in question["needs"])
             score["questions"] += 1
             for budget in BUDGETS:
                 block = call("context", {"query": question["question"], "user_id": user,
@@ -129,6 +141,7 @@ def main() -> None:
                 score[f"answered {budget}"] += answered
                 leaked = [w for w in question.get("must_not", []) if w.casefold() in block.casefold()]
                 if budget == 2000:
+                    block_use.setdefault(persona["language"], []).append(len(block) / budget)
                     if leaked and question["kind"] == "forget":
                         score["leaks"] += 1
                     elif leaked:
@@ -160,10 +173,14 @@ def main() -> None:
         summary.append({"split": split, "questions": int(asked),
                         **{f"answered @{b}": f"{score[f'answered {b}'] / asked:.3f}" for b in BUDGETS},
                         "forget leaks": int(score["leaks"]), "superseded as current": int(score["superseded"]),
-                        "noise share": f"{score['noise'] / max(score['lines'], 1):.3f}"})
+                        "noise share": f"{score['noise'] / max(score['lines'], 1):.3f}",
+                        "habits/wishes as shown traits": shown_share(score)})
     print_table("Dev and held-out personas", summary,
                 ["split", "questions", *[f"answered @{b}" for b in BUDGETS], "forget leaks",
-                 "superseded as current", "noise share"])
+                 "superseded as current", "noise share", "habits/wishes as shown traits"])
+    print_table("Share of a 2,000-character block used, by language",
+                [{"language": lang, "blocks": len(uses), "median use": f"{sorted(uses)[len(uses) // 2]:.2f}"}
+                 for lang, uses in sorted(block_use.items())], ["language", "blocks", "median use"])
     held = totals.get("held-out") or next(iter(totals.values()))
     asked = held["questions"]
     print(f"\nsummary: held-out personas answered {held['answered 400'] / asked:.3f} @400, "
