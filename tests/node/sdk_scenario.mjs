@@ -98,6 +98,16 @@ async function api() {
     assert.ok(keyword.results.length >= 4 && keyword.results.every((r) => r.memory.text.includes("museum")));
     const none = await agent.search("genmaicha", { user_id: "alice", tags: ["no-such-tag"] });
     assert.deepEqual(none.results, []);
+    const bounded = await agent.search("genmaicha tea", { user_id: "alice", mode: "semantic", min_similarity: 0,
+      start_time: "2000-01-01T00:00:00Z", end_time: new Date(Date.now() + 60_000).toISOString(),
+      as_of: new Date().toISOString(), include_data: true });
+    assert.equal(bounded.results[0].memory.id, memoryId);
+    assert.equal(bounded.results[0].scores.keyword, null); // semantic only
+    const before = await agent.search("genmaicha tea", { user_id: "alice", end_time: "2000-01-01T00:00:00Z" });
+    assert.deepEqual(before.results, []);
+    const elsewhere = await agent.search("genmaicha tea", { user_id: "alice", session_id: "no-such-session",
+      agent_id: "no-such-agent", group_id: "no-such-group" });
+    assert.ok(elsewhere.results.every((r) => r.memory.session_id === "no-such-session" || r.memory.session_id === ""));
   });
 
   await check("update, conflict and history", async () => {
@@ -130,6 +140,9 @@ async function api() {
     assert.equal((await agent.waitForReflection(cycle.id)).status, "completed");
     const traits = await agent.traits("alice");
     assert.deepEqual(Object.keys(traits).sort(), ["behavior", "core", "preference"]);
+    assert.deepEqual(Object.values(await agent.traits("alice", { stage: "core,established" })).flat(), []);
+    assert.ok(await rejection(agent.trait("00000000-0000-0000-0000-000000000000")) instanceof NotFound);
+    assert.ok(await rejection(agent.reflectionCycle(999999)) instanceof NotFound);
     await rejection(agent.retryJob(job.job_id)).then((error) => assert.ok(error instanceof ValidationError
       || error instanceof Conflict, `retrying a finished job: ${error}`));
   });
