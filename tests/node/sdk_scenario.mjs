@@ -36,6 +36,10 @@ async function pure() {
     assert.equal(errorFor(403, { quota: "memories" }).quota, "memories");
     assert.deepEqual(errorFor(400, { text: ["too long"], tags: "bad", detail: "x" }).fields,
       { text: ["too long"], tags: ["bad"] });
+    assert.equal(errorFor(400, { text: ["too long", "not blank"], tags: "bad" }).message,
+      "400: text: too long not blank; tags: bad");
+    assert.equal(errorFor(404, { detail: "memory x not found" }).message, "404: memory x not found");
+    assert.equal(errorFor(500, "<html>").message, "500: <html>");
   });
 
   await check("retry delays", () => {
@@ -170,6 +174,7 @@ async function api() {
     const invalid = await rejection(agent.add("alice", ""));
     assert.ok(invalid instanceof ValidationError, String(invalid));
     assert.ok("text" in invalid.fields, JSON.stringify(invalid.body));
+    assert.match(invalid.message, /^400: text: /); // says what to fix
     assert.ok(await rejection(agent.get("00000000-0000-0000-0000-000000000000")) instanceof NotFound);
     assert.ok(await rejection(agent.reviewQueue()) instanceof PermissionDenied); // agent keys don't see the queue
     const typo = await rejection(agent.add("alice", "x", { colour: "red" }));

@@ -97,12 +97,21 @@ export class ServerError extends MemoryServiceError {}
 /** No answer: the connection failed (after the retries) or the call timed out. */
 export class TransportError extends MemoryServiceError {}
 
+/** What the answer says to fix, in one line: its `detail`, or each bad field with its problems. */
+function summarize(body: unknown): string {
+  if (typeof body === "string") return body.slice(0, 500);
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return JSON.stringify(body);
+  const { detail, ...fields } = body as Record<string, unknown>;
+  const named = Object.entries(fields).map(([name, problems]) =>
+    `${name}: ${Array.isArray(problems) ? problems.map((p) => (typeof p === "string" ? p : JSON.stringify(p))).join(" ")
+      : typeof problems === "string" ? problems : JSON.stringify(problems)}`);
+  return [typeof detail === "string" ? detail : undefined, ...named].filter(Boolean).join("; ") || "{}";
+}
+
 /** The error for an answer's status and body (a pure function: tests/node/sdk_scenario.mjs tables it). */
 export function errorFor(status: number, body: unknown, extra: { retryAfter?: number; requestId?: string } = {}):
   MemoryServiceError {
-  const detail = bodyField(body, "detail");
-  const summary = typeof detail === "string" ? detail : typeof body === "string" ? body : JSON.stringify(body);
-  const message = `${status}: ${summary}`;
+  const message = `${status}: ${summarize(body)}`;
   const details: ErrorDetails = { status, body, requestId: extra.requestId };
   if (status === 400 || status === 413 || status === 422) return new ValidationError(message, details);
   if (status === 401) return new AuthenticationError(message, details);
