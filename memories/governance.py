@@ -101,14 +101,24 @@ def _sensitive_in_data(value: Any, path: str) -> list[tuple[str, list[str]]]:
             kinds = sensitive_kinds(str(key))
             if kinds:
                 found.append((f"{path}.{key}", kinds))
-            found.extend(_sensitive_in_data(inner, f"{path}.{key}"))
+            if _scalar(inner):  # read with its key: {"phone": "07700 900123"} says what the digits are
+                kinds = sensitive_kinds(f"{key}: {inner}")
+                if kinds:
+                    found.append((f"{path}.{key}", kinds))
+            else:
+                found.extend(_sensitive_in_data(inner, f"{path}.{key}"))
         return found
     if isinstance(value, list):
         return [hit for index, inner in enumerate(value) for hit in _sensitive_in_data(inner, f"{path}[{index}]")]
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+    if _scalar(value):
         kinds = sensitive_kinds(str(value))
         return [(path, kinds)] if kinds else []
     return []
+
+
+def _scalar(value: Any) -> bool:
+    """A string or an integer (a card number may come as one): what the screen reads in data."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _sensitive_detail(fields: list[tuple[str, list[str]]]) -> str:
@@ -207,41 +217,104 @@ def _refuse_unless_key_may_resolve(candidate: Candidate, api_key: ApiKey | None)
         raise SelfApproval("this key may not resolve this candidate: it submitted it, or it is not a reviewer key")
 
 
+# How a reviewer approves what the sensitive-data screen flags: as written, deliberately (with the reason, e.g.
+# the user asked for the number to be kept), or redacted (each finding replaced by its marker).
+AS_WRITTEN, REDACTED = "as_written", "redacted"
+
+
+def sensitive_approval_refusal(*, found: list[tuple[str, list[str]]], mode: str, reason: str) -> tuple[str, str]:
+    """Why an approval may not store what the screen found ("" when it may), and the field to name: a pure
+    decision. Nothing found, or kept as written with a reason, passes; redaction runs before this."""
+    if mode not in ("", AS_WRITTEN, REDACTED):
+        return f"sensitive must be {AS_WRITTEN!r} or {REDACTED!r}", "sensitive"
+    if mode == AS_WRITTEN and not reason.strip():
+        return "approving sensitive data as written needs the reason (recorded in the audit trail)", "reason"
+    if not found or mode == AS_WRITTEN:
+        return "", ""
+    field, kinds = found[0]
+    return (f"the {field} still carries sensitive data ({', '.join(kinds)}): edit it out, approve it redacted, "
+            "approve it as written with a reason, or reject the candidate; it stays in review"), field
+
+
+def _redacted_data(value: Any, key: str = "") -> Any:
+    """`data` with each finding replaced by its marker; a value is read with its key, as the screen reads it."""
+    if isinstance(value, dict):
+        return {redact_sensitive(str(k)): _redacted_data(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted_data(v) for v in value]
+    if _scalar(value):
+        prefix = f"{key}: " if key else ""
+        redacted = redact_sensitive(prefix + str(value))
+        redacted = redacted[len(prefix):] if redacted.startswith(prefix) else redact_sensitive(str(value))
+        return value if redacted == str(value) else redacted
+    return value
+
+
+def _redact_candidate(candidate: Candidate, text: str) -> str:
+    """The candidate's words with every finding replaced by its marker (text, tags, data, asked changes):
+    the removed words are kept nowhere, the candidate included."""
+    candidate.tags = [redact_sensitive(tag) for tag in candidate.tags]
+    candidate.data = _redacted_data(candidate.data)
+    candidate.changes = {key: (redact_sensitive(value) if key == "text" else
+                               [redact_sensitive(t) for t in value] if key == "tags" and isinstance(value, list) else
+                               _redacted_data(value) if key == "data" else value)
+                         for key, value in candidate.changes.items()}
+    return redact_sensitive(text)
+
+
 @transaction.atomic
 def candidate_approve(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: str,
-                      edited_text: str | None = None, api_key: ApiKey | None = None) -> Candidate:
+                      edited_text: str | None = None, api_key: ApiKey | None = None, sensitive: str = "",
+                      sensitive_reason: str = "") -> Candidate:
     """Apply exactly the proposed operation (with the reviewer's text, if
-    edited). The text to store passes the sensitive-data screen again: what
-    it flags stays in review. An edit replaces the candidate's text, so the
+    edited). The text, tags and data to store pass the sensitive-data screen
+    again: what it flags stays in review, unless the reviewer approves it
+    `sensitive="redacted"` (each finding replaced by its marker) or
+    `sensitive="as_written"` with `sensitive_reason` (deliberately, e.g. the
+    user asked for it to be kept); both are audited on the memory's APPROVE
+    row and the candidate. An edit replaces the candidate's text, so the
     removed words are kept nowhere. `api_key`: the approving key, when a key
     (not an operator) decides."""
     candidate = _lock_candidate(tenant, candidate_id)
     _refuse_unless_key_may_resolve(candidate, api_key)
     edited = (edited_text or "").strip()
     text = edited or candidate.text
+    found: list[tuple[str, list[str]]] = []
     if candidate.operation not in (CandidateOperation.ARCHIVE, CandidateOperation.ERASE):
+        if sensitive == REDACTED:
+            text = _redact_candidate(candidate, text)
         found = sensitive_fields(text=text, tags=candidate.changes.get("tags", candidate.tags),
                                  data=candidate.changes.get("data", candidate.data))
-        if found:
-            field, kinds = found[0]
-            raise InvalidOperation(f"the {field} still carries sensitive data ({', '.join(kinds)}): edit it out "
-                                   "or reject the candidate; it stays in review", field=field)
+        refusal, field = sensitive_approval_refusal(found=found, mode=sensitive, reason=sensitive_reason)
+        if refusal:
+            raise InvalidOperation(refusal, field=field)
     was_edited = bool(edited) and edited != candidate.text
     reason = f"approved from review ({', '.join(candidate.reasons)})" + ("; edited by the reviewer"
                                                                           if was_edited else "")
+    note: dict[str, Any] = {}
+    if found:  # kept as written, deliberately
+        kinds = sorted({kind for _, field_kinds in found for kind in field_kinds})
+        reason += f"; sensitive data kept as written ({', '.join(kinds)}): {sensitive_reason.strip()}"
+        note = {"sensitive_kept_as_written": kinds, "sensitive_reason": sensitive_reason.strip()}
+    elif sensitive == REDACTED and "sensitive" in candidate.reasons:
+        reason += "; sensitive data redacted by the reviewer"
+        note = {"sensitive_redacted": True}
     memory = _apply_candidate(tenant, candidate, text, actor, reason)
     if memory is not None:
         writing.memory_record_approval(memory=memory, actor=actor, reason=reason, edited=was_edited,
                                        session_id=candidate.session_id, message_indices=candidate.source_messages,
-                                       job_id=str(candidate.job_id or ""))
+                                       job_id=str(candidate.job_id or ""), note=note)
         candidate.text = text
+        if note:
+            candidate.reason_detail = f"{candidate.reason_detail}; {reason.split('; ', 1)[-1]} by {actor}"
     else:  # an erasure: the candidate keeps no words either
         candidate.text = erasure.ERASED
     candidate.status = CandidateStatus.APPROVED
     candidate.resolved_by = actor
     candidate.resolved_at = timezone.now()
     candidate.result_memory = memory
-    candidate.save(update_fields=["text", "status", "resolved_by", "resolved_at", "result_memory"])
+    candidate.save(update_fields=["text", "status", "resolved_by", "resolved_at", "result_memory", "reason_detail",
+                                  "tags", "data", "changes"])
     return candidate
 
 

@@ -175,6 +175,7 @@ _CHINESE_ID = re.compile(rf"(?<!{_W})(\d{{6}})\s?(\d{{8}})\s?(\d{{3}}[\dXx])(?!{
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30}")
 _INTERNATIONAL = re.compile(rf"(?<!{_W}|\+)(?:\+\d{{1,3}}|00[1-9]\d{{0,2}}[\s.\-])(?:[\s.\-]?\(?\d{{1,4}}\)?){{2,6}}"
                             rf"(?!{_W}|[.\-/]{_W})")
+_UK_NATIONAL = re.compile(r"(?<![A-Za-z0-9_.+\-])0\d{4}[\s\-]?\d{6}(?![A-Za-z0-9_]|[.\-]\d)")  # 07700 900123
 _CHINESE_MOBILE = re.compile(r"(?<!\d)1[3-9]\d(?:[\s\-]?\d){8}(?!\d)")
 _GROUPED = re.compile(rf"(?<!{_W})(?<![.+\-/])(?<!\d:)(?<!\d[\s.\-/])"
                       rf"(?:\(\d{{2,5}}\)\s?|\d{{2,5}}[\s.\-/])(?:\d{{2,4}}[\s.\-/]){{0,3}}\d{{3,4}}(?!{_W}|[.\-/:,]{_W}|[\s.\-/]\d)")
@@ -262,8 +263,9 @@ def _phones(view: str) -> Iterator[Match]:
     for m in _INTERNATIONAL.finditer(view):
         if 8 <= len(_digits(m.group(0))) <= 15:
             yield m.span()
-    for m in _CHINESE_MOBILE.finditer(view):
-        yield m.span()
+    for pattern in (_CHINESE_MOBILE, _UK_NATIONAL):
+        for m in pattern.finditer(view):
+            yield m.span()
     for m in _GROUPED.finditer(view):
         digits = _digits(m.group(0))
         if not 7 <= len(digits) <= 12 or _looks_like_amount_or_date(view, *m.span()):
@@ -548,7 +550,7 @@ FINDERS: dict[str, Callable[[str], Iterator[Match]]] = {
 MARKERS = {"secret": "[secret withheld]", "national_id": "[id withheld]", "card": "[card withheld]",
            "iban": "[iban withheld]", "email": "[email withheld]", "phone": "[phone withheld]",
            "birth_date": "[date of birth withheld]", "address": "[address withheld]", "health": "[health withheld]",
-           "sex_life": "[sex life withheld]", "religion": "[religion withheld]", "politics": "[politics withheld]"}
+           "sex_life": "[intimate life withheld]", "religion": "[religion withheld]", "politics": "[politics withheld]"}
 ORDER = ("secret", "national_id", "iban", "card", "email", "birth_date", "phone", "address", "health", "sex_life",
          "religion", "politics")
 # What identifies a person or opens an account: refused in ids (a special category is not in an id's words).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
@@ -30,6 +32,11 @@ from memories.models import (
 # --------------------------------------------------------------------------- review queue
 
 LAST_DECISION = "review_last_decision"  # the session key of the reviewer's last decision (for Undo)
+REFUSED = "review_refused"  # the session key of a decision the service refused: shown in that candidate's card
+# The refusal being shown while the queue renders (set per request by changelist_view, read by review_card).
+_SHOWN_REFUSAL: ContextVar[dict | None] = ContextVar("shown_refusal", default=None)
+# The list's approve buttons: the decision value and how the service approves sensitive data.
+APPROVALS = {"approve": "", "approve_redacted": governance.REDACTED, "approve_as_written": governance.AS_WRITTEN}
 
 
 class CandidateForm(forms.ModelForm):
@@ -116,13 +123,25 @@ class CandidateAdmin(TenantScopedAdmin):
             rows = min(6, max(2, len(obj.text) // 70 + 1))  # the whole text in view, not a sliver of it
             text = format_html('<textarea name="text" form="{}" class="review-text" rows="{}" '
                                'aria-label="text to approve">{}</textarea>', form, rows, obj.text)
+            sensitive = "sensitive" in obj.reasons
+            extra = format_html(
+                ' <button type="submit" name="decision" value="approve_redacted" form="{}" '
+                'class="review-approve-redacted">Approve redacted</button> '
+                '<button type="submit" name="decision" value="approve_as_written" form="{}" '
+                'class="review-approve-as-written" title="keeps the sensitive data; give the reason">'
+                'Approve as written</button>', form, form) if sensitive else ""
             buttons = format_html(
                 '<div class="review-buttons">'
                 '<button type="submit" name="decision" value="approve" form="{}" class="review-approve">Approve'
-                '</button> <input type="text" name="reason" form="{}" class="review-reason" '
-                'placeholder="reason to reject (optional)" aria-label="reason to reject"> '
+                '</button>{} <input type="text" name="reason" form="{}" class="review-reason" '
+                'placeholder="{}" aria-label="reason"> '
                 '<button type="submit" name="decision" value="reject" form="{}" class="review-reject">Reject'
-                '</button></div>', form, form, form)
+                '</button></div>', form, extra, form,
+                "reason: to reject, or to keep it as written" if sensitive else "reason to reject (optional)", form)
+            refused = _SHOWN_REFUSAL.get()
+            if refused and refused.get("id") == str(obj.id):
+                buttons = format_html('<div class="review-refusal errornote" role="alert">Not applied: {}</div>{}',
+                                      refused["message"], buttons)
         else:
             text = format_html('<div class="review-decided">{} <span class="review-status">({})</span></div>',
                                obj.text, obj.status)
@@ -149,7 +168,14 @@ class CandidateAdmin(TenantScopedAdmin):
 
     def changelist_view(self, request, extra_context=None):
         """The queue, with an Undo button for this reviewer's last decision while it can be undone."""
-        return super().changelist_view(request, {**(extra_context or {}), "undo": self._undoable(request)})
+        token = _SHOWN_REFUSAL.set(request.session.pop(REFUSED, None))
+        try:
+            response = super().changelist_view(request, {**(extra_context or {}), "undo": self._undoable(request)})
+            if hasattr(response, "render"):
+                response.render()  # while the refusal is set: the card that was refused shows why
+            return response
+        finally:
+            _SHOWN_REFUSAL.reset(token)
 
     def _undoable(self, request) -> Candidate | None:
         last = request.session.get(LAST_DECISION)
@@ -184,16 +210,18 @@ class CandidateAdmin(TenantScopedAdmin):
         candidate = self._candidate_to_change(request, candidate_id)
         decision, text = request.POST.get("decision"), (request.POST.get("text") or "").strip()
         following = self._next_in_queue(request, candidate)
+        reason = (request.POST.get("reason") or "").strip()[:500]
         try:
-            if decision == "approve":
+            if decision in APPROVALS:
                 governance.candidate_approve(tenant=candidate.tenant, candidate_id=candidate.id,
                                              actor=actor_of(request),
-                                             edited_text=text if text and text != candidate.text else None)
-                self.message_user(request, "Candidate approved" + (" with your edit." if text and
-                                                                   text != candidate.text else "."))
+                                             edited_text=text if text and text != candidate.text else None,
+                                             sensitive=APPROVALS[decision], sensitive_reason=reason)
+                how = {"approve_redacted": ", redacted", "approve_as_written": f", as written: {reason}"}
+                self.message_user(request, "Candidate approved" + how.get(decision, "") + (
+                    " with your edit." if text and text != candidate.text else "."))
                 request.session[LAST_DECISION] = str(candidate.id)
             elif decision == "reject":
-                reason = (request.POST.get("reason") or "").strip()[:500]
                 governance.candidate_reject(tenant=candidate.tenant, candidate_id=candidate.id,
                                             actor=actor_of(request), reason=reason)
                 self.message_user(request, "Candidate rejected" + (f": {reason}" if reason else "."))
@@ -203,6 +231,7 @@ class CandidateAdmin(TenantScopedAdmin):
                 following = candidate
         except MemoryError_ as exc:
             self.message_user(request, f"Not applied: {exc}", messages.ERROR)
+            request.session[REFUSED] = {"id": str(candidate.id), "message": str(exc)}  # and in its card
             following = candidate
         back = request.POST.get("next") or ""
         listed = reverse("admin:memories_candidate_changelist")

@@ -505,6 +505,11 @@ class BatchResultSerializer(serializers.Serializer):
 
 class ApproveSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     text = _text_field(required=False)
+    sensitive = serializers.ChoiceField(choices=["as_written", "redacted"], required=False,
+                                        help_text="approve text the sensitive-data screen flags: as written "
+                                                  "(give `reason`), or redacted")
+    reason = StrictCharField(max_length=1000, required=False, allow_blank=True, default="",
+                             help_text="why sensitive data is kept as written (recorded in the audit trail)")
 
 
 class RejectSerializer(RejectUnknownFieldsMixin, serializers.Serializer):

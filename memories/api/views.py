@@ -304,12 +304,16 @@ class ReviewApproveView(APIView):
     permission_classes = [IsReviewerKey]
     @extend_schema(request=ApproveSerializer, responses={200: CandidateSerializer})
     def post(self, request, candidate_id):
-        """Approve a candidate, optionally with an edited text (reviewer keys; never one's own)."""
+        """Approve a candidate, optionally with an edited text (reviewer keys; never one's own). Text the
+        sensitive-data screen flags is approved only redacted (`sensitive: redacted`) or as written with a
+        reason (`sensitive: as_written`, `reason`), both audited."""
         serializer = ApproveSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
         candidate = governance.candidate_approve(tenant=request.user.tenant, candidate_id=candidate_id,
                                                  actor=request.user.actor, api_key=request.user.key,
-                                                 edited_text=serializer.validated_data.get("text"))
+                                                 edited_text=data.get("text"), sensitive=data.get("sensitive", ""),
+                                                 sensitive_reason=data.get("reason", ""))
         return Response(CandidateSerializer(candidate).data)
 
 

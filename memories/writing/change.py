@@ -387,12 +387,13 @@ def memory_bump_version(*, memory_id: uuid.UUID | str) -> None:
 
 
 def memory_record_approval(*, memory: MemoryItem, actor: str, reason: str, edited: bool, session_id: str,
-                           message_indices: list[int], job_id: str) -> None:
+                           message_indices: list[int], job_id: str, note: dict[str, Any] | None = None) -> None:
     """The APPROVE event of a reviewed candidate (and its source, if the
     memory has none). An edit is recorded as who and when, never the words
-    the reviewer removed."""
+    the reviewer removed; `note`: what the reviewer decided about sensitive
+    data (kept as written and why, or redacted)."""
     if session_id and not memory.sources.exists():
         MemorySource.objects.create(item=memory, session_id=session_id, message_indices=message_indices,
                                     job_id=job_id)
     _history(memory, HistoryEvent.APPROVE, actor=actor, new_text=memory.text, reason=reason, job_id=job_id,
-             new_data={"edited_by_reviewer": edited}).save()
+             new_data={"edited_by_reviewer": edited, **(note or {})}).save()
