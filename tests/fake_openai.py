@@ -2,7 +2,8 @@
 
 Tests point the real `openai` client at it. Each endpoint has a queue of
 scripted replies (status, JSON body or raw text, delay); when the queue is
-empty a default handler answers (deterministic embeddings, or an empty chat).
+empty a default handler answers (deterministic embeddings, or an empty chat). A chat
+request with `stream: true` gets its reply as server-sent chunks.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ class FakeOpenAI:
                 reply = queue.popleft() if queue else fake.default(self.path, payload)
                 if reply.delay:
                     time.sleep(reply.delay)
+                if payload.get("stream") and reply.status == 200 and reply.raw is None:
+                    self._stream(reply.body or {})
+                    return
                 data = reply.raw if reply.raw is not None else json.dumps(reply.body or {})
                 try:
                     self.send_response(reply.status)
@@ -66,6 +70,22 @@ class FakeOpenAI:
                     self.wfile.write(data.encode())
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+
+            def _stream(self, body: dict) -> None:
+                """A chat reply as OpenAI streams it (`stream: true`): server-sent chunks, then [DONE]."""
+                content = body["choices"][0]["message"]["content"]
+                chunks = [{"role": "assistant", "content": ""}, *({"content": content[i:i + 8]}
+                                                                  for i in range(0, len(content), 8))]
+                head = {"id": body["id"], "object": "chat.completion.chunk", "created": 0, "model": body["model"]}
+                events = [{**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                          for delta in chunks]
+                events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for event in events:
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

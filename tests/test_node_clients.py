@@ -38,16 +38,19 @@ def test_mem0_npm_client(live_server, keys):
 
 
 def test_mem0_vercel_ai_provider_with_a_scripted_model(live_server, keys, fake_openai):
-    fake_openai.script("/v1/chat/completions", chat_reply("Noted!"), chat_reply("How about a mushroom risotto?"))
+    fake_openai.script("/v1/chat/completions", chat_reply("Noted!"), chat_reply("How about a mushroom risotto?"),
+                       chat_reply("Lentil curry, then."))
     checks = run_scenario("vercel_scenario.mjs", env={"MEMORY_URL": live_server.url, "MODEL_URL": fake_openai.base_url,
                                                       **keys})
     assert checks == ["a turn adds what the user said", "the next turn's prompt carries the memories",
-                      "the standalone helpers reach the service"]
+                      "a streamed turn gets the memories too", "the standalone helpers reach the service"]
     chats = [payload for path, payload in fake_openai.requests if path == "/v1/chat/completions"]
-    assert len(chats) == 2
-    second = chats[1]["messages"]
+    assert len(chats) == 3
+    second, streamed = chats[1]["messages"], chats[2]
     assert second[0]["role"] == "system" and "Porto" in second[0]["content"], second[0]
     assert second[-1]["role"] == "user" and "cook tonight" in str(second[-1]["content"])
+    assert streamed["stream"] is True and streamed["messages"][0]["role"] == "system"
+    assert "vegetarian" in streamed["messages"][0]["content"].lower()
     assert MemoryItem.objects.filter(user_id="vera", text__icontains="vegetarian").exists()
 
 

@@ -3,7 +3,7 @@
 // words are added as memories and what the service finds goes into the model's prompt.
 // Run by tests/test_node_clients.py, which scripts the model's replies and reads what it was sent.
 import { addMemories, createMem0, getMemories, retrieveMemories, searchMemories } from "@mem0/vercel-ai-provider";
-import { generateText } from "ai";
+import { generateText, streamText } from "ai";
 import { assert, check, env, report } from "./checks.mjs";
 
 const host = env("MEMORY_URL");
@@ -33,6 +33,16 @@ await check("the next turn's prompt carries the memories", async () => {
   assert.ok(source, JSON.stringify(result.sources));
   assert.match(source.providerMetadata.mem0.memoriesText, /vegetarian/i);
   assert.ok(source.providerMetadata.mem0.memories.every((m) => m.score >= 0 && m.score <= 1));
+});
+
+await check("a streamed turn gets the memories too", async () => {
+  const result = streamText({
+    model: mem0.chat("test-model", { user_id: "vera" }),
+    prompt: "Any dinner idea without meat?",
+  });
+  let text = "";
+  for await (const part of result.textStream) text += part;
+  assert.equal(text, "Lentil curry, then.");
 });
 
 await check("the standalone helpers reach the service", async () => {
