@@ -285,10 +285,13 @@ def _phones(view: str) -> Iterator[Match]:
             yield m.span()
     for m in _SAID_NUMBER.finditer(view):  # "my mobile is 07700 900123": any grouping, once it says so
         digits = _digits(m.group(1))
-        if 7 <= len(digits) <= 15 and not _looks_like_amount_or_date(view, *m.span(1)):
+        between = view[m.start():m.start(1)]
+        if (7 <= len(digits) <= 15 and not _looks_like_amount_or_date(view, *m.span(1))
+                and not _NOT_THE_NUMBER.search(between)):
             yield m.span(1)
 
 
+_NOT_THE_NUMBER = re.compile(r"\b(?:extension|ext|room|ticket|order|invoice|reference|ref)\b", re.IGNORECASE)
 _SAID_NUMBER = re.compile(r"(?:phone|mobile|cell|tel\b|telephone|whatsapp|fax|landline|(?:my|his|her|their) number|"
                           r"call(?: me| us| him| her)?(?: on| at)?|ring(?: me)?(?: on| at)?|text me(?: on| at)?|"
                           r"电话|手机|手机号|座机|联系方式|微信)[^\d+\n]{0,16}?(\+?\(?\d[\d\s.\-()]{5,24}\d)(?![\d])",
