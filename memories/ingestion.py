@@ -78,7 +78,8 @@ def conversation_job_create(*, tenant: Tenant, user_id: str, session_id: str, me
     """Record the conversation (and the key that sent it) and enqueue its extraction after commit. Ids
     carrying sensitive data are refused before anything is kept (writing.refuse_sensitive_identifiers)."""
     refuse_sensitive_identifiers({"user_id": user_id, "session_id": session_id, "agent_id": agent_id,
-                                  "group_id": group_id})
+                                  "group_id": group_id,
+                                  **{f"participants.{name}": uid for name, uid in (participants or {}).items()}})
     pending = ConversationJob.objects.filter(tenant=tenant, status__in=PENDING_JOB_STATUSES).count()
     if settings.TENANT_MAX_PENDING_JOBS and pending >= settings.TENANT_MAX_PENDING_JOBS:
         raise TooBusy(f"{pending} conversations of this tenant are still waiting or running (limit "

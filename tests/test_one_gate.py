@@ -318,3 +318,13 @@ def test_the_admins_edit_and_merge_refuse_sensitive_text_on_screen(operator):
     assert merge.status_code == 200 and "carries sensitive data (national_id)" in merge.content.decode()
     _no_active_ssn()
     assert MemoryItem.objects.filter(user_id="dave", expired_at__isnull=True).count() == 2
+
+
+def test_a_participants_sensitive_user_id_is_refused_before_the_job_runs(agent):
+    answer = agent.post("conversations", {"user_id": "dave", "session_id": "s1",
+                                          "participants": {"Dave": "dave", "Eve": "eve@example.com"},
+                                          "messages": [{"role": "user", "name": "Eve", "content": "I like chess."}]})
+    assert answer.status_code == 400 and "participants.Eve" in answer.json(), answer.content
+    from memories.models import ConversationJob
+
+    assert not ConversationJob.objects.exists()
