@@ -31,6 +31,8 @@ export async function typed(client: MemoryClient): Promise<string[]> {
   await client.endSession("s1", {});
   // @ts-expect-error: a memory's text is a string
   const wrong: number = ({} as Memory).text;
+  // @ts-expect-error: sensitive text is approved redacted or as_written
+  await client.approve("c1", { sensitive: "maybe" });
   // @ts-expect-error: messages have a role and content
   await client.addConversation("alice", "s1", [{ text: "hi" }]);
   void wrong;

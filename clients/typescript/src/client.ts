@@ -6,9 +6,9 @@
 import { MemoryServiceError, TransportError, errorFor } from "./errors.js";
 import { type RetryPolicy, RETRY_STATUSES, retryAfterSeconds, retryDelay } from "./retry.js";
 import type {
-  AddOptions, ApiPath, Candidate, ContextBlock, ContextOptions, ConversationOptions, Erasure, Health,
+  AddOptions, ApiPath, ApproveOptions, Candidate, ContextBlock, ContextOptions, ConversationOptions, Erasure, Health,
   HistoryEvent, Job, ListFilters, Memory, MergeOptions, Message, NewMemory, Page, Readiness, ReflectionCycle,
-  SearchOptions, SearchResponse, TraitDetail, UpdateOptions, UserTraits, WriteResult,
+  RejectOptions, SearchOptions, SearchResponse, TraitDetail, UpdateOptions, UserTraits, WriteResult,
 } from "./types.js";
 
 export const VERSION = "0.1.0";
@@ -196,13 +196,14 @@ export class MemoryClient {
     return (await this.send<{ results: Candidate[] }>({ method: "GET", path: "/api/v1/review" })).results;
   }
 
-  /** Approve a candidate (with `text`: approve the edited text instead). */
-  approve(candidateId: string, options: { text?: string } = {}): Promise<Candidate> {
+  /** Approve a candidate (with `text`: approve the edited text instead; flagged sensitive text only with
+   * `sensitive: "redacted"`, or `"as_written"` and a `reason`). */
+  approve(candidateId: string, options: ApproveOptions = {}): Promise<Candidate> {
     return this.send({ method: "POST", path: "/api/v1/review/{candidate_id}/approve",
       params: { candidate_id: candidateId }, body: withoutUndefined(options) });
   }
 
-  reject(candidateId: string, options: { reason?: string } = {}): Promise<Candidate> {
+  reject(candidateId: string, options: RejectOptions = {}): Promise<Candidate> {
     return this.send({ method: "POST", path: "/api/v1/review/{candidate_id}/reject",
       params: { candidate_id: candidateId }, body: { reason: options.reason ?? "" } });
   }

@@ -288,8 +288,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Approve a candidate, optionally with an edited text (reviewer keys; never one's own)
-         * @description Approve a candidate, optionally with an edited text (reviewer keys; never one's own).
+         * Approve a candidate, optionally with an edited text (reviewer keys; never one's own). Text the
+         * @description Approve a candidate, optionally with an edited text (reviewer keys; never one's own). Text the
+         *     sensitive-data screen flags is approved only redacted (`sensitive: redacted`) or as written with a
+         *     reason (`sensitive: as_written`, `reason`), both audited.
          */
         post: operations["api_v1_review_approve_create"];
         delete?: never;
@@ -605,6 +607,18 @@ export interface components {
          */
         ApproveRequest: {
             text?: string;
+            /**
+             * @description approve text the sensitive-data screen flags: as written (give `reason`), or redacted
+             *
+             *     * `as_written` - as_written
+             *     * `redacted` - redacted
+             */
+            sensitive?: components["schemas"]["SensitiveEnum"];
+            /**
+             * @description why sensitive data is kept as written (recorded in the audit trail)
+             * @default
+             */
+            reason?: string;
         };
         BatchResult: {
             results: components["schemas"]["WriteResult"][];
@@ -1125,6 +1139,12 @@ export interface components {
             scores: components["schemas"]["Score"];
             sources: components["schemas"]["Source"][];
         };
+        /**
+         * @description * `as_written` - as_written
+         *     * `redacted` - redacted
+         * @enum {string}
+         */
+        SensitiveEnum: "as_written" | "redacted";
         /**
          * @description Typos in field names are errors, not silently ignored options. (The input
          *     serializers' base: their validation is timed as the request's `validate` phase.)

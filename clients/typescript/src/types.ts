@@ -52,6 +52,9 @@ export type SearchOptions = Omit<Schemas["MemorySearchRequest"], "query"> & {
   include_data?: boolean;
 };
 export type ContextOptions = Omit<Schemas["ContextRequestRequest"], "query">;
+/** An approval: an edited text, and for text the sensitive-data screen flags, `sensitive` (and `reason`). */
+export type ApproveOptions = Schemas["ApproveRequest"];
+export type RejectOptions = Schemas["RejectRequest"];
 export type ConversationOptions = Omit<Schemas["ConversationRequest"], "user_id" | "session_id" | "messages">;
 
 type ListQuery = NonNullable<paths["/api/v1/memories"]["get"]["parameters"]["query"]>;
