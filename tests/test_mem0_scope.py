@@ -159,3 +159,15 @@ def test_the_mem0_client_is_unchanged_and_its_app_id_is_refused(live_server, tra
     answer = httpx.delete(f"{live_server.url}/v1/memories/", params={"user_id": "ann", "app_id": "crm"},
                           headers={"Authorization": f"Token {raw}"})
     assert answer.status_code == 400 and "app_id" in answer.json()
+
+
+@pytest.mark.parametrize(("method", "path"), [("delete", "/v1/memories/"), ("delete", "/v1/memories/{id}/"),
+                                              ("get", "/v1/memories/{id}/"), ("delete", "/v2/entities/user/ann/")])
+def test_a_scope_sent_in_a_body_the_route_does_not_read_is_a_400(mem0, method, path):
+    ids = _two_apps(mem0)
+    with mem0._capture(execute=True):
+        url = path.format(id=ids[0]) + ("?user_id=ann" if path == "/v1/memories/" else "")
+        answer = mem0.client.generic(method.upper(), url, json.dumps({"user_id": "ann", "app_id": "crm"}),
+                                     content_type="application/json")
+    assert answer.status_code == 400 and "body" in answer.json(), answer.content
+    assert MemoryItem.objects.filter(user_id="ann", status="active").count() == 2

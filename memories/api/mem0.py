@@ -239,13 +239,16 @@ class Mem0View(APIView):
     authentication_classes = [Mem0TokenAuthentication]
     # The query parameters each method honours (Mem0's clients send these); any other is a 400 naming it.
     query_parameters: dict[str, frozenset[str]] = {}
+    body_methods: frozenset[str] = frozenset({"post", "put", "patch"})  # the methods whose body is read
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # the key first: an unknown caller learns nothing more
         method = request.method.lower()
-        refuse_unsupported(request.query_params, self.query_parameters.get(method, frozenset()),
-                           f"{type(self).__name__.removesuffix('View').lower()} route ({request.method})",
+        route = f"{type(self).__name__.removesuffix('View').lower()} route ({request.method})"
+        refuse_unsupported(request.query_params, self.query_parameters.get(method, frozenset()), route,
                            prefix="query.")
+        if method not in self.body_methods and request.data:  # a scope sent in a body it does not read
+            raise _invalid("body", f"the {route} takes no body: give its parameters in the query")
 
     def body(self) -> dict:
         if not isinstance(self.request.data, dict):
@@ -598,6 +601,8 @@ def _batch_items(payload: dict) -> list[dict]:
 
 
 class BatchView(Mem0View):
+    body_methods = frozenset({"put", "delete"})
+
     @extend_schema(
         operation_id="mem0_batch_update",
         summary="Mem0: update many memories (all or none)", request=dict, responses={200: dict})
