@@ -80,6 +80,8 @@ async function api() {
     assert.ok(first.next);
     const second = await agent.nextPage(first);
     assert.equal(second.results.length, 2);
+    const elsewhere = { ...first, next: first.next.replace(/^http:\/\/[^/]+/, "http://internal-host:9999") };
+    assert.deepEqual((await agent.nextPage(elsewhere)).results, second.results); // the key stays on its origin
     const all = [];
     for await (const m of agent.iterMemories({ user_id: "alice", page_size: 2, include_data: true })) all.push(m);
     assert.equal(all.length, 5);
@@ -182,6 +184,7 @@ async function api() {
     const wrongKey = new MemoryClient(url, { apiKey: "mk_wrong" });
     assert.ok(await rejection(wrongKey.get(memoryId)) instanceof AuthenticationError);
     assert.throws(() => new MemoryClient(url, { apiKey: "" }), /API key is required/);
+    assert.throws(() => new MemoryClient("127.0.0.1:8000", { apiKey: "k" }), /not a service URL/);
   });
 
   await check("health and readiness", async () => {

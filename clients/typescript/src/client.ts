@@ -80,6 +80,15 @@ export class MemoryClient {
   constructor(url: string, options: MemoryClientOptions) {
     if (!options?.apiKey) throw new MemoryServiceError("an API key is required (manage.py create_api_key)");
     this.root = serviceRoot(url);
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(this.root);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed?.protocol !== "http:" && parsed?.protocol !== "https:") {
+      throw new MemoryServiceError(`not a service URL: ${JSON.stringify(url)} (like "http://127.0.0.1:8000")`);
+    }
     this.retry = options.retry ?? {};
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.fetchImpl = options.fetch ?? globalThis.fetch;
@@ -246,9 +255,14 @@ export class MemoryClient {
 
   // -- pages and the service
 
-  /** The page after this one, or null on the last page. */
+  /** The page after this one, or null on the last page. The link is followed on this client's own origin
+   * (behind a proxy the service may name another host; the key goes nowhere else). */
   async nextPage<T>(page: Page<T>): Promise<Page<T> | null> {
-    return page.next ? this.send<Page<T>>({ method: "GET", path: new URL(page.next, this.root) }) : null;
+    if (!page.next) return null;
+    const link = new URL(page.next, this.root);
+    const own = new URL(this.root);
+    const url = link.origin === own.origin ? link : new URL(link.pathname + link.search, own.origin);
+    return this.send<Page<T>>({ method: "GET", path: url });
   }
 
   /** Liveness and, for a valid key, the checks (database, model, broker, Redis). */
