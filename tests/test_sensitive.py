@@ -240,3 +240,34 @@ def test_special_categories_and_secrets_said_in_a_conversation_are_held_not_stor
     assert not any(sensitive_kinds_in(t) for t in active), active
     held = Candidate.objects.filter(user_id="kim", status="pending")
     assert held.exists() and all("sensitive" in c.reasons for c in held), [c.text for c in held]
+
+
+# The round-four probe's payloads, as people wrote them: each told in a conversation (with episodes kept),
+# none may be stored active or come back in /context. (raw value, the turns that say it)
+WRITTEN_AS_PEOPLE_DO = [
+    ("0\u200b78-0\u200b5-1120", ["My SSN is 0\u200b78-0\u200b5-1120, keep it for the tax form."]),
+    ("\u0660\u0667\u0668", ["My social security number is \u0660\u0667\u0668-\u0660\u0665-\u0661\u0661\u0662\u0660."]),
+    ("壹叁捌", ["我的手机号是壹叁捌零零壹叁捌零零零，有事打给我。"]),
+    ("alice at example dot com", ["My email is alice at example dot com, write any time."]),
+    ("07700 900123", ["My mobile is 07700 900123 if the courier needs it."]),
+    ("gb29 nwbk", ["Pay the deposit into gb29 nwbk 6016 1331 9268 19 please."]),
+    ("sk-proj-", ["My OpenAI key is sk-proj-4fG7hK2mQ9xR1tV8bN3cL6pW0zY5aE, use it for the reports."]),
+    ("hunter2", ["My password is hunter2, don't forget it."]),
+    ("42 Willow Crescent", ["I live at 42 Willow Crescent, Harrogate, with my wife."]),
+    ("12 March 1990", ["I was born on 12 March 1990 in Porto."]),
+    ("HIV", ["I was diagnosed with HIV last year and I'm doing fine."]),
+    ("4111 1111", ["My new card number is 4111 1111", "1111 1111, it expires in May."]),
+]
+
+
+@pytest.mark.parametrize(("raw", "turns"), WRITTEN_AS_PEOPLE_DO,
+                         ids=[f"probe{i}" for i in range(len(WRITTEN_AS_PEOPLE_DO))])
+def test_what_people_write_is_neither_stored_active_nor_shown_in_context(api, settings, raw, turns):
+    settings.CONVERSATION_EPISODES = True
+    converse(api, turns, user_id="pat", session_id="s-probe")
+    from memories.models import MemoryItem
+
+    for memory in MemoryItem.objects.filter(user_id="pat", status="active"):
+        assert raw.lower() not in memory.text.lower(), memory.text
+    context = api.post("context", {"user_id": "pat", "query": turns[0], "max_chars": 4000}).json()["context"]
+    assert raw.lower() not in context.lower(), context
