@@ -122,6 +122,7 @@ def mem0_attacks(ids: dict) -> list[tuple[str, str, dict | None, str]]:
            ("delete", "/v1/batch/", {"memories": [{"memory_id": ids["memory"]}]}, "v1/batch/"),
            ("delete", f"/v1/memories/?user_id={user}", None, "v1/memories/"),
            ("delete", f"/v2/entities/user/{user}/", None, "v2/entities/<str:entity_type>/<str:name>/"),
+           ("delete", f"/v1/entities/user/{user}/", None, "v1/entities/<str:entity_type>/<str:name>/"),
            ("get", f"/v2/entities/user/{user}/profile/", None, "v2/entities/user/<str:name>/profile/"),
            ("post", "/v1/exports/", {"filters": {"user_id": user}}, "v1/exports/"),
            ("post", "/v1/exports/get/", {"filters": {"user_id": user}}, "v1/exports/get/"),
