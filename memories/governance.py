@@ -54,8 +54,8 @@ def redact_sensitive_turns(texts: Sequence[str]) -> list[str]:
 
 
 def sensitive_kinds(text: str) -> list[str]:
-    """Which configured detectors fire on the text (memories.sensitive: e-mail, phone, card, national id,
-    IBAN, on the NFKC-normalised text)."""
+    """Which configured detectors fire on the text (memories.sensitive: identifiers, secrets, addresses,
+    dates of birth and GDPR's special categories, on its normalised view)."""
     return sensitive_kinds_in(text, settings.SENSITIVE_DETECTORS)
 
 

@@ -1,25 +1,30 @@
-"""The one sensitive-data detector: what the review gate holds for a person (facts, saves, approvals)
-and what an episode withholds from its kept turns.
+"""The one sensitive-data detector: what the review gate holds for a person (saves, changes, facts,
+approvals) and what an episode withholds from its kept turns.
 
-Detection runs on a normalised view of the text: NFKC (full-width digits and signs such as
-`＠`, `０７８` become `@`, `078`) and Chinese numerals read as digits (`一三八…` as `138…`), character
-by character, so every match maps back to the span of the original text it came from and redaction
-replaces exactly that span (the rest of a Chinese sentence keeps its full-width punctuation).
+Detection runs on a normalised view of the text (`normalise`): format characters (zero-width spaces and
+joiners, bidi marks, soft hyphens) dropped, every Unicode digit (Arabic-Indic, Devanagari, fullwidth ...)
+and Chinese numeral (小写 and 大写; 十 by position) read as an ASCII digit, runs of four or more spelled-out
+digits read as digits, the rest NFKC (`＠` as `@`). Every character of the view remembers the original
+character it came from, so a finding maps back to its span of the original text and redaction replaces
+exactly that span (the rest of a Chinese sentence keeps its full-width punctuation).
 
-Kinds (settings.SENSITIVE_DETECTORS picks which run):
-- email: `name@domain.tld`, with `@` in any width, or written `[at]` / `(at)`;
-- phone: an international number (`+351 912 345 678`, `0044 20 7946 0958`), a Chinese mobile
-  (`138 1234 5678`, in digits or numerals), or a number grouped the way phone numbers are written
-  (brackets, dashes, dots, spaces; 7 to 12 digits) that is not a date, a time, an IP address or an
-  amount; a bare run of 7 to 15 digits counts only next to a word that says it is a phone number;
-- card: 13 to 19 digits with any separators, in a card network's issuer range, that pass the Luhn check;
-- national_id: a US SSN (3-2-4 digits with dashes, spaces or dots, valid area/group/serial; bare nine
-  digits only after "SSN" / "social security"), a Chinese resident id (18 characters: region, birth date,
-  sequence, check character; a wrong check character is a typo, still withheld);
-- iban: two letters, two check digits and 11 to 30 letters or digits, spaces allowed, mod-97 valid.
+Kinds (settings.SENSITIVE_DETECTORS picks which run; ORDER says which claims a span first):
+- secret: API keys and tokens by their published shapes (sk-, AKIA, ghp_, xox?-, JWTs, AIza, sk_live_,
+  glpat-, npm_, hf_, private-key blocks), a value after "api key is" / "token:", "my password is ...", PINs;
+- email: `name@domain.tld` in any width, `[at]` / `(at)`, and spelled out ("alice at example dot com");
+- phone: international numbers, Chinese mobiles, UK national numbers, numbers grouped the way phones are
+  written (not dates, times, amounts, IP addresses, versions), and any grouping after a word that says it
+  is a phone number ("my mobile is", "call me on", "手机");
+- card (issuer range and Luhn), national_id (US SSN, Chinese resident id), iban (any case, mod 97);
+- birth_date: a full date with its year next to born / birthday / DOB / 出生 / 生日;
+- address: a house number and a street (or 路…号, 栋/单元/室) with a word that says someone lives or
+  receives post there, "my address is ...", a UK postcode in such a sentence;
+- health, sex_life, religion, politics: GDPR's special categories, in English and Chinese, said of a person
+  (allergies, intolerances and diets are deliberately not held: docs/governance.md).
 
-tests/samples/sensitive.json is the labelled set (positives and near-misses, English and Chinese);
-tests/test_sensitive.py reports recall and false positives by kind.
+`findings_across_turns` reads one speaker's consecutive turns two at a time (a number split over two turns).
+tests/samples/sensitive.json and tests/samples/sensitive_*.jsonl are the labelled sets; tests/test_sensitive.py
+reports recall and false positives by kind (the second set on its dev and held-out parts).
 """
 
 from __future__ import annotations
