@@ -355,7 +355,7 @@ def _record_episodes(job: ConversationJob, messages: list[Message], speakers: di
         for episode in episode_append(tenant=job.tenant, user_id=user_id, session_id=job.session_id, turns=turns,
                                       actor=ACTOR, job_id=str(job.id), agent_id=job.agent_id,
                                       group_id=job.group_id, max_chars=settings.EPISODE_MAX_CHARS,
-                                      narrative=narrative):
+                                      narrative=redact_sensitive(narrative) if narrative else None):
             outcome.episodes.append(str(episode.id))
 
 

@@ -162,3 +162,17 @@ def test_habits_and_wishes_from_the_model_are_kept_as_the_offline_path_keeps_the
     system = llm.requests[-1][1]["messages"][0]["content"]
     assert '"habit"' in system and '"wish"' in system and 'never "Alice' + "'s answers" + '"' in system
     assert "A request to forget is never a memory of its own" in system
+
+
+def test_an_llms_narrative_is_redacted_like_the_turns(api, llm, settings):
+    """The narrative is the model's words about the session: what the detector finds in it is withheld, as
+    in the kept turns (a model that repeats a card number or a diagnosis must not store it as an episode)."""
+    settings.CONVERSATION_EPISODES = True
+    llm.script(CHAT, memories_reply(item("Alice adopted a beagle called Pixel.")))
+    llm.script(CHAT, chat_reply("Alice adopted a beagle; her card 4111 1111 1111 1111 paid the vet, and she "
+                                "was diagnosed with HIV in 2020."))
+    converse(api, ALICE)
+    episode = MemoryItem.objects.get(tags__contains=["episode"])
+    assert "4111" not in episode.text and "HIV" not in episode.text, episode.text
+    assert "[card withheld]" in episode.text and "[health withheld]" in episode.text
+    assert not any("4111" in n or "HIV" in n for n in episode.data["narratives"])
