@@ -51,10 +51,11 @@ def memory_save(*, tenant: Tenant, spec: writing.MemorySpec, actor: str, infer: 
 
 @timed("work")
 def memory_save_batch(*, tenant: Tenant, specs: Sequence[writing.MemorySpec], actor: str,
-                      role: str = KeyRole.AGENT, api_key_id: int | None = None) -> list[Applied]:
-    """Save many memories as given, in one transaction; what the gate holds is REVIEW, in place."""
+                      role: str = KeyRole.AGENT, api_key_id: int | None = None, turns: bool = False) -> list[Applied]:
+    """Save many memories as given, in one transaction; what the gate holds is REVIEW, in place. `turns`:
+    they are a conversation's turns, read two at a time as well (applier.apply_saves)."""
     return apply_saves(tenant=tenant, specs=specs, submitter=Submitter(actor=actor, role=role,
-                                                                       api_key_id=api_key_id))
+                                                                       api_key_id=api_key_id), turns=turns)
 
 
 @timed("work")

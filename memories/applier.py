@@ -18,7 +18,13 @@ from typing import Literal
 from django.utils import timezone
 
 from memories.dedupe import DELETE, INVALIDATE, NOOP, UPDATE, Decision
-from memories.governance import review_candidate_create, review_hold, save_hold, was_approved_by_operator
+from memories.governance import (
+    review_candidate_create,
+    review_hold,
+    save_hold,
+    sensitive_across_turns,
+    was_approved_by_operator,
+)
 from memories.models import Candidate, CandidateOperation, ConversationJob, MemoryItem, MemoryStatus, Tenant
 from memories.permissions import change_needs_review
 from memories.writing import (
@@ -120,12 +126,16 @@ def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | N
                    reason=decision.reason if result.operation == "ADD" else result.reason)
 
 
-def apply_saves(*, tenant: Tenant, specs: Sequence[MemorySpec], submitter: Submitter) -> list[Applied]:
+def apply_saves(*, tenant: Tenant, specs: Sequence[MemorySpec], submitter: Submitter,
+                turns: bool = False) -> list[Applied]:
     """Saves as given (REST save and batch, Mem0's add with infer=false, MCP's add_memory): no
     deduplication decision, but the same gate as every other door, so a text the sensitive-data screen
-    flags waits for a person (REVIEW) instead of becoming an active memory. The rest are written in one
-    transaction (ADD, or NOOP / UPDATE of the same text); the answer keeps the order of `specs`."""
-    holds = [save_hold(spec) for spec in specs]
+    flags waits for a person (REVIEW) instead of becoming an active memory. `turns`: the specs are a
+    conversation's turns (Mem0's verbatim add), also read two at a time, so a number split over two of them
+    is held. The rest are written in one transaction (ADD, or NOOP / UPDATE of the same text); the answer
+    keeps the order of `specs`."""
+    split = sensitive_across_turns([spec.text for spec in specs]) if turns else {}
+    holds = [save_hold(spec, split.get(index, ())) for index, spec in enumerate(specs)]
     passed = [spec for spec, hold in zip(specs, holds, strict=True) if not hold.held]
     written = iter(memory_create_batch(tenant=tenant, specs=passed, actor=submitter.actor,
                                        job_id=_job_id(submitter)) if passed else [])

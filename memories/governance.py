@@ -126,10 +126,12 @@ def _sensitive_detail(fields: list[tuple[str, list[str]]]) -> str:
         ", ".join(kinds) + ("" if field == "text" else f" in {field}") for field, kinds in fields)
 
 
-def save_hold(spec: MemorySpec) -> HoldDecision:
+def save_hold(spec: MemorySpec, split_kinds: Sequence[str] = ()) -> HoldDecision:
     """The gate for a save as given (the client's own words, its confidence its own): sensitive data in
-    its text, tags or data waits for a person, as it does at every other door."""
-    return review_hold(text=spec.text, confidence=1.0, contradicted=None, tags=spec.tags, data=spec.data)
+    its text, tags or data (or split over it and the turn next to it: `split_kinds`) waits for a person, as
+    it does at every other door."""
+    return review_hold(text=spec.text, confidence=1.0, contradicted=None, tags=spec.tags, data=spec.data,
+                       split_kinds=split_kinds)
 
 
 def review_hold(*, text: str, confidence: float, contradicted: MemoryItem | None, tags: Sequence[str] = (),

@@ -328,3 +328,16 @@ def test_a_participants_sensitive_user_id_is_refused_before_the_job_runs(agent):
     from memories.models import ConversationJob
 
     assert not ConversationJob.objects.exists()
+
+
+def test_mem0_verbatim_add_reads_its_messages_two_at_a_time(agent, django_capture_on_commit_callbacks):
+    messages = [{"role": "user", "content": "My card is 4111 1111"}, {"role": "user", "content": "1111 1111."},
+                {"role": "user", "content": "I like tea."}]
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = agent.client.post("/v3/memories/add/", {"user_id": "dave", "infer": False, "messages": messages},
+                                   format="json")
+    assert answer.status_code == 200, answer.content
+    assert [r["event"] for r in answer.json()["results"]] == ["REVIEW", "REVIEW", "ADD"]
+    assert "split across turns: card" in answer.json()["results"][1]["reason"]
+    assert list(MemoryItem.objects.filter(user_id="dave", status="active").values_list("text", flat=True)) == [
+        "I like tea."]

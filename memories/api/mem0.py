@@ -332,7 +332,8 @@ class AddView(Mem0View):
         if payload.get("infer", True) is False:
             specs = _verbatim_specs(messages, scope, payload)
             applied = agents.memory_save_batch(tenant=request.user.tenant, specs=specs, actor=request.user.actor,
-                                               role=request.user.role, api_key_id=request.user.key_id)
+                                               role=request.user.role, api_key_id=request.user.key_id,
+                                               turns=True)
             return Response({"results": [_verbatim_event(a) for a in applied]})
         conversation = ConversationSerializer(data={
             "user_id": scope["user_id"], "session_id": scope.get("session_id", DEFAULT_SESSION),
