@@ -171,3 +171,40 @@ def test_a_scope_sent_in_a_body_the_route_does_not_read_is_a_400(mem0, method, p
                                      content_type="application/json")
     assert answer.status_code == 400 and "body" in answer.json(), answer.content
     assert MemoryItem.objects.filter(user_id="ann", status="active").count() == 2
+
+
+from hypothesis import HealthCheck, given  # noqa: E402
+from hypothesis import settings as hypothesis_settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+KEYS = ["user_id", "agent_id", "run_id", "app_id", "messages", "role", "content", "metadata", "infer", "filters",
+        "AND", "OR", "created_at", "gte", "query", "top_k", "threshold", "page", "page_size", "memories",
+        "memory_id", "text", "expiration_date", "timestamp", "include_episodes", "output_format", "name"]
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False),
+                    st.text(max_size=30), st.sampled_from(["ann", "user", "*", "", "2024-01-01", "\x00", "v1.1"]))
+JSON = st.recursive(SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=8), inner, max_size=5)),
+    max_leaves=20)
+NEAR_VALID = st.fixed_dictionaries(
+    {"user_id": st.just("ann"), "messages": st.lists(st.dictionaries(
+        st.sampled_from(["role", "content", "name", "created_at"]),
+        SCALARS | st.sampled_from(["user", "assistant", "system", "I like tea."])), max_size=3)},
+    optional={"infer": st.booleans(), "metadata": JSON, "filters": JSON, "query": SCALARS, "top_k": SCALARS,
+              "text": SCALARS, "expiration_date": SCALARS, "timestamp": SCALARS,
+              "memories": st.lists(st.fixed_dictionaries({"memory_id": st.text(max_size=36)},
+                                                         optional={"text": SCALARS, "metadata": JSON}))})
+BODIES = st.dictionaries(st.sampled_from(KEYS), JSON, max_size=6) | JSON | NEAR_VALID
+
+
+@hypothesis_settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=BODIES, route=st.sampled_from([("post", "/v3/memories/add/"), ("post", "/v3/memories/"),
+                                          ("post", "/v3/memories/search/"), ("put", "/v1/memories/{id}/"),
+                                          ("put", "/v1/batch/"), ("delete", "/v1/batch/")]))
+def test_fuzzed_mem0_bodies_never_answer_5xx(mem0, body, route):
+    method, path = route
+    memory = MemoryItem.objects.first()
+    target = str(memory.id) if memory else "00000000-0000-0000-0000-000000000000"
+    with mem0._capture(execute=True):
+        answer = mem0.client.generic(method.upper(), path.format(id=target), json.dumps(body),
+                                     content_type="application/json")
+    assert answer.status_code < 500, (method, path, body, answer.status_code, answer.content[:300])
