@@ -468,7 +468,7 @@ _SEX_EN = re.compile(
     r"lost (?:my|his|her) virginity|BDSM|threesomes?|sexting|OnlyFans)\b", re.IGNORECASE)
 _SEX_ZH = re.compile(r"(?:我|他|她)是(?:同性恋|gay|GAY|拉拉|les|双性恋|无性恋|跨性别者?|异性恋)|"
                      r"出柜|性取向|性生活|约炮|"
-                     r"一夜情|炮友|开放式关系|发生了?关系|上床|性伴侣|阳痿|早泄|处男|处女(?![座作地航秀])")
+                     r"一夜情|炮友|开放式关系|(?:跟|和|同)[^，。,.!?！？]{1,8}(?:发生了?关系|上床)|性伴侣|阳痿|早泄|处男|处女(?![座作地航秀])")
 
 _FAITHS = (r"(?:Muslim|Christian|Catholic|Protestant|Jewish|Jew|Hindu|Buddhist|Sikh|Mormon|Jain|Baptist|Methodist|"
            r"Evangelical|Orthodox|atheist|agnostic|Jehovah's Witness|Quaker|Anglican|Lutheran|Pentecostal|"
