@@ -443,7 +443,9 @@ _HEALTH_EN = re.compile(
     r"(?:drug|alcohol|opioid|gambling) (?:addiction|abuse)|"
     r"addiction|asthma|psoriasis|crohn'?s|c[oe]eliac disease|lupus|arthritis|hypertension|high blood pressure|"
     r"heart (?:condition|disease|failure|attack)|pregnan(?:t|cy)|expecting a baby|diagnos(?:ed|is)|prescribed|"
-    r"disabilit(?:y|ies)|disabled|wheelchair|suicid\w*|self[\- ]harm|HPV|mental (?:health|illness)|"
+    r"disabilit(?:y|ies)|disabled|wheelchair|suicid\w*|self[\- ]harm|HPV|mental illness|"
+    r"(?:my|his|her|their) mental health (?:issues|problems|struggles|condition|crisis|diagnosis)|"
+    r"struggl\w* with (?:my |his |her )?mental health|"
     r"(?:my|his|her|our|a|the) (?:therapist|psychiatrist|psychologist|oncologist|counsell?or)(?! in\b| at\b| for\b)|"
     r"(?:in|started|starting|going to) therapy|therapy sessions?|"
     r"(?:my|his|her) (?:meds|medication|diagnosis|prescription|treatment|surgery|condition)))\b")
@@ -505,7 +507,8 @@ _POLITICS_EN = re.compile(
     rf"Liberal Democrat|Reform|Communist|Socialist|Libertarian|[A-Z][a-z]+) Party"
     r"|(?i:union member|member of the (?:\w+ )?(?:trade )?union|joined the (?:[\w'’]+ )?union|shop steward"
     r"|my political (?:views|opinions|beliefs)|my politics|politically,? I'm|I lean (?:left|right)|"
-    r"I'm on the (?:left|right))|(?:I|we)\s+(?:support|hate|love|can't stand|despise|admire|oppose)\s+"
+    r"I'm on the (?:left|right)(?=[.,!;?]|$|,? politically| of (?:the party|politics)))|"
+    r"(?:I|we)\s+(?:support|hate|love|can't stand|despise|admire|oppose)\s+"
     r"(?:Trump|Biden|Obama|Putin|Xi Jinping|Modi|Macron|Starmer|Sunak|Harris|Netanyahu|Erdogan|Bolsonaro|Lula)|"
     r"I think (?:Trump|Biden|Obama|Putin|Xi Jinping|Modi|Macron|Starmer|Sunak|Harris) (?:is|was|should|will)")
 _POLITICS_ZH = re.compile(r"(?:我|他|她)是(?:中共|共产党|一名)?党员|(?:我|他|她)(?:入党了|入了党)|"
