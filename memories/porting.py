@@ -3,7 +3,9 @@ JSONL export, and the checkpoints that make long runs resumable.
 
 Each source is read into ImportRecords; records are written in batches, one
 transaction per batch, through memory_create_batch (so a second run is all
-NOOPs by content hash). Vectors whose model and size match the active
+NOOPs by content hash). Records pass the review gate every door passes: one
+carrying sensitive data becomes a review candidate instead of a memory, and an
+id carrying it stops the run naming its line. Vectors whose model and size match the active
 embedder are kept; any others are re-embedded, never stored under the wrong
 model. A malformed record stops the run with its line number, before its
 batch is written.
@@ -27,10 +29,22 @@ from django.utils.dateparse import parse_datetime
 
 from memories import vocabulary
 from memories.embedding import Embedder, get_embedder
-from memories.models import MemoryHistory, MemoryItem, MemoryStatus, MemoryType, Tenant
+from memories.errors import InvalidOperation
+from memories.governance import HoldDecision, review_candidate_create, save_hold
+from memories.identity import ID_FIELDS
+from memories.models import (
+    Candidate,
+    CandidateOperation,
+    CandidateStatus,
+    MemoryHistory,
+    MemoryItem,
+    MemoryStatus,
+    MemoryType,
+    Tenant,
+)
 from memories.search import scope_filter
 from memories.vectors import embed_items, refresh_planner_statistics, store_vectors
-from memories.writing import MemorySpec, memory_create_batch
+from memories.writing import MemorySpec, memory_create_batch, refuse_sensitive_identifiers
 
 SOURCES = ("memory-items", "agent-memories", "mem0", "jsonl")
 OLD_TYPES = {"profile": MemoryType.PROFILE, "task": MemoryType.TASK, "fact": MemoryType.FACT,
@@ -63,6 +77,7 @@ class ImportReport:
     vectors_kept: int = 0
     reembedded: int = 0
     skipped_resumed: int = 0
+    held: int = 0  # records the sensitive-data screen sent to the review queue instead
     batches: int = 0
     dry_run: bool = False
     notes: list[str] = field(default_factory=list)
@@ -365,15 +380,47 @@ def import_records(*, tenant: Tenant, records: Iterator[ImportRecord], actor: st
     return report
 
 
+def _screen(batch: list[ImportRecord]) -> tuple[list[ImportRecord], list[tuple[ImportRecord, HoldDecision]]]:
+    """An import passes the gate every door passes: ids carrying sensitive data stop the run naming the line
+    (use pseudonymous ids); a record whose text, tags or data carry it waits for review, not written."""
+    passed, held = [], []
+    for record in batch:
+        try:
+            refuse_sensitive_identifiers({name: getattr(record.spec, name) for name in ID_FIELDS})
+        except InvalidOperation as exc:
+            raise ImportError_(str(exc), line=record.line) from None
+        hold = save_hold(record.spec)
+        if hold.held:
+            held.append((record, hold))
+        else:
+            passed.append(record)
+    return passed, held
+
+
+def _hold_for_review(tenant: Tenant, held: list[tuple[ImportRecord, HoldDecision]], actor: str) -> None:
+    """Held records as review candidates, once: a second run of the same import finds them pending."""
+    for record, hold in held:
+        spec = record.spec
+        if Candidate.objects.filter(tenant=tenant, user_id=spec.user_id, text=spec.text,
+                                    status=CandidateStatus.PENDING).exists():
+            continue
+        review_candidate_create(tenant=tenant, user_id=spec.user_id, operation=CandidateOperation.ADD, spec=spec,
+                                target=None, reasons=hold.reasons, api_key_id=None,
+                                detail=f"{hold.detail} (imported by {actor}, line {record.line})")
+
+
 def _write_batch(tenant: Tenant, batch: list[ImportRecord], actor: str, dry_run: bool, report: ImportReport,
                  embedder: Embedder) -> None:
     report.batches += 1
+    batch, held = _screen(batch)
+    report.held += len(held)
     if dry_run:
         report.added += len(batch)
         return
     with transaction.atomic():
+        _hold_for_review(tenant, held, actor)
         results = memory_create_batch(tenant=tenant, specs=[r.spec for r in batch], actor=actor,
-                                      enqueue_embedding=False, count_for_reflection=False)
+                                      enqueue_embedding=False, count_for_reflection=False) if batch else []
         keep: list = []
         reembed: list = []
         for record, result in zip(batch, results, strict=True):

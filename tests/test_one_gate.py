@@ -341,3 +341,32 @@ def test_mem0_verbatim_add_reads_its_messages_two_at_a_time(agent, django_captur
     assert "split across turns: card" in answer.json()["results"][1]["reason"]
     assert list(MemoryItem.objects.filter(user_id="dave", status="active").values_list("text", flat=True)) == [
         "I like tea."]
+
+
+def test_an_import_passes_the_same_gate(db, tmp_path):
+    """manage.py import_memories: a record carrying sensitive data waits for review (once, whatever the number
+    of runs); an id carrying it stops the run naming the line; the rest is imported."""
+    import io
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    rows = [{"user_id": "dave", "text": "Dave likes chess.", "memory_type": "fact"},
+            {"user_id": "dave", "text": DAVE, "memory_type": "fact"},
+            {"user_id": "dave", "text": "Dave has an id on file.", "memory_type": "fact",
+             "data": {"ssn": "078-05-1120"}}]
+    path = tmp_path / "import.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    for _ in range(2):
+        out = io.StringIO()
+        call_command("import_memories", "--tenant", "acme", "--source", "jsonl", "--file", str(path), stdout=out,
+                     stderr=io.StringIO())
+        assert "held for review (sensitive) 2" in out.getvalue()
+    _no_active_ssn()
+    assert list(MemoryItem.objects.filter(user_id="dave").values_list("text", flat=True)) == ["Dave likes chess."]
+    assert sorted(c.text for c in _pending("dave")) == sorted([DAVE, "Dave has an id on file."])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"user_id": "dave@example.com", "text": "Likes chess.", "memory_type": "fact"}))
+    with pytest.raises(CommandError, match="line 1: user_id carries sensitive data"):
+        call_command("import_memories", "--tenant", "acme", "--source", "jsonl", "--file", str(bad),
+                     stdout=io.StringIO(), stderr=io.StringIO())

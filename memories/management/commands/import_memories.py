@@ -45,5 +45,6 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{'dry run: ' if dry_run else ''}read {report.read}, added {report.added}, unchanged {report.noop}, "
             f"updated {report.updated}, vectors kept {report.vectors_kept}, re-embedded {report.reembedded}, "
-            f"skipped (already imported) {report.skipped_resumed}, batches {report.batches}, "
+            f"skipped (already imported) {report.skipped_resumed}, held for review (sensitive) {report.held}, "
+            f"batches {report.batches}, "
             f"{time.monotonic() - started:.1f} s")
