@@ -275,6 +275,8 @@ def _phones(view: str) -> Iterator[Match]:
         digits = _digits(m.group(0))
         if not 7 <= len(digits) <= 12 or _looks_like_amount_or_date(view, *m.span()):
             continue
+        if _NAMED_OTHERWISE.search(view[max(0, m.start() - 24):m.start()]):
+            continue  # "meeting ID 843 2219 0047", "order 112 4455 667": a number that says what it is
         groups = [g for g in re.split(r"[\s.\-/()]+", m.group(0)) if g]
         if [len(g) for g in groups] == [3, 2, 4]:
             continue  # shaped like an SSN (the national-id finder decides)
@@ -296,6 +298,8 @@ def _phones(view: str) -> Iterator[Match]:
             yield m.span(1)
 
 
+_NAMED_OTHERWISE = re.compile(r"\b(?:ID|meeting|order|invoice|ticket|ref|reference|tracking|account|serial|SKU|"
+                              r"code|booking|confirmation|case|policy|model|part)\b[^\d]{0,12}$", re.IGNORECASE)
 _NOT_THE_NUMBER = re.compile(r"\b(?:extension|ext|room|ticket|order|invoice|reference|ref)\b", re.IGNORECASE)
 _SAID_NUMBER = re.compile(r"(?:phone|mobile|cell|tel\b|telephone|whatsapp|fax|landline|(?:my|his|her|their) number|"
                           r"call(?: me| us| him| her)?(?: on| at)?|ring(?: me)?(?: on| at)?|text me(?: on| at)?|"
@@ -363,6 +367,7 @@ _POSTCODE_UK = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}\b")
 _ADDRESS_SAID = re.compile(r"\b(?:my|our|home|his|her|their)\s+(?:home\s+|postal\s+|mailing\s+)?address\s*"
                            r"(?:is|:)\s*([^.;!?\n]{6,80}?\d[^.;!?\n]{0,60})(?=[.;!?\n]|$)", re.IGNORECASE)
 _HOME_CUE = re.compile(r"\b(?:live|lives|living|lived|moved|moving|move|home|house|flat|apartment|apt|address|reside|"
+                       r"(?:my|our|new|his|her) place|"
                        r"deliver|delivery|send|ship|mail|post|stay(?:ing)? at)\b|住|地址|家|寄到|送到|搬到|收货",
                        re.IGNORECASE)
 _ZH_ADDRESS = re.compile(r"(?:[\u4e00-\u9fff][\u4e00-\u9fff0-9]{0,10}(?:路|街|大道|大街|道|巷|胡同|弄|里)"
@@ -461,7 +466,7 @@ _HEALTH_ZH_COLLOQUIAL = re.compile(r"巨蟹|癌症研究|抗癌公益")
 
 _SEX_EN = re.compile(
     r"\b(?:(?:I'm|I’m|I am|he's|she's|he is|she is|they're|we're|my \w+ is)\s+(?:a\s+)?(?:gay|lesbian|bisexual|"
-    r"queer|pansexual|asexual|transgender|trans (?:man|woman)|non-binary|a virgin)|"
+    r"queer|pansexual|asexual|transgender|trans (?:man|woman)|non-binary|a virgin)(?![\-\w])|"
     r"(?:I'm|I am) straight(?=[.,!?;]|$| and| but)|"
     r"(?:came|coming|come) out (?:as|to (?:my|his|her))|sex life|(?:have|had|having|has) sex|"
     r"sexual (?:partner|partners|"
@@ -511,7 +516,7 @@ _POLITICS_EN = re.compile(
     r"(?:I|we)\s+(?:support|hate|love|can't stand|despise|admire|oppose)\s+"
     r"(?:Trump|Biden|Obama|Putin|Xi Jinping|Modi|Macron|Starmer|Sunak|Harris|Netanyahu|Erdogan|Bolsonaro|Lula)|"
     r"I think (?:Trump|Biden|Obama|Putin|Xi Jinping|Modi|Macron|Starmer|Sunak|Harris) (?:is|was|should|will)")
-_POLITICS_ZH = re.compile(r"(?:我|他|她)是(?:中共|共产党|一名)?党员|(?:我|他|她)(?:入党了|入了党)|"
+_POLITICS_ZH = re.compile(r"(?:我|他|她)是(?:一名)?(?:中共|共产)?党员|(?:我|他|她)(?:入党了|入了党)|"
                           r"(?:我|他|她)(?:支持|反对|讨厌|拥护)(?:民进党|国民党|共产党|民主党|共和党|工党|保守党|"
                           r"川普|特朗普|拜登|政府|台独|港独)|(?:我|他|她)投(?:票)?给了?(?:民进党|国民党|民主党|共和党|"
                           r"工党|保守党|川普|特朗普|拜登|赖清德|侯友宜|柯文哲)|(?:我|他|她)是(?:自由派|左派|右派|保守派|"
