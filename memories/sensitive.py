@@ -169,7 +169,8 @@ def iban_valid(text: str) -> bool:
 
 _W = r"[A-Za-z0-9_]"  # a word character of a number or an address (\\w would include every Chinese character)
 _AT, _DOT = r"(?:@|\s*(?:\[at\]|\(at\))\s*)", r"(?:\.|\s*(?:\[dot\]|\(dot\))\s*)"
-_EMAIL = re.compile(rf"[A-Za-z0-9_.+\-]+{_AT}[A-Za-z0-9\-]+(?:{_DOT}[A-Za-z0-9\-]+)*{_DOT}[A-Za-z]{{2,}}(?!{_W})",
+_EMAIL = re.compile(rf"(?<![A-Za-z0-9_.+\-])[A-Za-z0-9_.+\-]+{_AT}"  # a local part from its start: linear time
+                    rf"[A-Za-z0-9\-]+(?:{_DOT}[A-Za-z0-9\-]+)*{_DOT}[A-Za-z]{{2,}}(?!{_W})",
                     re.IGNORECASE)
 _SEP = r"[\s.\-/]"
 _CARD = re.compile(rf"(?<!{_W}|[.+])\d(?:{_SEP}?\d){{12,18}}(?!{_W})")
@@ -378,11 +379,16 @@ _ZH_ADDRESS = re.compile(r"(?:[\u4e00-\u9fff][\u4e00-\u9fff0-9]{0,10}(?:路|街|
                          r"|\d{1,4}\s*(?:号楼|栋|幢)\s*\d{1,3}\s*(?:单元|單元)\s*\d{1,5}\s*(?:室|号)?)")
 
 
+_SENTENCE_END = re.compile(r"[.!?。！？\n;；]")
+_SENTENCE_REACH = 300  # characters either side: a long text costs linear time, not a scan per finding
+
+
 def _sentence(view: str, start: int, end: int) -> str:
-    """The sentence around [start, end) of the view."""
-    left = max(view.rfind(c, 0, start) for c in ".!?。！？\n;；")
-    rights = [i for i in (view.find(c, end) for c in ".!?。！？\n;；") if i != -1]
-    return view[left + 1:min(rights) if rights else len(view)]
+    """The sentence around [start, end) of the view (at most _SENTENCE_REACH characters either side)."""
+    low = max(0, start - _SENTENCE_REACH)
+    before = [m.end() for m in _SENTENCE_END.finditer(view, low, start)]
+    after = _SENTENCE_END.search(view, end, end + _SENTENCE_REACH)
+    return view[before[-1] if before else low:after.start() if after else min(len(view), end + _SENTENCE_REACH)]
 
 
 def _addresses(view: str) -> Iterator[Match]:
