@@ -273,14 +273,14 @@ def test_what_people_write_is_neither_stored_active_nor_shown_in_context(api, se
     assert raw.lower() not in context.lower(), context
 
 
-@pytest.mark.parametrize("text", ["a." * 4000, "1" * 8000, "1-" * 4000, "sk-" + "a" * 8000, "我有糖尿病" * 1600,
-                                  "one " * 2000, "路1号" * 2600, "I have diabetes. call 07700 900123. " * 220])
+@pytest.mark.parametrize("text", ["a." * 8000, "1" * 16000, "1-" * 8000, "sk-" + "a" * 16000, "我有糖尿病" * 1600,
+                                  "one " * 4000, "路1号" * 5000, "I have diabetes. call 07700 900123. " * 440])
 def test_the_detector_reads_a_long_text_in_linear_time(text):
-    """8,000 characters (MEMORY_MAX_TEXT_CHARS) of what makes a pattern try hard: well under a second each
-    (a local part scanned from every position, or a sentence found by scanning the text per finding,
-    took over two seconds)."""
+    """Up to 16,000 characters of what makes a pattern try hard, each well under the bound (a local part
+    scanned from every position, or a sentence found by scanning the text per finding, was quadratic:
+    2.2 s for 10,000 characters, about 9 s for these)."""
     import time
 
     started = time.perf_counter()
     find_sensitive(text)
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 1.5
