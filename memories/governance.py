@@ -371,16 +371,15 @@ def memory_change_by_key(*, tenant: Tenant, memory_id: uuid.UUID | str, role: st
     its tenant protects approved memories: the change becomes a candidate."""
     memory = get_or_not_found(MemoryItem.objects.filter(tenant=tenant), "memory", id=memory_id)
     hold = change_hold(fields) if not archive else HoldDecision([], "")
-    if hold.held:
-        return ClientChange(candidate=_change_request(memory, archive=False, api_key_id=api_key_id,
-                                                      expected_version=expected_version, fields=fields,
-                                                      reasons=hold.reasons, detail=hold.detail))
+    reasons, details = list(hold.reasons), [hold.detail] if hold.held else []
     if change_needs_review(role=role, approved_by_operator=was_approved_by_operator(memory),
                            tenant_protects_approved=tenant.protect_approved):
+        reasons.append("changes_approved")
+        details.append(f"an agent key asked to {'archive' if archive else 'change'} a memory an operator approved")
+    if reasons:
         return ClientChange(candidate=_change_request(
             memory, archive=archive, api_key_id=api_key_id, expected_version=expected_version, fields=fields,
-            reasons=["changes_approved"],
-            detail=f"an agent key asked to {'archive' if archive else 'change'} a memory an operator approved"))
+            reasons=reasons, detail="; ".join(details)))
     if archive:
         return ClientChange(result=writing.memory_set_status(
             tenant=tenant, memory_id=memory_id, status=MemoryStatus.ARCHIVED, actor=actor,

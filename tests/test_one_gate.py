@@ -370,3 +370,12 @@ def test_an_import_passes_the_same_gate(db, tmp_path):
     with pytest.raises(CommandError, match="line 1: user_id carries sensitive data"):
         call_command("import_memories", "--tenant", "acme", "--source", "jsonl", "--file", str(bad),
                      stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_a_sensitive_change_to_an_approved_memory_names_both_reasons(agent, reviewer):
+    held = agent.post("memories", {"user_id": "dave", "text": "Dave's email is dave@example.com."}).json()
+    assert reviewer.post(f"review/{held['candidate']['id']}/approve", {"text": "Dave has an email."}).status_code == 200
+    approved = MemoryItem.objects.get(user_id="dave", text="Dave has an email.")
+    answer = agent.patch(f"memories/{approved.id}", {"text": DAVE})
+    assert answer.status_code == 202 and answer.json()["candidate"]["reasons"] == ["sensitive", "changes_approved"]
+    _no_active_ssn()
