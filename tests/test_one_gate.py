@@ -1,6 +1,8 @@
-"""One review gate for every write: each door (REST save, infer, batch, Mem0's add, MCP's add_memory,
-conversations) holds sensitive text for a person, and a key that may not erase users erases only what
-it saved and proposes the rest."""
+"""One review gate for every write: each door that writes text (REST save, infer, batch, PATCH and merge;
+conversations; Mem0's add, update and batch update; MCP's add_memory; the admin's edit and merge;
+manage.py import_memories) holds sensitive text, tags or data for a person or refuses it naming the field,
+refuses ids that carry it, and answers malformed Mem0 bodies with a 4xx; and a key that may not erase users
+erases only what it saved and proposes the rest."""
 
 import pytest
 from django.test import Client
