@@ -76,11 +76,11 @@ def was_approved_by_operator(memory: MemoryItem) -> bool:
     return MemoryHistory.objects.filter(memory_id=memory.id, event=HistoryEvent.APPROVE).exists()
 
 
-def sensitive_fields(*, text: str | None = None, tags: Sequence[str] = (), data: Any = None,
-                     data_field: str = "data") -> list[tuple[str, list[str]]]:
+def sensitive_fields(*, text: str | None = None, tags: Sequence[str] = (),
+                     data: Any = None) -> list[tuple[str, list[str]]]:
     """Each written field that carries what the detector finds, with the kinds: the text, each tag, and
-    every key and value inside `data` (numbers too: a card number may come as an integer), named
-    as a client wrote it (`tags[1]`, `data.card`, or `metadata.card` for Mem0)."""
+    every key and value inside `data` (Mem0's metadata; numbers too: a card number may come as an integer,
+    and a value is read with its key), named by path (`tags[1]`, `data.card`, `data.ids[0].ssn`)."""
     found: list[tuple[str, list[str]]] = []
     if text:
         kinds = sensitive_kinds(text)
@@ -90,7 +90,7 @@ def sensitive_fields(*, text: str | None = None, tags: Sequence[str] = (), data:
         kinds = sensitive_kinds(tag)
         if kinds:
             found.append((f"tags[{index}]", kinds))
-    found.extend(_sensitive_in_data(data, data_field))
+    found.extend(_sensitive_in_data(data, "data"))
     return found
 
 
