@@ -133,6 +133,9 @@ bench-targets: install
 bench-personas: install
 	cd bench && ../$(PY) personas.py $(BENCH_ARGS)
 
+bench-traits: install
+	cd bench && ../$(PY) trait_stories.py $(BENCH_ARGS)
+
 bench-context-evidence: install
 	cd bench && ../$(PY) context_evidence.py $(BENCH_ARGS)
 

@@ -55,7 +55,7 @@ from memories.models import (
 from memories.queue import enqueue
 from memories.search import SearchQuery, memory_search, nearest_memories, profile_display_name
 from memories.text import content_hash, has_han
-from memories.vocabulary import EPISODE_TAG, PROFILE_SLOTS, SLOT_KEY
+from memories.vocabulary import EPISODE_TAG, HABIT_TAG, PROFILE_SLOTS, SLOT_KEY
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
 from memories.writing import (
     FORGOTTEN_TURN,
@@ -442,7 +442,7 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
             rows.setdefault(str(sibling.id), sibling)
             decision = replace(decision, also=(*decision.also, str(sibling.id)))
     data = {"key": statement.key, "value": statement.value} if statement.key and statement.value else {}
-    if statement.slot in PROFILE_SLOTS:  # the profile at the head of every context block reads it
+    if statement.slot in PROFILE_SLOTS and HABIT_TAG not in statement.tags:  # the profile reads it
         data[SLOT_KEY] = statement.slot
     spec = MemorySpec(user_id=user_id, text=statement.text, memory_type=statement.memory_type,
                       importance=statement.importance, confidence=statement.confidence, tags=statement.tags,

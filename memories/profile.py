@@ -28,6 +28,8 @@ def profile_slot(memory: MemoryItem) -> str:
     rule's key), or "" when it is neither."""
     if vocabulary.WISH_TAG in (memory.tags or []):
         return WISH
+    if vocabulary.HABIT_TAG in (memory.tags or []):  # what they do, not who they are (reflection's matter)
+        return ""
     data = memory.data or {}
     slot = str(data.get(vocabulary.SLOT_KEY) or "")
     if not slot:

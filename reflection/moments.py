@@ -22,7 +22,7 @@ from memories.withdrawals import Withdrawal
 from memories.writing import ErasureScope
 from reflection.engine import ACTOR, running, start_cycle
 from reflection.models import CycleStatus, CycleTrigger, ReflectionCycle
-from reflection.reflectors import memory_signal, trait_is_positive
+from reflection.reflectors import memory_signal, says_the_same
 from traits import services
 from traits.models import EvidenceKind, Trait, TraitEvidence, TraitStage
 
@@ -99,21 +99,12 @@ def on_evidence_withdrawn(withdrawal: Withdrawal) -> None:
                 withdrawal.replaced_by, background=True)
 
 
-def _agrees(trait: Trait, memory: MemoryItem) -> bool:
-    """Whether a memory says the same as the trait (same key, same polarity)."""
-    signal = memory_signal(memory)
-    if signal is None:
-        return False
-    polarity, key, _subtype, _quality = signal
-    return key == trait.memory.data.get("key") and (polarity == "+") == trait_is_positive(trait.memory.text)
-
-
 def _reevaluate_trait(trait: Trait, memory_ids: list[str], cause: str, replacements: dict[str, MemoryItem],
                       replaced_by: dict[str, str], cycle: ReflectionCycle) -> services.TraitChange:
     """One trait against what replaced its lost support: a new version that still agrees carries the
     support over; anything else weakens the trait (services.trait_withdraw_support)."""
     replacing = [replacements[replaced_by[m]] for m in memory_ids if replaced_by.get(m) in replacements]
-    agreeing = [m for m in replacing if _agrees(trait, m)]
+    agreeing = [m for m in replacing if says_the_same(trait, m)]
     if cause == "superseded" and agreeing and len(agreeing) == len(memory_ids):
         return services.trait_carry_support(trait_id=trait.pk, from_memory_ids=memory_ids, to=agreeing,
                                             actor=ACTOR, cycle_id=cycle.pk)

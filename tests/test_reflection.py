@@ -22,19 +22,19 @@ def remember(tenant, text, user_id="alice", **fields):
     return memory_create(tenant=tenant, spec=MemorySpec(user_id=user_id, text=text, **fields), actor="t").memory
 
 
-def test_a_cycle_grows_a_trend_into_a_candidate_and_records_counters(tenant_a):
+def test_a_cycle_grows_a_trend_into_a_shown_trait_and_records_counters(tenant_a):
     remember(tenant_a, "Alice loves green tea in the morning.")
     remember(tenant_a, "Alice prefers green tea over coffee.")
     remember(tenant_a, "Alice went to the dentist.")
     cycle = reflection_run(tenant=tenant_a, user_id="alice", trigger="session_end")
     assert cycle.status == "completed" and cycle.memories_scanned == 3 and cycle.traits_created == 1
     trait = Trait.objects.select_related("memory").get()
-    assert trait.subtype == "preference" and trait.stage == "candidate"
+    assert trait.subtype == "preference" and trait.stage == "emerging"  # two B statements: shown
     assert trait.memory.text == "Loves green tea in the morning" and trait.memory.memory_type == "trait"
     assert TraitEvidence.objects.filter(trait=trait, kind="supporting").count() == 2
     events = list(MemoryHistory.objects.filter(memory_id=trait.memory_id, event="STAGE_CHANGE")
                   .values_list("old_data", "new_data"))
-    assert [(o["stage"], n["stage"]) for o, n in events] == [("", "trend"), ("trend", "candidate")]
+    assert [(o["stage"], n["stage"]) for o, n in events] == [("", "trend"), ("trend", "emerging")]
 
 
 @pytest.mark.parametrize("one_moment, expected", [
@@ -116,7 +116,7 @@ def test_an_llm_cycle_on_a_scripted_server(tenant_a, settings, fake_openai):
     cycle = reflection_run(tenant=tenant_a, user_id="alice", trigger="session_end")
     assert cycle.status == "completed" and cycle.traits_created == 1
     trait = Trait.objects.get()
-    assert trait.subtype == "behavior" and trait.context == "work" and trait.stage == "candidate"
+    assert trait.subtype == "behavior" and trait.context == "work" and trait.stage == "emerging"
     system = fake_openai.requests[-1][1]["messages"][0]["content"]
     assert "behaviours" in system
 

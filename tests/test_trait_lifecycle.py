@@ -10,6 +10,7 @@ from traits.lifecycle import (
     apply_evidence,
     contradict,
     decayed_confidence,
+    earned_stage,
     effective_lambda,
     next_stage,
     reinforce,
@@ -44,12 +45,33 @@ def test_reinforcement_and_contradiction_weigh_quality():
     assert contradict(0.5, "C") == pytest.approx(0.44)  # 0.5 * (1 - 0.3 * 0.4)
 
 
-def test_a_trend_becomes_a_candidate_after_two_observations_in_its_window():
+def test_two_good_observations_in_its_window_make_a_trend_a_shown_trait():
+    """Every stage the evidence earned at once: the second B observation makes a trend a candidate and,
+    with confidence 0.41 and two supports, emerging (docs/reflection.md: emerging at (0.4, 2))."""
     state = TraitState("behavior", "trend", 0.2, 0, 0, 0, None, NOW + timedelta(days=14))
     state = apply_evidence(state, kind="supporting", quality="B", now=NOW)
     assert state.stage == "trend" and state.confidence == pytest.approx(0.312)  # 0.2 + 0.8*0.2*0.7
     state = apply_evidence(state, kind="supporting", quality="B", now=NOW)
-    assert state.stage == "candidate" and state.supporting == 2
+    assert state.stage == "emerging" and state.supporting == 2
+
+
+def test_two_plain_observations_make_only_a_candidate():
+    state = TraitState("preference", "trend", 0.2, 0, 0, 0, None, NOW + timedelta(days=14))
+    for _ in range(2):
+        state = apply_evidence(state, kind="supporting", quality="C", now=NOW)
+    assert state.stage == "candidate" and state.confidence < 0.4
+
+
+@pytest.mark.parametrize("stage, confidence, supporting, expected", [
+    ("trend", 0.41, 2, "emerging"),     # climbs as far as its evidence goes
+    ("trend", 0.7, 5, "established"),
+    ("trend", 0.3, 2, "candidate"),
+    ("trend", 0.5, 1, "trend"),
+    ("emerging", 0.2, 3, "candidate"),  # down: one step at a time
+])
+def test_earned_stage(stage, confidence, supporting, expected):
+    assert earned_stage(stage=stage, confidence=confidence, supporting=supporting, now=NOW,
+                        window_end=NOW + timedelta(days=1)) == expected
 
 
 def test_a_trend_whose_window_ends_dissolves():
@@ -60,8 +82,9 @@ def test_a_trend_whose_window_ends_dissolves():
 
 
 def test_promotion_needs_confidence_and_evidence():
-    assert next_stage(stage="candidate", confidence=0.5, supporting=3, now=NOW, window_end=None) == "emerging"
-    assert next_stage(stage="candidate", confidence=0.5, supporting=2, now=NOW, window_end=None) == "candidate"
+    assert next_stage(stage="candidate", confidence=0.5, supporting=2, now=NOW, window_end=None) == "emerging"
+    assert next_stage(stage="candidate", confidence=0.39, supporting=2, now=NOW, window_end=None) == "candidate"
+    assert next_stage(stage="candidate", confidence=0.5, supporting=1, now=NOW, window_end=None) == "candidate"
     assert next_stage(stage="emerging", confidence=0.7, supporting=5, now=NOW, window_end=None) == "established"
     assert next_stage(stage="established", confidence=0.9, supporting=10, now=NOW, window_end=None) == "core"
     assert next_stage(stage="established", confidence=0.9, supporting=9, now=NOW, window_end=None) == "established"

@@ -29,7 +29,10 @@ SPLIT_CONTRADICTIONS = 3
 # stage: (minimum confidence, minimum supporting evidence) to enter it
 STAGE_ENTRY = {
     vocabulary.CANDIDATE: (0.0, TREND_PROMOTION_OBSERVATIONS),
-    vocabulary.EMERGING: (0.45, 3),
+    # Seed 004 says (0.45, 3). Here two observations at quality B (a habit said as one, a wish asked for
+    # outright) in two sessions are enough to show a trait (issue: traits for habits and wishes said in two
+    # sessions); a plain "I like X" (quality C) still needs three.
+    vocabulary.EMERGING: (0.4, 2),
     vocabulary.ESTABLISHED: (0.65, 5),
     vocabulary.CORE: (0.85, 10),
 }
@@ -142,9 +145,27 @@ def apply_evidence(state: TraitState, *, kind: str, quality: str, now: datetime)
         confidence = contradict(state.confidence, quality)
         state = TraitState(state.subtype, state.stage, confidence, state.reinforcements, state.contradictions + 1,
                            state.supporting, state.last_reinforced_at, state.window_end)
-    state.stage = next_stage(stage=state.stage, confidence=state.confidence, supporting=state.supporting, now=now,
-                             window_end=state.window_end)
+    state.stage = earned_stage(stage=state.stage, confidence=state.confidence, supporting=state.supporting,
+                               now=now, window_end=state.window_end)
     return state
+
+
+def earned_stage(*, stage: str, confidence: float, supporting: int, now: datetime,
+                 window_end: datetime | None) -> str:
+    """Every stage up that the evidence has earned at once (a trend with its second good observation may be
+    shown, not wait for a third observation to climb one more step); down, one step at a time (next_stage)."""
+    moved = next_stage(stage=stage, confidence=confidence, supporting=supporting, now=now, window_end=window_end)
+    if not _above(moved, stage):
+        return moved
+    while _above(moved, stage):
+        stage = moved
+        moved = next_stage(stage=stage, confidence=confidence, supporting=supporting, now=now,
+                           window_end=window_end)
+    return stage
+
+
+def _above(stage: str, other: str) -> bool:
+    return stage in STAGE_ORDER and other in STAGE_ORDER and STAGE_ORDER.index(stage) > STAGE_ORDER.index(other)
 
 
 # How strongly each way a supporting fact can stop holding speaks against the trait (seed 004's contradiction
@@ -154,7 +175,8 @@ def apply_evidence(state: TraitState, *, kind: str, quality: str, now: datetime)
 WITHDRAWAL_QUALITY = {"invalidated": "A", "forgotten": "B", "erased": "B", "superseded": "C"}
 
 
-def stage_for_support(*, stage: str, confidence: float, live_supporting: int) -> str:
+def stage_for_support(*, stage: str, confidence: float, live_supporting: int,
+                      margin: float = DEMOTION_MARGIN) -> str:
     """The stage a trait can still claim after support was withdrawn: dissolved with no live support or
     confidence under the floor; otherwise it steps down while its live support or confidence no longer meets
     its stage's entry (with the demotion margin). Never up: promotion is reflection's job. A trend stays a
@@ -165,7 +187,7 @@ def stage_for_support(*, stage: str, confidence: float, live_supporting: int) ->
         return vocabulary.DISSOLVED
     while stage != vocabulary.CANDIDATE:
         entry_confidence, entry_evidence = STAGE_ENTRY[stage]
-        if live_supporting >= entry_evidence and confidence >= entry_confidence - DEMOTION_MARGIN:
+        if live_supporting >= entry_evidence and confidence >= entry_confidence - margin:
             break
         stage = STAGE_ORDER[STAGE_ORDER.index(stage) - 1]
     return stage
@@ -179,7 +201,9 @@ def withdraw_support(state: TraitState, *, withdrawn: int, cause: str, contradic
     quality = contradicting_quality or WITHDRAWAL_QUALITY[cause]
     supporting = max(state.supporting - withdrawn, 0)
     confidence = contradict(state.confidence, quality)
-    stage = stage_for_support(stage=state.stage, confidence=confidence, live_supporting=supporting)
+    # No hysteresis here: the margin keeps decay's small steps from flickering a stage, but support taken
+    # back (a fact contradicted, forgotten, erased) is news, and the stage must be earned without it.
+    stage = stage_for_support(stage=state.stage, confidence=confidence, live_supporting=supporting, margin=0.0)
     return TraitState(state.subtype, stage, confidence, state.reinforcements,
                       state.contradictions + (1 if contradicting_quality else 0), supporting,
                       state.last_reinforced_at, state.window_end)

@@ -1,0 +1,115 @@
+"""Trait benchmark: do paraphrases of one habit, preference or standing wish, said in several sessions in
+English, Chinese or both, grow into one shown trait, and does nothing else?
+
+    make bench-traits                    # every story of reflection/data, dev and held-out reported apart
+    make bench-traits BENCH_ARGS="--only zh --show"
+
+Each story's sessions go through the API as a client sends them (one POST /conversations per session,
+user turns only, then POST /sessions/{id}/end: the session-end reflection cycle), offline default
+extractor and reflector, local model. Then GET /users/{u}/traits (the shown stages) and each shown
+trait's supporting memories, traced to the utterances they came from (memory sources), are scored by
+reflection.stories.score_story: precision of shown traits, recall of families said in two or more sessions.
+Stories are split dev / held-out by a hash of their id (reflection.stories.Story.held_out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from common import print_table, setup_django, wait_for_jobs
+
+START = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
+
+
+def run_story(client, auth: dict, tenant, story, *, show: bool = False):
+    """One story through the API; returns (its TraitScore, the shown trait texts)."""
+    from memories.models import MemorySource
+    from reflection.stories import score_story
+    from traits.models import EvidenceKind, Trait
+
+    user = f"{story.id}-{uuid.uuid4().hex[:6]}"
+    session_of: dict[str, int] = {}
+    for number, session in enumerate(story.sessions):
+        moment = START + timedelta(days=9 * number)
+        sid = f"{story.id}-s{number}-{user}"
+        session_of[sid] = number
+        messages = [{"role": "user", "name": story.speaker, "content": u.text,
+                     "created_at": (moment + timedelta(minutes=i)).isoformat()} for i, u in enumerate(session)]
+        body = {"user_id": user, "session_id": sid, "messages": messages}
+        response = client.post("/api/v1/conversations", json.dumps(body), content_type="application/json", **auth)
+        if response.status_code != 202:
+            raise RuntimeError(f"conversations: {response.status_code} {response.content[:300]!r}")
+        wait_for_jobs(tenant)
+        client.post(f"/api/v1/sessions/{sid}/end", json.dumps({"user_id": user}), content_type="application/json",
+                    **auth)
+    shown = client.get(f"/api/v1/users/{user}/traits", **auth).json()
+    ids = {t["id"] for rows in shown.values() for t in rows}
+    support = []
+    texts = []
+    for trait in Trait.objects.filter(memory__user_id=user).select_related("memory"):
+        positions = []
+        for evidence in trait.evidence.filter(kind=EvidenceKind.SUPPORTING, withdrawn_at__isnull=True):
+            for source in MemorySource.objects.filter(item_id=evidence.memory_id):
+                positions += [(session_of.get(source.session_id, 99), i) for i in source.message_indices or [99]]
+        if str(trait.memory_id) in ids:
+            support.append(positions)
+            texts.append(trait.memory.text)
+        elif show:
+            print(f"    (not shown: {trait.stage} {trait.confidence:.2f}) {trait.memory.text}  <- {positions}")
+    score = score_story(story, support)
+    if show:
+        print(f"--- {story.id}: repeated {sorted(story.repeated_families())}")
+        for text, positions in zip(texts, support, strict=True):
+            families = [story.sessions[s][u].family if s < len(story.sessions) and u < len(story.sessions[s])
+                        else "?" for s, u in positions]
+            print(f"    {text}  <- {families}")
+    return score, texts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default="", help="stories whose id starts with this (en, zh-0, mx)")
+    parser.add_argument("--show", action="store_true", help="print each story's shown traits and their families")
+    args = parser.parse_args()
+    setup_django(database="memory_bench_traits", provider="local")
+    from django.conf import settings
+    from django.test import Client
+
+    from memories.keys import api_key_create
+    from memories.models import Tenant
+    from reflection.stories import TraitScore, read_stories
+
+    settings.RATE_LIMIT_KEY_REQUESTS = settings.RATE_LIMIT_TENANT_REQUESTS = 0
+    settings.TENANT_MAX_PENDING_JOBS = 10_000
+    settings.ALLOWED_HOSTS = ["*"]
+    tenant = Tenant.objects.create(name=f"traits-{uuid.uuid4().hex[:8]}")
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {api_key_create(tenant_name=tenant.name).raw_key}"}
+    client = Client()
+    stories = [s for s in read_stories() if s.id.startswith(args.only)]
+    totals: dict[tuple[str, str], TraitScore] = {}
+    started = time.perf_counter()
+    for number, story in enumerate(stories, start=1):
+        score, _ = run_story(client, auth, tenant, story, show=args.show)
+        split = "held-out" if story.held_out else "dev"
+        for key in ((split, story.language), (split, "all")):
+            totals.setdefault(key, TraitScore()).add(score)
+        print(f"[{number}/{len(stories)}] {story.id} ({time.perf_counter() - started:.0f} s)", file=sys.stderr,
+              flush=True)
+    rows = [{"split": split, "language": language, "shown traits": s.shown, "precision": f"{s.precision:.3f}",
+             "families in 2+ sessions": s.repeated, "shown for them": f"{s.recall:.3f}"}
+            for (split, language), s in sorted(totals.items())]
+    print_table("Traits from stories", rows, ["split", "language", "shown traits", "precision",
+                                              "families in 2+ sessions", "shown for them"])
+    held = totals.get(("held-out", "all"), TraitScore())
+    dev = totals.get(("dev", "all"), TraitScore())
+    print(f"\nsummary: held-out precision {held.precision:.3f}, families shown {held.recall:.3f}; "
+          f"dev precision {dev.precision:.3f}, families shown {dev.recall:.3f}")
+
+
+if __name__ == "__main__":
+    main()
