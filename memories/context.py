@@ -1,7 +1,7 @@
 """What an agent should know right now: the prompt block, in sections.
 
 0. profile: who the user is, whatever the question (memories.profile): standing wishes about answers,
-   then the key facts (name, home, work, partner, family, health, diet), at most a quarter of the block;
+   then the key facts (name, health, diet, home, work, partner, family), at most a quarter of the block;
 1. traits: the user's traits that have earned a place (stage emerging or
    above, decayed confidence above CONTEXT_TRAIT_MIN_CONFIDENCE), core values
    first, then preferences, then behaviours;

@@ -442,7 +442,9 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
             rows.setdefault(str(sibling.id), sibling)
             decision = replace(decision, also=(*decision.also, str(sibling.id)))
     data = {"key": statement.key, "value": statement.value} if statement.key and statement.value else {}
-    if statement.slot in PROFILE_SLOTS and HABIT_TAG not in statement.tags:  # the profile reads it
+    # The profile reads it: facts about who the user is, not habits (reflection's), plans or events.
+    if statement.slot in PROFILE_SLOTS and HABIT_TAG not in statement.tags and \
+            statement.memory_type in (MemoryType.PROFILE, MemoryType.FACT):
         data[SLOT_KEY] = statement.slot
     spec = MemorySpec(user_id=user_id, text=statement.text, memory_type=statement.memory_type,
                       importance=statement.importance, confidence=statement.confidence, tags=statement.tags,

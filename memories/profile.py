@@ -1,5 +1,5 @@
 """Who the user is, at the head of every context block: their standing wishes about answers, then the key
-facts (name, home, work, partner, family, health, diet), current versions only.
+facts (name, health, diet, home, work, partner, family), current versions only.
 
 An agent that knows someone answers short when asked to be short and never suggests shellfish to someone
 allergic to it, whatever the question. The search brings what resembles the question; these lines come
@@ -20,7 +20,7 @@ PROFILE_CANDIDATES = 40  # the newest wishes and key facts read; a profile shows
 # A slot rule's key (data.key) that names a profile slot by another word.
 RULE_KEY_SLOT = {"residence": "home"}
 WISH = "wish"  # the profile's first kind of line, before the slots
-PROFILE_ORDER = (WISH, *vocabulary.PROFILE_SLOTS)
+PROFILE_ORDER = (WISH, *vocabulary.PROFILE_SLOTS)  # wishes, then the slots in their order
 
 
 def profile_slot(memory: MemoryItem) -> str:

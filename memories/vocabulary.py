@@ -31,9 +31,10 @@ WISH_TAG = "wish"
 HABIT_TAG = "habit"
 # What a fact is about (the intent model's slot: home, work, diet ...), kept in a memory's data under this key.
 SLOT_KEY = "slot"
-# The key facts every context block opens with, in the order shown: who the user is, where they live and
-# work, who their people are, and what they cannot eat or must avoid.
-PROFILE_SLOTS = ("name", "home", "work", "partner", "family", "health", "diet")
+# The key facts every context block opens with, in the order shown: who the user is, what they cannot eat
+# or must avoid (what an answer must never get wrong, so it comes before the rest when the budget is small),
+# where they live and work, who their people are.
+PROFILE_SLOTS = ("name", "health", "diet", "home", "work", "partner", "family")
 
 # A trait's stages, in order of growth, and the end of one (traits.models.TraitStage uses these words;
 # memories' own reads, context and the search's stage boost, need them and may not import traits).

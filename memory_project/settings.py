@@ -430,8 +430,8 @@ CONTEXT_MEMORY_LIMIT = env_int("CONTEXT_MEMORY_LIMIT", 6)  # long-term memories 
 # Without a request's limit, the search is asked for one memory line per this many characters of max_chars (a
 # short line: Chinese lines are), up to CONTEXT_MEMORY_MAX, and the block takes them best first until its
 # characters run out. At 125 per line a Chinese block used a quarter of its budget (bench-personas).
-CONTEXT_CHARS_PER_MEMORY = env_int("CONTEXT_CHARS_PER_MEMORY", 40)
-CONTEXT_MEMORY_MAX = env_int("CONTEXT_MEMORY_MAX", 50)
+CONTEXT_CHARS_PER_MEMORY = env_int("CONTEXT_CHARS_PER_MEMORY", 32)
+CONTEXT_MEMORY_MAX = env_int("CONTEXT_MEMORY_MAX", 64)
 CONTEXT_TRAIT_LIMIT = env_int("CONTEXT_TRAIT_LIMIT", 5)
 CONTEXT_TRAIT_MIN_CONFIDENCE = env_float("CONTEXT_TRAIT_MIN_CONFIDENCE", 0.3)  # decayed confidence above
 CONTEXT_WORKING_LIMIT = env_int("CONTEXT_WORKING_LIMIT", 5)  # fresh working-memory items

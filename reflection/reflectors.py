@@ -325,13 +325,18 @@ def shared_opening(texts: list[str]) -> str:
     -> "周敏"): the opening that three or more of them share, two to four characters long. Left in, the
     shared name made every Chinese memory of a user look alike to the encoder."""
     han = [t for t in texts if has_han(t[:1])]
-    if len(han) < 3:
+    if len(han) < 2:
         return ""
     opening = han[0][:4]
     for text in han[1:]:
         while opening and not text.startswith(opening):
             opening = opening[:-1]
+    opening = _NOT_A_NAME.split(opening, maxsplit=1)[0]  # "周梅每天…" and "周梅每晚…" share 周梅每
     return opening if len(opening) >= 2 else ""
+
+
+# Characters that open what a person does, not their name: where a shared opening stops.
+_NOT_A_NAME = re.compile("[每我你他她的在是有不很都也会要去对和喜早晚今昨明上下一这那]")
 
 
 def trait_evidence_texts(trait: Trait, limit: int) -> list[str]:
