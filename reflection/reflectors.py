@@ -285,6 +285,13 @@ def without_occasion(text: str) -> str:
     return re.sub(r"\s{2,}", " ", _OCCASION_WORDS.sub(" ", text)).strip() or text
 
 
+# The date extraction anchors a relative one with ("today (September 28, 2026)", "今天（2026年9月28日）"): it
+# says when, not what, and left in it made the statements of one habit look less alike (on the dev stories'
+# statements, same-family pairs over 0.4: 42% with it, 43% without; different-family: 11% and 12%; held
+# out 44% / 2.7% and 47% / 1.4%).
+_ANCHORED_DATE = re.compile(r"\s*[（(][^()（）]*(?:\d{4}|年|月)[^()（）]*[)）]")
+
+
 def trait_match(text: str) -> float:
     return TRAIT_MATCH["han" if has_han(text) else "latin"]
 
@@ -371,8 +378,8 @@ class MeaningReflector:
                                   shared_opening(said)) if n)
         anchors = {t.pk: [t.memory.text, *evidence_texts[t.pk]] for t in traits}
         texts = list(dict.fromkeys([m.text for m, _ in found] + [x for texts in anchors.values() for x in texts]))
-        plain = [without_names(x, (*names, *([] if has_han(x) else [x.split(" ")[0]]), *UNKNOWN_SPEAKER.values()))
-                 or x for x in texts]
+        plain = [without_names(_ANCHORED_DATE.sub("", x), (*names, *([] if has_han(x) else [x.split(" ")[0]]),
+                                                              *UNKNOWN_SPEAKER.values())) or x for x in texts]
         vectors = dict(zip(texts, meaning_vectors(plain), strict=True))
         clusters = [_Cluster(trait_kind(t), np.sum([vectors[x] for x in anchors[t.pk]], axis=0), trait=t)
                     for t in traits]

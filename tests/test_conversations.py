@@ -60,7 +60,7 @@ def test_a_changed_residence_invalidates_the_old_fact(api):
     assert [op["operation"] for op in job["operations"]] == ["INVALIDATE", "ADD"]
     old.refresh_from_db()
     new = MemoryItem.objects.get(user_id="alice", expired_at__isnull=True)
-    assert new.data == {"key": "residence", "value": "berlin"}
+    assert new.data == {"key": "residence", "value": "berlin", "slot": "home"}  # the slot: for the profile
     assert old.invalid_at == new.valid_at and old.expired_at is not None  # kept, not deleted
     assert MemoryHistory.objects.filter(memory_id=old.id, event="INVALIDATE").exists()
     assert [r["memory"]["text"] for r in api.search("alice", "where did she move", mode="keyword")] == [new.text]

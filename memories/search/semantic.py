@@ -88,6 +88,9 @@ def exact_result(tenant: Tenant, q: SearchQuery, model: str, rows: list[dict[str
     return [candidate(r) for r in rows if r["id"] is not None]
 
 
+HNSW_EF_MAX = 1000  # pgvector refuses a larger hnsw.ef_search (an error, not a slower search)
+
+
 def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: str, dimensions: int, pool: int,
                    now: datetime) -> list[RetrievedRow]:
     """The per-model HNSW index with iterative scan (filters cannot starve
@@ -113,7 +116,7 @@ def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: st
             *params, pool]
     with transaction.atomic(using=read_alias()), db().cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {max(int(settings.SEARCH_HNSW_EF), overfetch)}")
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {min(max(int(settings.SEARCH_HNSW_EF), overfetch), HNSW_EF_MAX)}")
         cursor.execute(sql, args)
         return [candidate(r) for r in named(cursor)]
 
