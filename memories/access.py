@@ -18,9 +18,11 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 
+import redis
 from django.conf import settings
 from django.db import DatabaseError
 
+from memories.working import WorkingMemoryUnavailable, redis_client
 from memories.writing import memory_add_reads
 
 logger = logging.getLogger(__name__)
@@ -74,10 +76,6 @@ def record_memory_access(memory_ids: Sequence[str]) -> None:
     now = time.time()
     global _redis_retry_at
     if settings.REDIS_URL and time.monotonic() >= _redis_retry_at:
-        import redis
-
-        from memories.working import redis_client
-
         try:
             pipe = redis_client().pipeline(transaction=False)
             for memory_id in ids:
@@ -108,10 +106,6 @@ def forget_access_counts(memory_ids: Sequence[str], *, dry_run: bool = False) ->
                 del _local.counts[memory_id]
     held = len(found)
     if settings.REDIS_URL:
-        import redis
-
-        from memories.working import WorkingMemoryUnavailable, redis_client
-
         fields = [name for i in ids for name in (i, f"{i}:t")]
         client = redis_client()
         try:
@@ -157,9 +151,6 @@ def flush_access_counts() -> int:
     written = flush_local_access_counts()
     if not settings.REDIS_URL:
         return written
-    import redis
-
-    from memories.working import redis_client
 
     client = redis_client()
     try:

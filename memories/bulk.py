@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from django.contrib.postgres.fields import ArrayField
 from django.db import connection, models
+from psycopg.types.json import Jsonb
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,6 @@ def insert_objects(model: type[models.Model], objects: Sequence[models.Model],
             params.append([rule.value(obj) for obj in objects])
         elif isinstance(field, ArrayField):
             # unnest flattens a two-dimensional array; ragged per-row arrays travel as jsonb.
-            from psycopg.types.json import Jsonb
 
             inputs.append("%s::jsonb[]")
             element_type = _unsized(str(field.db_type(connection)))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 
-from memories.models import EmbeddingState, MemoryItem
+from memories.models import EmbeddingState, MemoryItem, MemorySource, MemoryVector
 from memories.search.statistics import drifted_users, rebuild_user_statistics
 from memories.text import content_hash
 from memories.writing import memory_refresh_content_hash, memory_set_embedding_state
@@ -87,8 +87,6 @@ def _repair(report: ConsistencyReport) -> None:
     claim vectors they lack are marked for re-embedding, drifted keyword
     statistics are counted afresh. Loops and dangling chains need a person:
     they are reported, not changed."""
-    from memories.models import MemorySource, MemoryVector
-
     p = report.problems
     report.fixed["orphan_vectors"] = MemoryVector.objects.filter(id__in=p["orphan_vectors"]).delete()[0]
     report.fixed["orphan_sources"] = MemorySource.objects.filter(id__in=p["orphan_sources"]).delete()[0]

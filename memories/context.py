@@ -359,15 +359,35 @@ def _working_items(fresh: list[MemoryItem], known: set[str], rank: int, limit: i
     return out
 
 
+@dataclass
+class GatheredLines:
+    """What the block may show, before collapsing and rendering: every source read once."""
+
+    lines: list[ContextLine]  # profile, traits and the group: shown first, they win a collapse
+    memory_lines: list[ContextLine]
+    working_lines: list[ContextLine]
+    found: list[ScoredMemory]  # the search's memories, session first
+    extra: list[ScoredMemory]  # working memory's items the search did not find
+
+
 def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
-    """The block for one agent turn; see the module docstring."""
+    """The block for one agent turn; see the module docstring: gathering, then composing."""
     if request.format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}")
     limit = request.limit or memory_lines_for(request.max_chars, floor=settings.CONTEXT_MEMORY_LIMIT,
                                               per_line=settings.CONTEXT_CHARS_PER_MEMORY,
                                               ceiling=settings.CONTEXT_MEMORY_MAX)
     status: dict[str, str | list[str]] = {}
+    gathered = gather_lines(tenant, request, limit, status)
+    return compose_block(tenant, request, gathered, limit, status)
 
+
+def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
+                 status: dict[str, str | list[str]]) -> GatheredLines:
+    """Every line the block may show: the profile, traits, group, the search and working memory.
+
+    Statuses of working memory and the search go into `status`.
+    """
     # The query's vector is computed on a worker thread (the model releases the GIL) while
     # the traits, the group and working memory are read: about 5 ms of a 30 ms answer.
     embedder = get_embedder()  # resolved here: the worker thread must not touch the database
@@ -399,9 +419,14 @@ def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
     extra = _working_items(fresh, {str(r.memory.id) for r in found}, len(found) + 1, settings.CONTEXT_WORKING_LIMIT)
     working_lines = [ContextLine(section="working_memory", id=str(r.memory.id), text=r.memory.text,
                                  date=_date(r.memory), kind=r.memory.memory_type, score=r.score) for r in extra]
+    return GatheredLines(lines=lines, memory_lines=memory_lines, working_lines=working_lines,
+                         found=found, extra=extra)
 
-    # Collapse across sections: traits and the group come first and win; memories keep at most `limit` lines.
-    collapsed = collapse_near_duplicates(lines + memory_lines + working_lines, settings.CONTEXT_DUPLICATE_SIMILARITY)
+
+def kept_lines(gathered: GatheredLines, limit: int) -> list[ContextLine]:
+    """Collapse across sections: traits and the group come first and win; memories keep at most `limit` lines."""
+    collapsed = collapse_near_duplicates(gathered.lines + gathered.memory_lines + gathered.working_lines,
+                                         settings.CONTEXT_DUPLICATE_SIMILARITY)
     memory_count = 0
     lines = []
     for line in collapsed:
@@ -410,7 +435,13 @@ def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
             if memory_count > limit:
                 continue
         lines.append(line)
+    return lines
 
+
+def compose_block(tenant: Tenant, request: ContextRequest, gathered: GatheredLines, limit: int,
+                  status: dict[str, str | list[str]]) -> PromptContext:
+    """The block from the gathered lines: collapsed, in the block's language, rendered within max_chars."""
+    lines = kept_lines(gathered, limit)
     language = block_language(request.language or settings.CONTEXT_LANGUAGE, request.query, lines)
     status["language"] = language
     # The block is headed with the name the user gave ("What you know about Maria"), else their id.
@@ -421,7 +452,7 @@ def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
                          language=language)
     if request.condense:
         text, status["condensed"] = condensed_or_offline(text, request)
-    by_id = {str(r.memory.id): r for r in [*found, *extra]}
+    by_id = {str(r.memory.id): r for r in [*gathered.found, *gathered.extra]}
     scored = [by_id[line.id] for line in shown if line.id in by_id]
     return PromptContext(text=text, format=request.format, lines=shown, memories=scored, status=status)
 
@@ -447,7 +478,7 @@ def condensed_or_offline(text: str, request: ContextRequest) -> tuple[str, str]:
 
 
 def llm_condense(text: str, *, max_chars: int) -> str:
-    from memories.llm import chat_client
+    from memories.llm import chat_client  # lazily: memories.llm imports openai (~0.5 s), needed only when an LLM is set
 
     client = chat_client(timeout=settings.CONTEXT_CONDENSE_TIMEOUT)
     response = client.chat.completions.create(

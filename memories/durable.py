@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from memories.embedding import EmbedderSpec, MiniLMEmbedder, build_embedder
+
 logger = logging.getLogger(__name__)
 
 DATA_DIR = Path(__file__).resolve().parent / "extraction_data"
@@ -172,8 +174,6 @@ def _load_shipped_model() -> tuple[DurableModel, object] | None:
         logger.warning("no durable-statement classifier at %s: the rules alone decide", DURABLE_MODEL_PATH)
         return None
     try:
-        from memories.embedding import EmbedderSpec, MiniLMEmbedder, build_embedder
-
         embedder = build_embedder(EmbedderSpec("local", MiniLMEmbedder.name, MiniLMEmbedder.dimensions))
         embedder.embed_query("warm up")
     except Exception as exc:  # the local model is optional for the service; then the rules decide alone

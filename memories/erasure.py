@@ -13,10 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.contrib.admin.models import LogEntry
 from django.db import transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from memories import withdrawals
+from memories.access import forget_access_counts
 from memories.models import (
     Candidate,
     CandidateOperation,
@@ -27,6 +30,7 @@ from memories.models import (
     Tenant,
 )
 from memories.quota import forget_usage
+from memories.working import working_memory_clear
 from memories.writing import ErasureScope, user_forget, user_write_lock
 
 logger = logging.getLogger(__name__)
@@ -157,7 +161,6 @@ def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool, scope: Erasur
         | ~Q(source_messages=[]) | Q(status=CandidateStatus.PENDING))
     if dry_run:
         return {"candidates": rows.count()}
-    from django.utils import timezone
 
     rows.filter(status=CandidateStatus.PENDING).update(status=CandidateStatus.REJECTED, resolved_at=timezone.now(),
                                                        resolved_by="erasure")
@@ -179,8 +182,6 @@ def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool, scope: ErasureScope
 
 
 def _scrub_admin_log(object_ids: list[str], dry_run: bool) -> int:
-    from django.contrib.admin.models import LogEntry
-
     rows = LogEntry.objects.filter(object_id__in=object_ids).exclude(object_repr=ERASED, change_message=ERASED)
     return rows.count() if dry_run else rows.update(object_repr=ERASED, change_message=ERASED)
 
@@ -190,9 +191,6 @@ def _caches(tenant: Tenant, user_id: str, memory_ids: list[str], dry_run: bool,
     """Redis working memory and buffered read counts. Cleared inside the
     erasure's transaction: if Redis fails, the erasure fails and is retried,
     rather than leaving the user's recent words in Redis for a day."""
-    from memories.access import forget_access_counts
-    from memories.working import working_memory_clear
-
     return {"working_memory": working_memory_clear(tenant.id, user_id, dry_run=dry_run,
                                                    memory_ids=None if whole_user else set(memory_ids)),
             "access_counts": forget_access_counts(memory_ids, dry_run=dry_run)}

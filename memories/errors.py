@@ -1,5 +1,7 @@
 """Domain errors raised by the service modules; the API maps them to HTTP."""
 
+from django.core.exceptions import ValidationError
+
 
 class MemoryError_(Exception):
     """Base class (named to avoid shadowing the builtin MemoryError)."""
@@ -12,8 +14,6 @@ class MemoryNotFound(MemoryError_):
 def get_or_not_found(queryset, what: str, **lookup):
     """One row by lookup, or MemoryNotFound: another tenant's id (the queryset is
     always tenant-scoped) and a malformed id look exactly like a missing one."""
-    from django.core.exceptions import ValidationError
-
     try:
         return queryset.get(**lookup)
     except (queryset.model.DoesNotExist, ValueError, TypeError, ValidationError):

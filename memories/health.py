@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import redis
 from django.conf import settings
 from django.db import connection
+
+from memories.embedding import get_embedder
+from memories.working import working_store
 
 
 def _fault(exc: Exception) -> str:
@@ -24,8 +28,6 @@ def _check_database() -> dict:
 
 def _check_embedder() -> dict:
     try:
-        from memories.embedding import get_embedder
-
         embedder = get_embedder()
         return {"ok": True, "provider": settings.EMBEDDING_PROVIDER, "model": embedder.name,
                 "dimensions": embedder.dimensions}
@@ -47,8 +49,6 @@ def _check_broker() -> dict:
 
 
 def _check_working_memory() -> dict:
-    from memories.working import working_store
-
     store = working_store(settings.WORKING_MEMORY_STORE, settings.REDIS_URL)
     if store != "redis":
         return {"ok": True, "enabled": store != "off", "store": store}
@@ -59,8 +59,6 @@ def _check_redis() -> dict:
     if not settings.REDIS_URL:
         return {"ok": True, "enabled": False, "note": "REDIS_URL unset"}
     try:
-        import redis
-
         redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1).ping()
         return {"ok": True, "enabled": True}
     except Exception as exc:  # noqa: BLE001

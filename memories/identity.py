@@ -16,6 +16,8 @@ import hashlib
 import hmac
 import unicodedata
 
+from django.conf import settings
+
 from memories.errors import InvalidOperation
 
 ID_FIELDS = ("user_id", "agent_id", "session_id", "group_id")
@@ -64,6 +66,4 @@ def identifier_digest(value: str) -> str:
     """A stand-in for an id where it must not appear (request logs): the same id gives the same
     12 characters, so lines can still be followed, but without SECRET_KEY it can't be read back or
     guessed by hashing candidate names."""
-    from django.conf import settings
-
     return hmac.new(settings.SECRET_KEY.encode(), value.encode("utf-8"), hashlib.sha256).hexdigest()[:12]

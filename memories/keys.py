@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from memories import ratelimit
 from memories.errors import InvalidOperation, get_or_not_found
 from memories.models import ApiKey, KeyRole, Tenant
 
@@ -160,8 +161,6 @@ def authenticate_header(header: str, *, client_address: str,
     """The one check every door runs (REST, the Mem0 routes, MCP over HTTP): a header of one of
     `schemes` carrying a live key; a client address that keeps sending bad keys is refused for a
     while (RATE_LIMIT_BAD_KEY_REQUESTS per window) before its next key is even looked up."""
-    from memories import ratelimit
-
     if not header:
         return HeaderAuthentication(None, "missing")
     scheme, _, raw = header.partition(" ")

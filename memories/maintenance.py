@@ -8,9 +8,12 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef
+from django.utils import timezone
 
 from memories import vocabulary
 from memories.embedding import (
@@ -64,10 +67,7 @@ def embeddings_sweep(*, older_than_seconds: int | None = None, limit: int | None
     """Embed current memories of the active model that have no vector and are older than
     EMBEDDING_SWEEP_AFTER (younger ones are still in their task's hands): the beat job `embed-pending`.
     Returns how many were embedded; a failure leaves the rows marked for the next sweep."""
-    from datetime import timedelta
 
-    from django.conf import settings
-    from django.utils import timezone
 
     older = settings.EMBEDDING_SWEEP_AFTER if older_than_seconds is None else older_than_seconds
     embedder = build_embedder(active_spec())

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from django.conf import settings
+
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 # Headers a proxy uses to name the client (WSGI META spelling); any of them from an untrusted peer
@@ -91,8 +93,6 @@ def resolve_client(peer: str, forwarded_for: str, *, trusted: tuple[IPNetwork, .
 
 def client_of(meta: Mapping[str, str]) -> Client:
     """The client of a request, from its WSGI META (or an ASGI scope translated to it)."""
-    from django.conf import settings
-
     return resolve_client(
         meta.get("REMOTE_ADDR", ""), meta.get("HTTP_X_FORWARDED_FOR", ""),
         trusted=parse_networks(tuple(settings.TRUSTED_PROXIES)),

@@ -22,10 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+import psycopg
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from psycopg.rows import dict_row
 
 from memories import vocabulary
 from memories.embedding import Embedder, get_embedder
@@ -298,9 +300,6 @@ def read_records(source: str, *, path: Path | None = None, dsn: str | None = Non
 
 
 def _read_dsn(source: str, dsn: str) -> Iterator[ImportRecord]:
-    import psycopg
-    from psycopg.rows import dict_row
-
     with psycopg.connect(dsn, row_factory=dict_row) as conn:
         if source == "memory-items":
             vectors = {str(r["item_id"]): r for r in conn.execute(

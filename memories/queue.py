@@ -124,7 +124,7 @@ def queue_depth(queue: str = "celery") -> int | None:
     if not settings.CELERY_BROKER_URL:
         return 0
     try:
-        from celery import current_app as app
+        from celery import current_app as app  # the project's app (memory_project/celery.py)
 
         with app.connection_for_read() as conn:
             conn.ensure_connection(max_retries=1, timeout=2)

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connection
 
+from memories.models import RateCounter
+from memories.working import redis_client
+
 logger = logging.getLogger(__name__)
 
 
@@ -66,7 +69,6 @@ def reset(bucket: str, limit: Limit) -> None:
             return
         except Exception:  # noqa: BLE001 - fall through to the database
             _redis_failed()
-    from memories.models import RateCounter
 
     RateCounter.objects.filter(bucket=bucket, window=window).delete()
 
@@ -77,8 +79,6 @@ _redis_retry_at = 0.0
 
 
 def _redis():
-    from memories.working import redis_client
-
     return redis_client()
 
 

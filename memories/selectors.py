@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import NamedTuple
 
 from django.db import connection
-from django.db.models import Count, Max, Min, QuerySet
+from django.db.models import Count, F, Max, Min, QuerySet
+from django.db.models.functions import TruncDate
+from django.utils import timezone
 
 from memories import vocabulary
 from memories.errors import MemoryNotFound, get_or_not_found
@@ -135,7 +137,6 @@ def job_get(*, tenant: Tenant, job_id: uuid.UUID | str) -> ConversationJob:
 
 
 def _per_day(queryset, field: str, days: list) -> list[tuple]:
-    from django.db.models.functions import TruncDate
 
     counted = dict(queryset.annotate(day=TruncDate(field)).values("day").annotate(n=Count("id"))
                    .values_list("day", "n"))
@@ -185,10 +186,7 @@ def extraction_operations(*, tenant_id: int | None, since: datetime) -> list[Ope
 
 def dashboard_stats(*, tenant: Tenant | None) -> dict:
     """Counts for the admin dashboard; tenant None means all tenants."""
-    from datetime import timedelta
 
-    from django.db.models import F
-    from django.utils import timezone
 
     scope = {"tenant": tenant} if tenant else {}
     items = MemoryItem.objects.filter(**scope)

@@ -8,11 +8,19 @@ import time
 from celery import shared_task
 from django.conf import settings
 
+from memories.access import flush_access_counts as flush
 from memories.embedding import EmbeddingError
 from memories.extraction import ExtractionError
-from memories.ingestion import conversation_job_mark, conversation_job_run, job_failure_reason
+from memories.ingestion import (
+    conversation_job_mark,
+    conversation_job_run,
+    conversation_turns_expire,
+    job_failure_reason,
+)
+from memories.maintenance import embeddings_sweep
 from memories.models import ConversationJob, JobStatus
 from memories.vectors import embed_waiting, mark_embedding_failed
+from memories.writing import memories_archive_expired
 
 logger = logging.getLogger(__name__)
 
@@ -73,30 +81,22 @@ def run_conversation_job(self, job_id: str) -> dict:
 @shared_task
 def embed_pending() -> dict:
     """Embed memories left `pending` (a crash between commit and embedding, a broker outage); a beat job."""
-    from memories.maintenance import embeddings_sweep
-
     return {"embedded": embeddings_sweep()}
 
 
 @shared_task
 def flush_access_counts() -> dict:
     """Write the buffered read counts (see memories.access); a beat job."""
-    from memories.access import flush_access_counts as flush
-
     return {"updated": flush()}
 
 
 @shared_task
 def archive_expired() -> dict:
     """Archive memories past their expires_at, with history; a beat job (search skips them already)."""
-    from memories.writing import memories_archive_expired
-
     return {"archived": memories_archive_expired(limit=settings.EXPIRY_BATCH)}
 
 
 @shared_task
 def expire_conversation_turns() -> dict:
     """Empty the raw turns of jobs finished CONVERSATION_RAW_RETENTION_DAYS ago; a daily beat job."""
-    from memories.ingestion import conversation_turns_expire
-
     return {"jobs_emptied": conversation_turns_expire()}

@@ -7,10 +7,13 @@ in Python (jieba) and indexed with the 'simple' configuration.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import threading
 import unicodedata
 from functools import lru_cache
+
+import snowballstemmer
 
 from memories.identity import strip_invisible
 
@@ -85,9 +88,8 @@ def han_pairs(text: str) -> set[str]:
 def _jieba():
     """Load jieba once per process (first load takes about 3 s)."""
     with _jieba_lock:
-        import logging
 
-        import jieba
+        import jieba  # lazily: only Chinese text needs jieba, and loading it takes seconds
 
         jieba.setLogLevel(logging.WARNING)
         jieba.initialize()
@@ -96,8 +98,6 @@ def _jieba():
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    import snowballstemmer
-
     return snowballstemmer.stemmer("english")
 
 

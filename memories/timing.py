@@ -14,6 +14,7 @@ context-variable read and times nothing. The `Server-Timing` header
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -113,8 +114,6 @@ def parse_server_timing(value: str) -> dict[str, float]:
 
 def timed(name: str):
     """A decorator: every call of the function is `name`'s time (see `phase`)."""
-    import functools
-
     def decorate(function):
         @functools.wraps(function)
         def wrapper(*args, **kwargs):

@@ -18,6 +18,8 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from pgvector import HalfVector
+from pgvector.psycopg import register_vector
 
 from memories import vocabulary
 from memories.chunking import split_text
@@ -146,7 +148,6 @@ def _copy_vectors(rows: list[tuple[MemoryItem, int, str, np.ndarray]], embedder:
     (0.55 s vs 1.8 s per 1,000 x 384), most of it saved on the client."""
     if not rows:
         return
-    from pgvector import HalfVector
 
     _register_vector_types()
     now = timezone.now()
@@ -164,8 +165,6 @@ def _register_vector_types() -> None:
     connection.ensure_connection()
     raw = connection.connection
     if not getattr(raw, "_pgvector_registered", False):
-        from pgvector.psycopg import register_vector
-
         register_vector(raw)
         raw._pgvector_registered = True
 

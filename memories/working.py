@@ -19,6 +19,7 @@ import logging
 from datetime import timedelta
 from functools import lru_cache
 
+import redis
 from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.utils import timezone
@@ -36,8 +37,6 @@ class WorkingMemoryUnavailable(Exception):
 
 @lru_cache(maxsize=4)
 def _client(url: str):
-    import redis
-
     return redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
 
 
@@ -93,8 +92,6 @@ def working_memory_push(items: list[MemoryItem]) -> int:
 
 
 def _redis_push(by_user: dict[tuple[int, str], list[MemoryItem]]) -> None:
-    import redis
-
     try:
         pipe = _client(settings.REDIS_URL).pipeline()
         for (tenant_id, user_id), user_items in by_user.items():
@@ -147,7 +144,6 @@ def working_memory_recent(tenant_id: int, user_id: str, limit: int | None = None
                 .order_by("-pushed_at", "-id").values_list("item_id", "item__text", "item__created_at")[:limit])
         return [{"id": str(item_id), "text": text, "created_at": created.isoformat()}
                 for item_id, text, created in rows]
-    import redis
 
     try:
         raw = _client(settings.REDIS_URL).lrange(_key(tenant_id, user_id), 0, limit - 1)
@@ -171,7 +167,6 @@ def working_memory_clear(tenant_id: int, user_id: str, *, dry_run: bool = False,
         return rows.count() if dry_run else rows.delete()[0]
     if store != "redis":
         return 0
-    import redis
 
     key = _key(tenant_id, user_id)
     try:

@@ -8,7 +8,7 @@ class ReflectionConfig(AppConfig):
     def ready(self) -> None:
         """A fact that stops holding re-evaluates the traits it supported (memories.withdrawals); MCP
         clients can end a session (reflection.mcp); erasure scrubs the user's cycles."""
-        from memories import withdrawals
+        from memories import withdrawals  # AppConfig.ready: the services import models, loaded only now
         from memories.api.mcp_server import register_tool
         from memories.erasure import Store, register_store
         from reflection.mcp import end_session_tool

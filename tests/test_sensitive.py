@@ -1,4 +1,4 @@
-"""The one sensitive-data detector (memories/sensitive.py): a labelled set the tests own, the checks it
+"""The one sensitive-data detector (memories/sensitive/): a labelled set the tests own, the checks it
 rests on, and what an episode withholds."""
 
 import json

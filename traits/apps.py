@@ -8,7 +8,7 @@ class TraitsConfig(AppConfig):
     def ready(self) -> None:
         """Traits are memories' derived store: erasure erases them through this app's step, and
         check_consistency checks their evidence through this app's check."""
-        from memories.consistency import register_check
+        from memories.consistency import register_check  # AppConfig.ready: the services import models, loaded only now
         from memories.erasure import Store, register_store
         from traits.services import ORPHAN_EVIDENCE_SQL, evidence_delete_orphans, traits_erase
 

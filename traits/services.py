@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -388,8 +388,6 @@ def traits_refresh_decay(*, now: datetime | None = None) -> int:
     """Recompute decayed_confidence for every live trait in one UPDATE (the
     Python loop with bulk_update took 3.8 s for 5,000 traits), by the same
     rule as the write path (lifecycle.trait_decayed_confidence)."""
-    from django.db import connection
-
     now = now or timezone.now()
     with connection.cursor() as cursor:
         cursor.execute(f"UPDATE traits SET decayed_confidence = {lifecycle.decayed_confidence_sql()}, "

@@ -34,6 +34,8 @@ from typing import Protocol
 
 import numpy as np
 
+from memories.embedding import _minilm, _use
+
 logger = logging.getLogger(__name__)
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "extraction_data"
@@ -327,16 +329,12 @@ def intent_encoder() -> SentenceEncoder:
     space where updates and forget requests are matched to memories. Built under a lock: twenty
     requests arriving together after the embedders were reset must wait for one load, not start twenty
     (each of seconds, holding its database connection: the pool ran dry and answered 503)."""
-    from memories.embedding import _use
-
     with _load_lock:
         return _use()
 
 
 def intent_encoders() -> tuple[SentenceEncoder, SentenceEncoder]:
     """What the model reads: the multilingual encoder, then the bundled English one."""
-    from memories.embedding import _minilm
-
     use = intent_encoder()
     with _load_lock:
         return use, _minilm()

@@ -9,6 +9,8 @@ import re
 from datetime import datetime
 
 from django.conf import settings
+from django.utils.dateparse import parse_date, parse_datetime
+from django.utils.timezone import is_naive, make_aware
 
 from memories.extraction.base import (
     ExistingMemory,
@@ -43,8 +45,6 @@ def _clamp(value, default: float) -> float:
 def _parse_datetime(value) -> datetime | None:
     if not isinstance(value, str) or not value:
         return None
-    from django.utils.dateparse import parse_date, parse_datetime
-    from django.utils.timezone import is_naive, make_aware
 
     try:
         parsed = parse_datetime(value)
@@ -125,7 +125,7 @@ class LLMExtractor:
     name = "llm"
 
     def __init__(self, *, base_url: str, model: str, api_key: str, timeout: float):
-        from memories.llm import openai_client
+        from memories.llm import openai_client  # lazily: openai takes ~0.5 s to import
 
         self.model = model
         # Retries belong to the Celery task (bounded, with backoff), not the client.
@@ -134,7 +134,7 @@ class LLMExtractor:
 
     def extract(self, *, messages: list[Message], speakers: dict[str, str], existing: list[ExistingMemory],
                 now: datetime) -> list[ExtractedStatement]:
-        from memories.llm import LLMError, describe_failure
+        from memories.llm import LLMError, describe_failure  # lazily, as in __init__
 
         conversation = "\n".join(
             f"[{m.index}] {(m.created_at or now).date().isoformat()} {m.name or m.role} ({m.role}): {m.content}"
@@ -168,7 +168,7 @@ class LLMExtractor:
 
 
 def _narrate(client, model: str, messages: list[Message], now: datetime) -> str:
-    from memories.llm import LLMError
+    from memories.llm import LLMError  # lazily, as in __init__
 
     conversation = "\n".join(f"{(m.created_at or now).date().isoformat()} {m.name or m.role}: {m.content}"
                              for m in messages)

@@ -225,8 +225,6 @@ def validate_spec(spec: MemorySpec) -> None:
     """The rules every saved memory obeys, whoever calls (API, admin, import,
     extraction): PostgreSQL refuses NUL characters in text and JSON, so they
     are refused here as bad input rather than surfacing as a database error."""
-    from django.conf import settings
-
     if not spec.user_id or "\x00" in spec.user_id:
         raise InvalidOperation("user_id must be a non-empty string without NUL characters", field="user_id")
     for name in ID_FIELDS:
@@ -257,8 +255,6 @@ def validate_spec(spec: MemorySpec) -> None:
 
 def default_expiry(memory_type: str, now: datetime) -> datetime | None:
     """When a memory of this type saved now expires by default (MEMORY_TTL_DAYS_BY_TYPE), or None."""
-    from django.conf import settings
-
     days = settings.MEMORY_TTL_DAYS_BY_TYPE.get(memory_type)
     return now + timedelta(days=days) if days else None
 

@@ -26,7 +26,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, key: str, http: bool, host: str, port: int, **options):
         if http:
-            import uvicorn
+            import uvicorn  # only the HTTP transport serves with uvicorn
 
             self.stderr.write(f"MCP over streamable HTTP at http://{host}:{port}/mcp (Authorization: Bearer KEY)")
             uvicorn.run(http_app(host=host, port=port), host=host, port=port, log_level="warning")
@@ -36,7 +36,7 @@ class Command(BaseCommand):
         anyio.run(self._serve_stdio, key)
 
     async def _serve_stdio(self, key: str) -> None:
-        from mcp.server.stdio import stdio_server
+        from mcp.server.stdio import stdio_server  # only the stdio transport reads stdin
 
         # manage.py kept the real stdout for the protocol (MCP_STDOUT_FD); fd 1 now goes to stderr.
         fd = int(os.environ.get("MCP_STDOUT_FD", "1"))

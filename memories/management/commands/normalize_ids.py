@@ -10,7 +10,9 @@ from django.core.management.base import BaseCommand
 from django.db import connection
 
 from memories.identity import invisible_characters, normalize_identifier
+from memories.models import MemoryItem
 from memories.text import content_hash
+from memories.writing import current_memories, memory_refresh_content_hash
 
 # Every (table, column) that stores an id, with the tenant column that scopes it.
 ID_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -65,9 +67,6 @@ class Command(BaseCommand):
 
     def _rehash(self, dry_run: bool) -> tuple[int, list[str]]:
         """Texts with format characters hash differently now (dedupe ignores them)."""
-        from memories.models import MemoryItem
-        from memories.writing import current_memories, memory_refresh_content_hash
-
         changed, collisions = 0, []
         for item in MemoryItem.objects.filter(text__regex=r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"):
             digest = content_hash(item.text)

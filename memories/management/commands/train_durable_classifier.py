@@ -6,6 +6,7 @@ import numpy as np
 from django.core.management.base import BaseCommand
 
 from memories.durable import DURABLE_MODEL_PATH, features, fit, labelled_utterances
+from memories.embedding import EmbedderSpec, MiniLMEmbedder, build_embedder
 
 
 class Command(BaseCommand):
@@ -20,8 +21,6 @@ class Command(BaseCommand):
         parser.add_argument("--l2", type=float, default=0.01)
 
     def handle(self, *args, folds, max_junk, l2, **options):
-        from memories.embedding import EmbedderSpec, MiniLMEmbedder, build_embedder
-
         rows = [row for row in labelled_utterances() if row.split == "tune"]
         self.stdout.write(f"{len(rows)} tuning utterances ({sum(r.keep for r in rows)} to keep); embedding...")
         minilm = build_embedder(EmbedderSpec("local", MiniLMEmbedder.name, MiniLMEmbedder.dimensions))

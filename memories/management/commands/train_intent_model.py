@@ -12,6 +12,7 @@ from memories.extraction.intent import (
     INTENT_MODEL_PATH,
     INTENTS,
     SLOT_L2,
+    SLOTS,
     CorpusError,
     corpus_clauses,
     features,
@@ -103,8 +104,6 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {language:<6} {len(picked):>5} clauses, macro-F1 {f1:.3f}")
         slot_rows = [i for i, c in enumerate(rows) if c.slot != "none"]
         if slot_rows:
-            from memories.extraction.intent import SLOTS
-
             slot_predicted = model.slot_probabilities(x[slot_rows]).argmax(axis=1)
             accuracy = float(np.mean([SLOTS[p] == rows[i].slot for p, i in zip(slot_predicted, slot_rows,
                                                                                 strict=True)]))
