@@ -398,7 +398,15 @@ def new_trait_text(memory: MemoryItem, evidence: Evidence, names: tuple[str, ...
     said = said_by_the_user(memory.text, names)
     if evidence.kind == WISH:
         return wish_trait_text(re.sub(r"^(?:User|用户)\s*", "", said))
-    return trait_text(said, evidence.polarity, evidence.subtype)
+    return without_the_user(trait_text(said, evidence.polarity, evidence.subtype))
+
+
+def without_the_user(text: str) -> str:
+    """A trait is about the user: the placeholder left inside its text reads as a reviewer writes it
+    ("before User's shift" -> "before their shift", "用户的女儿" -> "自己的女儿")."""
+    text = re.sub(r"\bUser's\b", "their", text)
+    text = re.sub(r"\bUser\b", "them", text)
+    return text.replace("用户的", "自己的").replace("用户", "自己")
 
 
 def _hint(cluster: _Cluster, names: tuple[str, ...]) -> TraitHint:
