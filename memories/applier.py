@@ -25,14 +25,14 @@ from memories.governance import (
     sensitive_across_turns,
     was_approved_by_operator,
 )
-from memories.models import Candidate, CandidateOperation, ConversationJob, MemoryItem, MemoryStatus, Tenant
+from memories.models import Candidate, CandidateOperation, ConversationJob, MemoryItem, Tenant
 from memories.permissions import change_needs_review
 from memories.writing import (
     MemorySpec,
     memory_create,
     memory_create_batch,
+    memory_forget,
     memory_invalidate,
-    memory_set_status,
     memory_supersede,
 )
 
@@ -90,9 +90,8 @@ def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | N
                          "the user asked to forget a memory an operator approved", submitter, text=target.text)
             return Applied("REVIEW", target, candidate=held, reason=held.reason_detail)
         forgotten = [target, *(m for m in also if not _protected(tenant, m, submitter.role))]
-        for memory in forgotten:
-            memory_set_status(tenant=tenant, memory_id=memory.id, status=MemoryStatus.ARCHIVED,
-                              actor=submitter.actor, reason=decision.reason)
+        for memory in forgotten:  # archived with its words gone: nothing of it stays readable or restorable
+            memory_forget(tenant=tenant, memory_id=memory.id, actor=submitter.actor)
         return Applied("DELETE", target, reason=decision.reason, forgotten=forgotten)
 
     operation = {INVALIDATE: CandidateOperation.INVALIDATE, UPDATE: CandidateOperation.UPDATE}.get(

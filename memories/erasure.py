@@ -12,10 +12,11 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.contrib.admin.models import LogEntry
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memories import withdrawals
@@ -31,7 +32,7 @@ from memories.models import (
 )
 from memories.quota import forget_usage
 from memories.working import working_memory_clear
-from memories.writing import ErasureScope, user_forget, user_write_lock
+from memories.writing import FORGOTTEN_TURN, ErasureScope, user_forget, user_write_lock
 
 logger = logging.getLogger(__name__)
 
@@ -170,15 +171,62 @@ def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool, scope: Erasur
 
 def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool, scope: ErasureScope) -> dict[str, int]:
     """Jobs of the user, and jobs of others in which the user spoke (participants)."""
-    spoke_in = ConversationJob.objects.filter(scope.submitted(), tenant=tenant).extra(
-        where=["EXISTS (SELECT 1 FROM jsonb_each_text(conversation_jobs.participants) AS p "
-               "WHERE p.value = %s)"], params=[user_id])
-    rows = (ConversationJob.objects.filter(scope.submitted(), tenant=tenant, user_id=user_id) | spoke_in).filter(
+    rows = _jobs_of(tenant, user_id, scope.submitted()).filter(
         ~Q(messages=[]) | ~Q(operations=[]) | ~Q(participants={}) | ~Q(warnings=[]) | ~Q(error=ERASED))
     if dry_run:
         return {"jobs": rows.count()}
     return {"jobs": ConversationJob.objects.filter(id__in=list(rows.values_list("id", flat=True))).update(
         messages=[], operations=[], participants={}, warnings=[], error=ERASED)}
+
+
+def _jobs_of(tenant: Tenant, user_id: str, scope: Q) -> QuerySet[ConversationJob]:
+    """The user's conversation jobs in scope, and those of others in which the user spoke (participants)."""
+    spoke_in = ConversationJob.objects.filter(scope, tenant=tenant).extra(
+        where=["EXISTS (SELECT 1 FROM jsonb_each_text(conversation_jobs.participants) AS p "
+               "WHERE p.value = %s)"], params=[user_id])
+    return ConversationJob.objects.filter(scope, tenant=tenant, user_id=user_id) | spoke_in
+
+
+# --------------------------------------------------------------------------- forgetting one thing
+# A user's forget request (ingestion) reaches the conversations stored with their words, as erasure does.
+
+
+def forget_in_messages(messages: list[dict[str, Any]], says_it: Callable[[str], bool]) -> list[dict[str, Any]]:
+    """A job's stored turns with those that say what was forgotten replaced by FORGOTTEN_TURN."""
+    return [{**m, "content": FORGOTTEN_TURN} if isinstance(m.get("content"), str)
+            and m["content"] != FORGOTTEN_TURN and says_it(m["content"]) else m for m in messages]
+
+
+def forget_in_operations(operations: list[dict[str, Any]], says_it: Callable[[str], bool],
+                          memory_ids: set[str]) -> list[dict[str, Any]]:
+    """A job's operations with the text (and a reason quoting it) of what was forgotten replaced."""
+    out = []
+    for entry in operations:
+        entry = dict(entry)
+        if entry.get("memory_id") in memory_ids or says_it(str(entry.get("text", ""))):
+            entry["text"] = FORGOTTEN_TURN
+        if entry.get("reason") and says_it(str(entry["reason"])):
+            entry["reason"] = FORGOTTEN_TURN
+        out.append(entry)
+    return out
+
+
+def forget_in_jobs(*, tenant: Tenant, user_id: str, says_it: Callable[[str], bool], memory_ids: set[str],
+                   exclude_job_id: str = "") -> int:
+    """Forget in the stored conversations: every job of the user (or in which the user spoke) keeps its
+    turns and operations without what the user asked to forget. Returns how many jobs changed."""
+    rows = _jobs_of(tenant, user_id, Q()).exclude(messages=[], operations=[])
+    if exclude_job_id:
+        rows = rows.exclude(id=exclude_job_id)
+    changed = 0
+    for found in rows.only("id", "messages", "operations").iterator(chunk_size=200):
+        messages = forget_in_messages(found.messages, says_it)
+        operations = forget_in_operations(found.operations, says_it, memory_ids)
+        if messages != found.messages or operations != found.operations:
+            ConversationJob.objects.filter(id=found.id).update(messages=messages, operations=operations)
+            changed += 1
+    return changed
+
 
 
 def _scrub_admin_log(object_ids: list[str], dry_run: bool) -> int:

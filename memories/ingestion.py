@@ -24,7 +24,7 @@ from memories import vocabulary
 from memories.applier import Applied, Submitter, apply_decision
 from memories.dedupe import TWIN_CLOSENESS, Neighbour, Proposal, decide, says_forgotten
 from memories.embedding import Embedder, EmbeddingError, get_embedder
-from memories.erasure import erased_since
+from memories.erasure import erased_since, forget_in_jobs, forget_in_messages, forget_in_operations
 from memories.errors import InvalidOperation, TooBusy, get_or_not_found
 from memories.extraction import (
     UNKNOWN_SPEAKER,
@@ -151,6 +151,7 @@ class JobOutcome:
     added: list[MemoryItem] = field(default_factory=list)
     episodes: list[str] = field(default_factory=list)
     forgotten: dict[str, list[str]] = field(default_factory=dict)  # user id -> what they asked to forget
+    forgotten_ids: dict[str, set[str]] = field(default_factory=dict)  # user id -> the memories it archived
 
     def record(self, operation: str, *, user_id: str, text: str, reason: str = "", memory_id=None,
                candidate_id=None) -> None:
@@ -224,6 +225,11 @@ def conversation_job_run(job_id: str) -> ConversationJob:
         if job.status == JobStatus.DONE:  # a concurrent delivery finished first
             return job
         _apply_job(job, extracted, deadline)
+    for user_id, ids in extracted.outcome.forgotten_ids.items():  # Redis keeps recent texts: not these
+        try:
+            working_memory_clear(job.tenant.id, user_id, memory_ids=ids)
+        except WorkingMemoryUnavailable as exc:
+            logger.warning("working memory not cleared of forgotten memories: %s", exc)
     added = extracted.outcome.added
     if added:
         try:
@@ -286,6 +292,15 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
         redacted = episode_forget_turns(tenant=job.tenant, user_id=user_id, actor=ACTOR, job_id=str(job.id),
                                         says_it=_forgotten_matcher(forgotten, speakers))
         outcome.counts["turns_forgotten"] = outcome.counts.get("turns_forgotten", 0) + redacted
+        # ... and so does every conversation job's copy of it (this one's, then earlier ones'): turns,
+        # and the operations that quoted it
+        said = _forgotten_matcher(forgotten, speakers)
+        ids = outcome.forgotten_ids.get(user_id, set())
+        job.messages = forget_in_messages(job.messages, said)
+        outcome.operations = forget_in_operations(outcome.operations, said, ids)
+        jobs = forget_in_jobs(tenant=job.tenant, user_id=user_id, says_it=said, memory_ids=ids,
+                              exclude_job_id=str(job.id))
+        outcome.counts["jobs_forgotten_in"] = outcome.counts.get("jobs_forgotten_in", 0) + jobs
     if settings.CONVERSATION_EPISODES:
         _record_episodes(job, extracted.messages, speakers, erased, outcome, extracted.narrative)
     job.status = JobStatus.DONE
@@ -465,6 +480,7 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
         applied.invalidated.expired_at = timezone.now()
     for memory in applied.forgotten:
         memory.status = MemoryStatus.ARCHIVED  # this job's own copy of it must stop matching
+        outcome.forgotten_ids.setdefault(user_id, set()).add(str(memory.id))
     if applied.operation in ("ADD", "UPDATE") and applied.memory is not None:
         fresh.setdefault(user_id, []).append((vector, applied.memory))
         outcome.added.append(applied.memory)
@@ -541,8 +557,9 @@ def _record_applied(outcome: JobOutcome, applied: Applied, user_id: str, text: s
         outcome.record("REVIEW", user_id=user_id, text=applied.candidate.text, reason=applied.reason,
                        candidate_id=applied.candidate.id, memory_id=memory_id)
     elif applied.operation == "DELETE":
-        for memory in applied.forgotten:
-            outcome.record("DELETE", user_id=user_id, text=memory.text, memory_id=memory.id, reason=applied.reason)
+        for memory in applied.forgotten:  # what was forgotten is not quoted, here either
+            outcome.record("DELETE", user_id=user_id, text=FORGOTTEN_TURN, memory_id=memory.id,
+                           reason=applied.reason)
     else:
         outcome.record(applied.operation, user_id=user_id, text=text, memory_id=memory_id,
                        reason="new information" if applied.operation == "ADD" and applied.invalidated is None

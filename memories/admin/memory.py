@@ -216,7 +216,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
             context.update({"show_save": False, "show_save_and_continue": False,
                             "show_save_and_add_another": False, "show_delete": False})
         context["restorable"] = (obj is not None and obj.status == MemoryStatus.ARCHIVED and obj.expired_at is None
-                                 and self.has_change_permission(request, obj))
+                                 and not writing.memory_is_forgotten(obj) and self.has_change_permission(request, obj))
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     @admin.display(description="standing")
@@ -229,6 +229,10 @@ class MemoryItemAdmin(TenantScopedAdmin):
                             MemoryItem.objects.filter(id=found.replaced_by).values_list("text", flat=True).first()
                             or found.replaced_by) if found.replaced_by else "")
         since = format_html(" since {}", shown_time(found.since)) if found.since else ""
+        if writing.memory_is_forgotten(obj):
+            return format_html('<strong class="memory-standing memory-standing-forgotten">{}</strong>{}',
+                               "Forgotten at the user's request: its words are gone and it cannot be restored.",
+                               since)
         words = {"current": "Current: this memory holds and is what search and context use.",
                  "superseded": "Superseded: a newer version replaced it.",
                  "invalidated": "Invalidated: it stopped holding (a contradiction).",

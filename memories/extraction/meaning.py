@@ -303,6 +303,21 @@ def announces_a_change(text: str) -> bool:
     return han <= 6 if han else len(text.split()) <= 4
 
 
+# A request to forget said outright, in the first person: whatever the intent model reads in it ("Forget that
+# I'm learning Portuguese" read as a fact of the speaker kept the very thing asked to be forgotten), it is one.
+_ASKS_TO_FORGET_EN = re.compile(
+    r"^(?:(?:actually|ok|okay|oh|and|also|so|hey|um|hmm|wait)\b[,!]?\s+)*(?:please\s+|pls\s+|can you\s+|could you\s+|"
+    r"would you\s+|just\s+)*(?:forget|stop remembering|don't remember|do not remember)\s+(?:(?:that|about|the fact "
+    r"that)\s+)?(?:i|i'm|i've|i'd|my|me)\b", re.I)
+_ASKS_TO_FORGET_ZH = re.compile(r"^(?:其实|好吧|对了|还有)?[，,]?(?:请|麻烦)?你?(?:帮我)?(?:把)?(?:忘掉|忘记|删掉|删除|"
+                                r"(?:别|不要|不用)再?记(?:住|得|着)?)(?:关于)?我")
+
+
+def asks_to_forget(text: str) -> bool:
+    """Whether a clause is a request to forget something the speaker said of themselves, said outright."""
+    return bool(_ASKS_TO_FORGET_ZH.match(text.strip()) if has_han(text) else _ASKS_TO_FORGET_EN.match(text.strip()))
+
+
 def names_no_matter(topic: str) -> bool:
     """A forget request's topic that points back rather than naming anything ("forget that", "你别记了")."""
     return len(topic) < 2 or topic.casefold() in {"that", "it", "this", "those", "these", "that one", "all that"}
@@ -403,6 +418,8 @@ class MeaningExtractor:
         with_an_assistant = any(message.role != "user" for message in messages) or len(speakers) < 2
         for clause, reading in zip(said, readings, strict=True):
             clause.reading = reading
+            if reading.intent != intents.FORGET and asks_to_forget(clause.text):
+                reading = clause.reading = intents.Reading(intents.FORGET, reading.confidence, reading.slot)
             if reading.intent == intents.WISH and not with_an_assistant:
                 # between people with no assistant no one answers: a wish about answers is a misreading of
                 # what the speaker says of themselves

@@ -17,6 +17,7 @@ from django.utils import timezone
 from memories import vocabulary, withdrawals
 from memories.bulk import insert_objects
 from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict
+from memories.excerpts import FORGOTTEN_TURN
 from memories.models import (
     CURRENT_STATUSES,
     EmbeddingState,
@@ -48,6 +49,7 @@ from memories.writing.core import (
     search_document,
     validate_spec,
 )
+from memories.writing.erase import HISTORY_HAS_CONTENT
 
 # --------------------------------------------------------------------------- change
 
@@ -74,6 +76,9 @@ def memory_update(
     with transaction.atomic():
         memory = _lock_memory(tenant, memory_id)
         _check_version(memory, expected_version)
+        if memory_is_forgotten(memory):
+            raise InvalidOperation(f"memory {memory.id} was forgotten at the user's request: it cannot be edited "
+                                   "back", field="memory_id")
         if text is not None and content_hash(text) != memory.content_hash and memory.memory_type == MemoryType.TRAIT:
             return WriteResult("UPDATE", _retext_trait_locked(memory, text, actor=actor, reason=reason),
                                reason="trait text changed in place: the trait keeps its evidence")
@@ -311,6 +316,9 @@ def memory_set_status(
                                   current_version=memory.version)
         if memory.status == status:
             return WriteResult("NOOP", memory, reason=f"already {status}")
+        if memory_is_forgotten(memory):
+            raise InvalidOperation(f"memory {memory.id} was forgotten at the user's request: its words are gone "
+                                   "and it cannot be restored", field="status")
         if status in CURRENT_STATUSES and memory.expired_at is None:
             clash = _current_with_text(tenant.id, memory.user_id, memory.content_hash, exclude_id=memory.id)
             if clash:
@@ -397,3 +405,54 @@ def memory_record_approval(*, memory: MemoryItem, actor: str, reason: str, edite
                                     job_id=job_id)
     _history(memory, HistoryEvent.APPROVE, actor=actor, new_text=memory.text, reason=reason, job_id=job_id,
              new_data={"edited_by_reviewer": edited, **(note or {})}).save()
+
+
+FORGOTTEN_REASON = "forgotten at the user's request"
+
+
+def memory_is_forgotten(memory: MemoryItem) -> bool:
+    """A memory the user asked to forget: archived with its words gone; it is never restored or edited."""
+    return memory.status == MemoryStatus.ARCHIVED and memory.text == FORGOTTEN_TURN
+
+
+def memory_forget(*, tenant: Tenant, memory_id: uuid.UUID | str, actor: str) -> MemoryItem:
+    """What a user asked to forget leaves nothing readable: the memory is archived with its text, data and
+    tags replaced by FORGOTTEN_TURN, its vectors go, every history row of it and of the versions it
+    superseded keeps its event, actor and time but loses its words (as erasure scrubs them), and one
+    DELETE row without content says why. It can never be restored (memory_set_status, memory_update
+    refuse it). Earlier versions in its chain are emptied the same way."""
+    with transaction.atomic():
+        memory = _lock_memory(tenant, memory_id)
+        if memory_is_forgotten(memory):
+            return memory
+        chain, frontier = [memory], [memory.id]
+        while frontier:  # the versions it superseded said the same thing in earlier words
+            earlier = list(MemoryItem.objects.select_for_update().filter(tenant=tenant, superseded_by__in=frontier)
+                           .exclude(id__in=[m.id for m in chain]))
+            chain.extend(earlier)
+            frontier = [m.id for m in earlier]
+        was_current = memory.status in CURRENT_STATUSES and memory.expired_at is None
+        ids = [m.id for m in chain]
+        MemoryHistory.objects.filter(tenant=tenant, memory_id__in=ids).filter(HISTORY_HAS_CONTENT).update(
+            old_text=None, new_text=None, old_data=None, new_data=None, reason="")
+        MemoryVector.objects.filter(item_id__in=ids).delete()
+        now = timezone.now()
+        rows = []
+        for row in chain:
+            def change(item: MemoryItem, current: bool = row.id == memory.id) -> None:
+                item.text, item.data, item.tags = FORGOTTEN_TURN, {}, []
+                item.content_hash = content_hash(FORGOTTEN_TURN)
+                item.embedding_state = EmbeddingState.DONE  # nothing to embed: the marker is never searched
+                item.status = MemoryStatus.ARCHIVED
+                item.archived_at = item.archived_at if item.archived_at and not current else now
+
+            rows.append(apply_change(row, change, actor=actor, event=HistoryEvent.DELETE, reason=FORGOTTEN_REASON,
+                                     now=now, record_data=False, save=False, fields=[]))
+        MemoryItem.objects.bulk_update(chain, ["text", "data", "tags", "content_hash", "embedding_state", "status",
+                                               "archived_at", "version", "updated_at"])
+        MemoryItem.objects.filter(id__in=ids).update(search_vector=None)
+        insert_objects(MemoryHistory, rows)
+        if was_current:
+            withdrawals.announce(tenant_id=tenant.id, user_id=memory.user_id, memory_ids=[memory.id],
+                                 cause="forgotten")
+        return memory

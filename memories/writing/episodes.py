@@ -11,6 +11,7 @@ from memories.excerpts import FORGOTTEN_TURN as FORGOTTEN_TURN
 from memories.models import (
     EmbeddingState,
     HistoryEvent,
+    MemoryHistory,
     MemoryItem,
     MemorySource,
     MemoryType,
@@ -149,6 +150,11 @@ def episode_forget_turns(*, tenant: Tenant, user_id: str, says_it: Callable[[str
             row.data = {**row.data, "turns": kept}
             row.embedding_state = EmbeddingState.PENDING
 
+        # The episode's audit rows quoted its turns as they grew: they keep their events, not the words.
+        # (Their reasons are the writer's own words: "episode grew by 2 turn(s)".)
+        MemoryHistory.objects.filter(memory_id=episode.id).exclude(
+            old_text=None, new_text=None, old_data=None, new_data=None).update(
+            old_text=None, new_text=None, old_data=None, new_data=None)
         apply_change(episode, forget, actor=actor, event=HistoryEvent.UPDATE, job_id=job_id, record_data=False,
                      reason=f"{len(hits)} turn(s) forgotten at the user's request",
                      fields=["text", "content_hash", "data", "embedding_state"])
