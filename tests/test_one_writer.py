@@ -1,7 +1,9 @@
 """Every change to a memory leaves a history row; traits are made by the trait
-service only, keep their trait when edited, and dissolve one way."""
+service only, keep their trait when edited, and dissolve one way. Every change, a trait's pin and stage
+included, is the writer's one versioned change: each UPDATE row carries the next version."""
 
 from memories.models import MemoryHistory, MemoryItem
+from tests.conftest import converse
 from traits import services
 from traits.models import EvidenceKind, Trait, TraitStage
 
@@ -55,3 +57,57 @@ def test_a_trait_dissolved_by_evidence_archives_its_memory_like_every_other_diss
     assert trait.stage == TraitStage.DISSOLVED
     assert trait.memory.status == "archived" and trait.memory.archived_at is not None
     assert MemoryHistory.objects.filter(memory_id=trait.pk, event="DELETE").exists()
+
+
+def _versioned_rows(memory_id) -> list[MemoryHistory]:
+    """The history rows of a memory that record a version step (creation rows aside)."""
+    return [row for row in MemoryHistory.objects.filter(memory_id=memory_id).exclude(event="ADD")
+            .order_by("created_at", "id") if row.new_data and "version" in row.new_data]
+
+
+def _assert_one_row_per_version(memory: MemoryItem) -> None:
+    """Every UPDATE row carries the next version, and every version after the first has exactly one row:
+    a change that bumped the version without its row, or wrote a row without a bump, breaks the count."""
+    memory.refresh_from_db()
+    updates = MemoryHistory.objects.filter(memory_id=memory.id, event="UPDATE")
+    assert updates.exists()
+    for row in updates:
+        assert row.old_data and row.new_data, (row.reason, row.old_data, row.new_data)
+        assert row.new_data["version"] == row.old_data["version"] + 1, (row.reason, row.old_data, row.new_data)
+    steps = [(row.old_data["version"], row.new_data["version"]) for row in _versioned_rows(memory.id)]
+    assert steps == [(v, v + 1) for v in range(1, memory.version)], (memory.version, steps)
+
+
+def test_every_change_to_a_trait_is_one_versioned_change(tenant_a):
+    trait = services.trait_create(tenant=tenant_a, user_id="alice", text="Likes tea", subtype="preference",
+                                  actor="test", stage="emerging", confidence=0.5)
+    fact = MemoryItem.objects.create(tenant=tenant_a, user_id="alice", text="Alice drank tea.", content_hash="x",
+                                     created_at=trait.memory.created_at, updated_at=trait.memory.updated_at)
+    services.trait_add_evidence(trait_id=trait.pk, memory=fact, kind=EvidenceKind.SUPPORTING, quality="A",
+                                actor="reflection")
+    services.trait_pin(trait=trait, pinned=True, actor="operator")
+    pin = MemoryHistory.objects.filter(memory_id=trait.pk, event="UPDATE", actor="operator").get()
+    assert pin.old_data["pinned"] is False and pin.new_data["pinned"] is True
+    services.trait_pin(trait=trait, pinned=False, actor="operator")
+    services.trait_set_stage(trait=Trait.objects.get(pk=trait.pk), stage=TraitStage.ESTABLISHED, actor="operator",
+                             reason="confirmed with the user")
+    stage = MemoryHistory.objects.filter(memory_id=trait.pk, event="STAGE_CHANGE", actor="operator").get()
+    assert stage.old_data["stage"] == "emerging" and stage.new_data["stage"] == "established"
+    newer = MemoryItem.objects.create(tenant=tenant_a, user_id="alice", text="Alice drinks tea.", content_hash="y",
+                                      created_at=trait.memory.created_at, updated_at=trait.memory.updated_at)
+    services.trait_carry_support(trait_id=trait.pk, from_memory_ids=[str(fact.id)], to=[newer], actor="reflection",
+                                 cycle_id=1)
+    _assert_one_row_per_version(trait.memory)
+
+
+def test_every_change_to_a_memory_is_one_versioned_change(api, settings):
+    settings.CONVERSATION_EPISODES = True
+    memory = api.remember("alice", "Alice has a cat.")
+    assert api.patch(f"memories/{memory['id']}", {"importance": 0.9}).status_code == 200
+    assert api.patch(f"memories/{memory['id']}", {"tags": ["pets"]}).status_code == 200
+    assert api.patch(f"memories/{memory['id']}", {"expires_at": "2099-01-01T00:00:00Z"}).status_code == 200
+    _assert_one_row_per_version(MemoryItem.objects.get(id=memory["id"]))
+    converse(api, ["I adopted a beagle called Pixel."], session_id="walks")
+    converse(api, ["Pixel loves the beach."], session_id="walks")
+    episode = MemoryItem.objects.get(tags__contains=["episode"])
+    _assert_one_row_per_version(episode)  # an episode's growth records its version, not its words twice

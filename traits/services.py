@@ -22,12 +22,12 @@ from memories.text import has_han
 from memories.writing import (
     ErasureScope,
     MemorySpec,
-    memory_bump_version,
     memory_compare_and_set_confidence,
     memory_create,
     memory_note,
     memory_set_status,
 )
+from memories.writing.core import apply_change_beside
 from traits import lifecycle
 from traits.models import EvidenceKind, Trait, TraitEvidence, TraitOrigin, TraitStage
 
@@ -65,12 +65,16 @@ def _stage_event(trait: Trait, old: str, new: str, *, actor: str, reason: str,
                  confidence: float | None = None) -> MemoryHistory:
     """A stage change in the history; `confidence` is the trait's at that step
     when several steps happen in one batch of evidence."""
+    return memory_note(memory=trait.memory, event=HistoryEvent.STAGE_CHANGE, actor=actor, reason=reason,
+                       save=False, **_stage_data(trait, old, new, confidence))
+
+
+def _stage_data(trait: Trait, old: str, new: str, confidence: float | None = None) -> dict[str, dict[str, Any]]:
+    """What a stage change's history row says, as old_data and new_data."""
     at_step = trait.confidence if confidence is None else confidence
     decayed = trait.decayed_confidence if confidence is None else confidence
-    return memory_note(memory=trait.memory, event=HistoryEvent.STAGE_CHANGE, actor=actor, reason=reason,
-                       old_data={"stage": old}, save=False,
-                       new_data={"stage": new, "confidence": round(at_step, 4),
-                                 "decayed_confidence": round(decayed, 4)})
+    return {"old_data": {"stage": old},
+            "new_data": {"stage": new, "confidence": round(at_step, 4), "decayed_confidence": round(decayed, 4)}}
 
 
 def trait_create(*, tenant: Tenant, user_id: str, text: str, subtype: str, context: str = "general",
@@ -232,9 +236,9 @@ def trait_carry_support(*, trait_id, from_memory_ids: Sequence[str], to: Sequenc
             TraitEvidence.objects.get_or_create(trait=trait, memory=memory, defaults=dict(
                 kind=EvidenceKind.SUPPORTING, quality=evidence.quality, context=evidence.context,
                 cycle_id=cycle_id))
-        memory_note(memory=trait.memory, event=HistoryEvent.UPDATE, actor=actor,
-                    new_data={"evidence_carried_to": [str(m.id) for m in to]},
-                    reason=f"cycle {cycle_id}: supporting fact superseded by a version that still agrees")
+        apply_change_beside(MemoryItem.objects.select_for_update().get(pk=trait.memory_id), actor=actor,
+                            event=HistoryEvent.UPDATE, new_data={"evidence_carried_to": [str(m.id) for m in to]},
+                            reason=f"cycle {cycle_id}: supporting fact superseded by a version that still agrees")
         return TraitChange(trait, trait.stage, trait.stage, evidence_added=len(old))
 
 
@@ -287,19 +291,23 @@ def trait_set_stage(*, trait: Trait, stage: str, actor: str, reason: str) -> Tra
             return TraitChange(locked, old, stage)
         locked.stage = stage
         locked.save(update_fields=["stage"])
-        if stage == TraitStage.DISSOLVED:
+        if stage == TraitStage.DISSOLVED:  # archiving is the memory's versioned change; the row says why
             _archive_dissolved(locked, actor=actor, reason=reason or "trait dissolved")
-        else:
-            memory_bump_version(memory_id=locked.memory_id)
-        _stage_event(locked, old, stage, actor=actor, reason=reason).save()
+            _stage_event(locked, old, stage, actor=actor, reason=reason).save()
+        else:  # the stage is kept beside the memory: its history row is the memory's versioned change
+            apply_change_beside(locked.memory, actor=actor, event=HistoryEvent.STAGE_CHANGE, reason=reason,
+                                **_stage_data(locked, old, stage))
         return TraitChange(locked, old, stage)
 
 
 def trait_pin(*, trait: Trait, pinned: bool, actor: str) -> Trait:
+    """An operator pins a trait (it keeps its confidence) or unpins it: a versioned change of its memory."""
     with transaction.atomic():
+        locked = Trait.objects.select_for_update().select_related("memory").get(pk=trait.pk)
         Trait.objects.filter(pk=trait.pk).update(pinned=pinned)
-        memory_note(memory=trait.memory, event=HistoryEvent.UPDATE, actor=actor, new_data={"pinned": pinned},
-                    reason="pinned by an operator" if pinned else "unpinned by an operator")
+        apply_change_beside(locked.memory, actor=actor, event=HistoryEvent.UPDATE, old_data={"pinned": locked.pinned},
+                            new_data={"pinned": pinned},
+                            reason="pinned by an operator" if pinned else "unpinned by an operator")
     trait.refresh_from_db()
     return trait
 

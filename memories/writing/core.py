@@ -320,12 +320,28 @@ def apply_change_unless_same(memory: MemoryItem, change: Callable[[MemoryItem], 
     return _record_change(memory, before, actor=actor, event=event, fields=fields, reason=reason)
 
 
+def apply_change_beside(memory: MemoryItem, *, actor: str, event: str, reason: str,
+                        old_data: dict[str, Any] | None = None,
+                        new_data: dict[str, Any] | None = None) -> MemoryHistory:
+    """A change kept beside the memory row (a trait's stage, its pin, where its support went) is a change of
+    the memory all the same: the one versioned change (version + 1 and one history row, in one save), the
+    row carrying what changed beside the memory as well as the version it made. `memory` is locked."""
+    row = apply_change(memory, lambda _: None, actor=actor, event=event, fields=[], reason=reason, save=False)
+    row.old_data = {**(old_data or {}), **(row.old_data or {})}
+    row.new_data = {**(new_data or {}), **(row.new_data or {})}
+    memory.save(update_fields=["version", "updated_at"])
+    row.save()
+    return row
+
+
 def _record_change(memory: MemoryItem, before: dict[str, Any], *, actor: str, event: str, fields: Sequence[str],
                    reason: str = "", old_text: str | None = None, new_text: str | None = None, job_id: str = "",
                    now: datetime | None = None, record_data: bool = True, save: bool = True) -> MemoryHistory:
     memory.version += 1
     memory.updated_at = now or timezone.now()
-    old, new = _changes(before, _snapshot(memory)) if record_data else ({}, {})
+    # Every versioned change's row says which version it made, even when its fields would only repeat the text.
+    old, new = (_changes(before, _snapshot(memory)) if record_data
+                else ({"version": before["version"]}, {"version": memory.version}))
     row = _history(memory, event, actor=actor, old_text=old_text, new_text=new_text, old_data=old or None,
                    new_data=new or None, reason=reason, job_id=job_id)
     if save:
