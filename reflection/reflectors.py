@@ -18,6 +18,7 @@ from django.conf import settings
 from memories.extraction import (
     HABITUAL_PRESENT,
     ExtractionError,
+    extraction_provider,
     is_about_someone_else,
     load_prompt,
     third_person_verb,
@@ -512,7 +513,7 @@ class LLMReflector:
 
 
 def get_reflector() -> Reflector:
-    provider = settings.EXTRACTION_PROVIDER or ("llm" if settings.LLM_BASE_URL else "rules")
-    return LLMReflector() if provider == "llm" else MeaningReflector()
+    """The reflector of the configured reader (memories.extraction.extraction_provider): the LLM's, else meaning's."""
+    return LLMReflector() if extraction_provider() == "llm" else MeaningReflector()
 
 

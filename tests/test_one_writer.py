@@ -107,6 +107,14 @@ def test_every_change_to_a_memory_is_one_versioned_change(api, settings):
     assert api.patch(f"memories/{memory['id']}", {"tags": ["pets"]}).status_code == 200
     assert api.patch(f"memories/{memory['id']}", {"expires_at": "2099-01-01T00:00:00Z"}).status_code == 200
     _assert_one_row_per_version(MemoryItem.objects.get(id=memory["id"]))
+    # A new text and a new expiry together: the new version is written with its expiry, and its row says so.
+    changed = api.patch(f"memories/{memory['id']}", {"text": "Alice has two cats.",
+                                                     "expires_at": "2098-01-01T00:00:00Z"})
+    assert changed.status_code == 200, changed.content
+    new = MemoryItem.objects.get(text="Alice has two cats.")
+    assert new.expires_at.year == 2098 and new.version == MemoryItem.objects.get(id=memory["id"]).version + 1
+    added = MemoryHistory.objects.get(memory_id=new.id, event="ADD")
+    assert added.new_data["expires_at"].startswith("2098-01-01") and added.new_data["version"] == new.version
     converse(api, ["I adopted a beagle called Pixel."], session_id="walks")
     converse(api, ["Pixel loves the beach."], session_id="walks")
     episode = MemoryItem.objects.get(tags__contains=["episode"])

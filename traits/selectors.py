@@ -7,12 +7,13 @@ from datetime import datetime
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from memories import vocabulary
 from memories.errors import get_or_not_found
 from memories.models import HistoryEvent, MemoryHistory, Tenant
 from traits.lifecycle import MAX_PARENT_DEPTH, trait_decayed_confidence
-from traits.models import Trait, TraitStage
+from traits.models import Trait
 
-ACTIVE_STAGES = (TraitStage.EMERGING, TraitStage.ESTABLISHED, TraitStage.CORE)  # what an agent is shown
+ACTIVE_STAGES = vocabulary.TRAIT_STAGES_SHOWN  # what an agent is shown: the one list, in memories.vocabulary
 # Evidence that counts: support still standing (withdrawn support stays for the audit), and contradictions.
 LIVE_SUPPORT = Q(evidence__kind="supporting", evidence__withdrawn_at__isnull=True)
 CONTRADICTING = Q(evidence__kind="contradicting")
@@ -55,6 +56,8 @@ def trait_children(trait: Trait) -> list[Trait]:
 
 
 def trait_parent_chain(trait: Trait) -> list[Trait]:
+    """A trait's ancestors, nearest first, at most MAX_PARENT_DEPTH: the one walk up the chain (the API and
+    admin show it; lifting a behaviour counts it, traits.services.trait_depth)."""
     chain: list[Trait] = []
     current = trait
     while current.parent_id and len(chain) < MAX_PARENT_DEPTH:

@@ -30,6 +30,7 @@ from memories.writing import (
 from memories.writing.core import apply_change_beside
 from traits import lifecycle
 from traits.models import EvidenceKind, Trait, TraitEvidence, TraitOrigin, TraitStage
+from traits.selectors import trait_parent_chain
 
 logger = logging.getLogger(__name__)
 MAX_ATTEMPTS = 5
@@ -313,11 +314,8 @@ def trait_pin(*, trait: Trait, pinned: bool, actor: str) -> Trait:
 
 
 def trait_depth(trait: Trait) -> int:
-    depth, current = 0, trait
-    while current.parent_id and depth <= lifecycle.MAX_PARENT_DEPTH:
-        current = Trait.objects.get(pk=current.parent_id)
-        depth += 1
-    return depth
+    """How many ancestors a trait has, counted by the one parent-chain walk (at most MAX_PARENT_DEPTH)."""
+    return len(trait_parent_chain(trait))
 
 
 def lifted_text(behaviour: str) -> str:
@@ -399,7 +397,7 @@ def traits_refresh_decay(*, now: datetime | None = None) -> int:
     now = now or timezone.now()
     with connection.cursor() as cursor:
         cursor.execute(f"UPDATE traits SET decayed_confidence = {lifecycle.decayed_confidence_sql()}, "
-                       "decayed_at = %s WHERE stage <> 'dissolved'", [now, now, now])
+                       "decayed_at = %s WHERE stage <> %s", [now, now, now, TraitStage.DISSOLVED])
         return cursor.rowcount
 
 

@@ -352,7 +352,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
                 self.message_user(request, f"Merged {len(memories)} memories into {merged.id}.")
                 return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[merged.id]))
         else:
-            form = MergeForm(initial={"merged_text": " ".join(m.text.rstrip(".") + "." for m in memories)})
+            form = MergeForm(initial={"merged_text": writing.merged_text_of(memories)})
         return TemplateResponse(request, "admin/memories/merge.html", {
             **self.admin_site.each_context(request), "title": "Merge memories", "memories": memories,
             "form": form, "opts": self.model._meta, "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,

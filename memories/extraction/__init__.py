@@ -45,10 +45,17 @@ from memories.extraction.rules import (
 )
 
 
-def get_extractor() -> Extractor:
-    """The configured extractor: EXTRACTION_PROVIDER, else the LLM when LLM_BASE_URL is set, else the rules."""
+def extraction_provider() -> str:
+    """Who reads conversations, for extraction and reflection alike: EXTRACTION_PROVIDER, else the LLM when
+    LLM_BASE_URL is set, else the offline reader ("meaning"; "rules" is the name it had before it read meaning)."""
     provider = settings.EXTRACTION_PROVIDER or ("llm" if settings.LLM_BASE_URL else "meaning")
-    if provider in ("meaning", "rules"):  # "rules": the name this offline extractor had before it read meaning
+    return "meaning" if provider == "rules" else provider
+
+
+def get_extractor() -> Extractor:
+    """The configured extractor (extraction_provider)."""
+    provider = extraction_provider()
+    if provider == "meaning":
         return MeaningExtractor()
     if provider == "llm":
         if not settings.LLM_BASE_URL:
@@ -83,5 +90,6 @@ __all__ = [
     "HABITUAL_PRESENT",
     "third_person_verb",
     "to_third_person",
+    "extraction_provider",
     "get_extractor",
 ]

@@ -18,8 +18,9 @@ from memories.text import han_share
 RECENCY_WEIGHT = 0.15
 RECENCY_SCALE_SECONDS = 30 * 24 * 3600.0
 IMPORTANCE_WEIGHT = 0.15
+# A boost for each stage shown to agents (vocabulary.TRAIT_STAGES_SHOWN; tests/test_one_home.py keeps them one set).
 STAGE_BOOST = {vocabulary.CORE: 0.25, vocabulary.ESTABLISHED: 0.15, vocabulary.EMERGING: 0.05}
-ACTIVE_TRAIT_STAGES = tuple(STAGE_BOOST)
+ACTIVE_TRAIT_STAGES = vocabulary.TRAIT_STAGES_SHOWN
 
 
 def recency_seconds_bonus(age_seconds: float, arousal: float | str | None) -> float:

@@ -19,7 +19,6 @@ from __future__ import annotations
 from memories.writing.change import (
     UNCHANGED,
     memories_archive_expired,
-    memory_bump_version,
     memory_compare_and_set_confidence,
     memory_forget,
     memory_invalidate,
@@ -31,6 +30,7 @@ from memories.writing.change import (
     memory_supersede,
     memory_update,
     merged_text_default,
+    merged_text_of,
 )
 from memories.writing.core import (
     INDEXED_TEXT,
@@ -89,7 +89,6 @@ __all__ = [
     "memories_archive_expired",
     "memory_add_reads",
     "memory_add_session_sources",
-    "memory_bump_version",
     "memory_compare_and_set_confidence",
     "memory_create",
     "memory_create_batch",
@@ -106,6 +105,7 @@ __all__ = [
     "memory_supersede",
     "memory_update",
     "merged_text_default",
+    "merged_text_of",
     "reflection_nudge",
     "refuse_sensitive_identifiers",
     "search_document",

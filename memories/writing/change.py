@@ -84,10 +84,8 @@ def memory_update(
                                reason="trait text changed in place: the trait keeps its evidence")
         if text is not None and content_hash(text) != memory.content_hash:
             new = _supersede_locked(memory, new_text=text, actor=actor, reason=reason,
-                                    importance=importance, tags=tags, data=data)
-            if expires_at is not UNCHANGED and expires_at != new.expires_at:
-                MemoryItem.objects.filter(id=new.id).update(expires_at=expires_at)
-                new.expires_at = expires_at  # type: ignore[assignment]
+                                    importance=importance, tags=tags, data=data,
+                                    expires_at=memory.expires_at if expires_at is UNCHANGED else expires_at)
             return WriteResult("UPDATE", new, reason="text changed: new version")
         def change(row: MemoryItem) -> None:
             if importance is not None:
@@ -153,7 +151,10 @@ def _supersede_locked(
     data: dict[str, Any] | None = None,
     job_id: str = "",
     event: str = HistoryEvent.SUPERSEDE,
+    expires_at: datetime | None | object = UNCHANGED,
 ) -> MemoryItem:
+    """The new version of a locked memory, with its history; `expires_at`: the new version's expiry
+    (UNCHANGED keeps the old one's), written with it so the ADD row records it."""
     now = timezone.now()
     clash = _current_with_text(memory.tenant_id, memory.user_id, content_hash(new_text), exclude_id=memory.id)
     if clash:
@@ -170,7 +171,8 @@ def _supersede_locked(
     memory.expired_at = now
     memory.updated_at = now
     memory.save(update_fields=["expired_at", "updated_at"])
-    new = _new_item(memory.tenant, spec, now, version=memory.version + 1, expires_at=memory.expires_at)
+    new = _new_item(memory.tenant, spec, now, version=memory.version + 1,
+                    expires_at=memory.expires_at if expires_at is UNCHANGED else expires_at)
     _insert_memories([new])
     memory.superseded_by = new
     memory.save(update_fields=["superseded_by"])
@@ -220,6 +222,13 @@ def merged_text_default(texts: Sequence[str]) -> str:
     return "; ".join(parts) + "."
 
 
+def merged_text_of(memories: Sequence[MemoryItem]) -> str:
+    """What merging these memories says when no one writes it: their texts in the order they happened
+    (merged_text_default). The admin's merge form offers it; memory_merge uses it when given no text."""
+    by_time = sorted(memories, key=lambda m: (m.valid_at or m.created_at, str(m.id)))
+    return merged_text_default([m.text for m in by_time])
+
+
 def _lock_for_merge(tenant: Tenant, ids: list[str], expected_versions: dict[str, int]) -> list[MemoryItem]:
     """The memories to merge, locked: all found, one user's, each at the version the caller saw."""
     memories = list(MemoryItem.objects.select_for_update().filter(tenant=tenant, id__in=ids).order_by("id"))
@@ -236,8 +245,7 @@ def _merged_item(tenant: Tenant, memories: list[MemoryItem], merged_text: str | 
     """The merged memory (not saved): the text given or the originals' in time order, the union of their
     tags and data, the highest importance and confidence, the earliest world time, the next version."""
     if merged_text is None:
-        by_time = sorted(memories, key=lambda m: (m.valid_at or m.created_at, str(m.id)))
-        merged_text = merged_text_default([m.text for m in by_time])
+        merged_text = merged_text_of(memories)
     first = memories[0]
     data: dict[str, Any] = {}
     for m in memories:
@@ -366,8 +374,9 @@ def memories_archive_expired(*, now: datetime | None = None, limit: int = 500) -
 
 def memory_note(*, memory: MemoryItem, event: str, actor: str, reason: str, old_data: dict[str, Any] | None = None,
                 new_data: dict[str, Any] | None = None, save: bool = True) -> MemoryHistory:
-    """A history row for a change kept beside the memory row (a trait's stage,
-    pin): the audit trail's one entry point outside the functions above."""
+    """A history row that is no version step of its own: a trait's stage step taken with the confidence
+    change that carried the version, the stage beside a dissolution's archive. Every other change to a
+    memory is a versioned change (apply_change, or apply_change_beside for what is kept beside the row)."""
     row = _history(memory, event, actor=actor, old_data=old_data, new_data=new_data, reason=reason)
     if save:
         row.save()
@@ -387,11 +396,6 @@ def memory_compare_and_set_confidence(*, memory: MemoryItem, confidence: float, 
                  old_data={"confidence": round(memory.confidence, 4), "version": memory.version},
                  new_data={"confidence": round(new_confidence, 4), "version": memory.version + 1}).save()
     return bool(bumped)
-
-
-def memory_bump_version(*, memory_id: uuid.UUID | str) -> None:
-    """A change kept beside the memory row (a trait's stage) makes a new version of it."""
-    MemoryItem.objects.filter(id=memory_id).update(version=F("version") + 1, updated_at=timezone.now())
 
 
 def memory_record_approval(*, memory: MemoryItem, actor: str, reason: str, edited: bool, session_id: str,
