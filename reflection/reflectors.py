@@ -467,12 +467,12 @@ class LLMReflector:
     name = "llm"
 
     def __init__(self):
-        from memories.llm import chat_client
+        from memories.llm import chat_client  # lazily: memories.llm imports openai (~0.5 s)
 
         self._client = chat_client()
 
     def reflect(self, groups: list[list[MemoryItem]], traits: list[Trait]) -> list[TraitHint]:
-        from memories.llm import LLMError
+        from memories.llm import LLMError  # lazily, as in __init__
 
         memories = [m for group in groups for m in group]
         prompt = load_prompt("reflect_user.md").format(

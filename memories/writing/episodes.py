@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from django.conf import settings
+
 from memories import vocabulary
 from memories.excerpts import FORGOTTEN_TURN as FORGOTTEN_TURN
 from memories.models import (
@@ -59,8 +61,6 @@ def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequ
     with the added lines; re-embedded) while it stays under max_chars, then in new parts.
     Call under the user's write lock (ingestion holds it). A narrative (with an LLM) is added
     to the last episode touched, as a "Summary:" line and in data.narratives."""
-    from django.conf import settings
-
     longest = settings.MEMORY_MAX_TEXT_CHARS - 200  # a title and one very long turn still fit a memory
     turns = [{**t, "text": t["text"][:longest]} for t in turns]
     episode = (MemoryItem.objects.select_for_update()
@@ -109,8 +109,6 @@ def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequ
 def _add_narrative(last: MemoryItem, narrative: str, *, actor: str, job_id: str) -> None:
     """The LLM's narrative of the session, as a "Summary:" line of its last episode (and in
     data.narratives), when it still fits a memory."""
-    from django.conf import settings
-
     summary = f"Summary: {' '.join(narrative.split())[:500]}"
     if len(last.text) + len(summary) >= settings.MEMORY_MAX_TEXT_CHARS:
         return
