@@ -602,7 +602,8 @@ def test_a_kept_generic_plan_of_the_exact_vector_scan_can_use_the_models_coverin
     """The model's name is a literal in the statement (vocabulary.sql_model_is): with it as a parameter,
     PostgreSQL's generic plan could not prove the partial index's predicate and read the heap. With the
     other indexes and unique constraints on the vectors dropped (in this test's transaction), fresh
-    statistics, and sequential and bitmap scans off, the covering index is the one way in, and a generic plan must be able to take it."""
+    statistics, and sequential and bitmap scans off, the covering index is the one way in, and a generic
+    plan must be able to take it."""
     import re
     from datetime import datetime
 
