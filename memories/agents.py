@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.conf import settings
+
 from memories import writing
 from memories.access import record_memory_access
 from memories.applier import Applied, Submitter, apply_saves
 from memories.context import ContextRequest, PromptContext, build_context
 from memories.ingestion import conversation_job_create, memory_save_inferred
 from memories.models import ApiKey, ConversationJob, KeyRole, Tenant
+from memories.queue import background_queue_full
+from memories.quota import refuse_when_busy
 from memories.replicas import on_replica
 from memories.search import ScoredMemory, SearchPlan, SearchQuery, memory_search
 from memories.timing import timed
@@ -53,7 +57,10 @@ def memory_save(*, tenant: Tenant, spec: writing.MemorySpec, actor: str, infer: 
 def memory_save_batch(*, tenant: Tenant, specs: Sequence[writing.MemorySpec], actor: str,
                       role: str = KeyRole.AGENT, api_key_id: int | None = None, turns: bool = False) -> list[Applied]:
     """Save many memories as given, in one transaction; what the gate holds is REVIEW, in place. `turns`:
-    they are a conversation's turns, read two at a time as well (applier.apply_saves)."""
+    they are a conversation's turns, read two at a time as well (applier.apply_saves). A batch embedded in
+    the background counts against the tenant's pending jobs (quota.refuse_when_busy: 429 when over)."""
+    if len(specs) > settings.EMBEDDING_INLINE_MAX_ITEMS:
+        refuse_when_busy(tenant.id, queue_full=background_queue_full())
     return apply_saves(tenant=tenant, specs=specs, submitter=Submitter(actor=actor, role=role,
                                                                        api_key_id=api_key_id), turns=turns)
 

@@ -25,7 +25,7 @@ from memories.applier import Applied, Submitter, apply_decision
 from memories.dedupe import TWIN_CLOSENESS, Neighbour, Proposal, decide, says_forgotten
 from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.erasure import erased_since, forget_in_jobs, forget_in_messages, forget_in_operations
-from memories.errors import InvalidOperation, TooBusy, get_or_not_found
+from memories.errors import InvalidOperation, get_or_not_found
 from memories.extraction import (
     UNKNOWN_SPEAKER,
     ExistingMemory,
@@ -52,7 +52,8 @@ from memories.models import (
     MemoryType,
     Tenant,
 )
-from memories.queue import enqueue
+from memories.queue import background_queue_full, enqueue
+from memories.quota import refuse_when_busy
 from memories.search import SearchQuery, memory_search, nearest_memories, profile_display_name
 from memories.text import content_hash, has_han
 from memories.vocabulary import EPISODE_TAG, HABIT_TAG, PROFILE_SLOTS, SLOT_KEY
@@ -80,11 +81,7 @@ def conversation_job_create(*, tenant: Tenant, user_id: str, session_id: str, me
     refuse_sensitive_identifiers({"user_id": user_id, "session_id": session_id, "agent_id": agent_id,
                                   "group_id": group_id,
                                   **{f"participants.{name}": uid for name, uid in (participants or {}).items()}})
-    pending = ConversationJob.objects.filter(tenant=tenant, status__in=PENDING_JOB_STATUSES).count()
-    if settings.TENANT_MAX_PENDING_JOBS and pending >= settings.TENANT_MAX_PENDING_JOBS:
-        raise TooBusy(f"{pending} conversations of this tenant are still waiting or running (limit "
-                      f"{settings.TENANT_MAX_PENDING_JOBS}, TENANT_MAX_PENDING_JOBS); retry when some are done",
-                      retry_after=5)
+    refuse_when_busy(tenant.id, queue_full=_is_long(messages) and background_queue_full())
     job = ConversationJob.objects.create(
         tenant=tenant, user_id=user_id, session_id=session_id, agent_id=agent_id, group_id=group_id,
         participants=participants or {}, messages=messages, api_key=api_key,

@@ -8,10 +8,13 @@ the task in-process (eager), exactly as `.delay()` would.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import connections, transaction
@@ -40,17 +43,87 @@ def _lower_this_threads_priority() -> None:
         pass
 
 
+_waiting = 0  # tasks submitted to this process's pool and not finished (EAGER_BACKGROUND_QUEUE_MAX bounds it)
+
+
+class BackgroundQueueFull(Exception):
+    """This process's background pool holds EAGER_BACKGROUND_QUEUE_MAX tasks already."""
+
+
+def background_queue_full() -> bool:
+    """Whether this process's in-process pool is full (never with a broker: the broker queues)."""
+    from celery import current_app as app  # the project's app (memory_project/celery.py)
+
+    bound = settings.EAGER_BACKGROUND_QUEUE_MAX
+    return bool(app.conf.task_always_eager and bound and _waiting >= bound)
+
+
 def _run_in_background(task, args: tuple) -> None:
+    global _waiting
+
     def run() -> None:
+        global _waiting
         _lower_this_threads_priority()
         try:
             task.apply(args=args)
         except Exception:
             logger.exception("background task %s failed", task.name)
         finally:
+            with _background_lock:
+                _waiting -= 1
             connections.close_all()  # this thread's connections go back to the pool
 
-    _background_pool().submit(run)
+    with _background_lock:
+        if settings.EAGER_BACKGROUND_QUEUE_MAX and _waiting >= settings.EAGER_BACKGROUND_QUEUE_MAX:
+            raise BackgroundQueueFull(f"{_waiting} background tasks waiting in this process "
+                                      f"(EAGER_BACKGROUND_QUEUE_MAX {settings.EAGER_BACKGROUND_QUEUE_MAX})")
+        _waiting += 1
+    try:
+        _background_pool().submit(run)
+    except BaseException:
+        with _background_lock:
+            _waiting -= 1
+        raise
+
+
+# ------------------------------------------------------------------ who is running what (advisory locks)
+# A worker running a conversation job or a reflection cycle holds a PostgreSQL session-level advisory lock
+# on it. The lock goes with the database session, so when the worker's process dies (SIGKILL, OOM, a
+# restart) it is released at once: a reclaimer that can take it knows no live worker runs the work.
+
+WORK_LOCK_SPACE = {"job": 4301, "cycle": 4302}
+
+
+def _lock_key(kind: str, work_id: object) -> tuple[int, int]:
+    digest = hashlib.blake2b(str(work_id).encode(), digest_size=4).digest()
+    return WORK_LOCK_SPACE[kind], int.from_bytes(digest, "big", signed=True)
+
+
+def work_lock_try(kind: str, work_id: object) -> bool:
+    """Take the lock on one piece of work for this database session (False: a live worker holds it)."""
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", list(_lock_key(kind, work_id)))
+        return bool(cursor.fetchone()[0])
+
+
+def work_lock_release(kind: str, work_id: object) -> None:
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_unlock(%s, %s)", list(_lock_key(kind, work_id)))
+
+
+@contextmanager
+def holding_work(kind: str, work_id: object) -> Iterator[bool]:
+    """Hold the work's lock while the block runs; yields False (and holds nothing) when another live
+    worker holds it already."""
+    held = work_lock_try(kind, work_id)
+    try:
+        yield held
+    finally:
+        if held:
+            try:
+                work_lock_release(kind, work_id)
+            except Exception:  # noqa: BLE001 - a lost session released it already
+                logger.warning("work lock %s %s not released (its session is gone)", kind, work_id)
 
 
 def drain_background(timeout: float = 60.0) -> bool:
@@ -105,7 +178,10 @@ def enqueue(task_name: str, *args, on_commit: bool = True, swallow_broker_errors
         try:
             task = _registered(app, task_name)
             if background and app.conf.task_always_eager:
-                _run_in_background(task, args)
+                try:
+                    _run_in_background(task, args)
+                except BackgroundQueueFull as exc:  # its row stays queued: the reclaim sweep runs it
+                    logger.warning("%s not run now: %s", task_name, exc)
                 return
             task.delay(*args)
         except Exception:

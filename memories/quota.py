@@ -16,8 +16,8 @@ from django.conf import settings
 from django.db import connection
 
 from memories import vocabulary
-from memories.errors import QuotaExceeded
-from memories.models import MemoryStatus, Tenant
+from memories.errors import QuotaExceeded, TooBusy
+from memories.models import ConversationJob, EmbeddingState, MemoryItem, MemoryStatus, Tenant
 from memories.timing import timed
 
 
@@ -88,3 +88,27 @@ def forget_usage(tenant_id: int | None = None) -> None:
             _cache.clear()
         else:
             _cache.pop(tenant_id, None)
+
+
+def pending_work(tenant_id: int) -> int:
+    """A tenant's background work still to do, in jobs: its conversation jobs waiting or running, and its
+    saved batches still waiting for their embeddings (each MEMORY_BATCH_MAX memories awaiting one, or fewer,
+    count as one job: a batch is background work as a conversation is)."""
+    jobs = ConversationJob.objects.filter(tenant_id=tenant_id, status__in=vocabulary.PENDING_JOB_STATUSES).count()
+    waiting = MemoryItem.objects.filter(tenant_id=tenant_id, embedding_state=EmbeddingState.PENDING,
+                                        expired_at__isnull=True).count()
+    return jobs + -(-waiting // max(1, settings.MEMORY_BATCH_MAX))
+
+
+def refuse_when_busy(tenant_id: int, *, adding: int = 1, queue_full: bool = False) -> None:
+    """TooBusy (429 with Retry-After) when `adding` more units of background work would pass the tenant's
+    TENANT_MAX_PENDING_JOBS, or when the work would go to an in-process pool that is full (`queue_full`:
+    queue.background_queue_full(), EAGER_BACKGROUND_QUEUE_MAX)."""
+    limit = settings.TENANT_MAX_PENDING_JOBS
+    pending = pending_work(tenant_id) if limit else 0
+    if limit and pending + adding > limit:
+        raise TooBusy(f"{pending} conversations or batches of this tenant are still waiting or running (limit "
+                      f"{limit}, TENANT_MAX_PENDING_JOBS); retry when some are done", retry_after=5)
+    if queue_full:
+        raise TooBusy("the background queue of this server is full (EAGER_BACKGROUND_QUEUE_MAX); retry shortly",
+                      retry_after=10)

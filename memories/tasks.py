@@ -19,6 +19,8 @@ from memories.ingestion import (
 )
 from memories.maintenance import embeddings_sweep
 from memories.models import ConversationJob, JobStatus
+from memories.queue import holding_work
+from memories.reclaim import jobs_reclaim
 from memories.vectors import embed_waiting, mark_embedding_failed
 from memories.writing import memories_archive_expired
 
@@ -53,6 +55,14 @@ def run_conversation_job(self, job_id: str) -> dict:
     5xx, bad JSON) are retried with exponential backoff up to
     EXTRACTION_MAX_RETRIES; then the job fails with the reason and keeps its
     conversation for `POST /jobs/{id}/retry`. Idempotent on redelivery."""
+    with holding_work("job", job_id) as mine:  # the reclaim sweep knows a live worker runs it
+        if not mine:
+            logger.info("conversation job %s is running in another worker; this delivery skipped", job_id)
+            return {"status": "running elsewhere"}
+        return _run_conversation_job(self, job_id)
+
+
+def _run_conversation_job(self, job_id: str) -> dict:
     attempt = self.request.retries
     while True:
         try:
@@ -100,3 +110,10 @@ def archive_expired() -> dict:
 def expire_conversation_turns() -> dict:
     """Empty the raw turns of jobs finished CONVERSATION_RAW_RETENTION_DAYS ago; a daily beat job."""
     return {"jobs_emptied": conversation_turns_expire()}
+
+
+@shared_task
+def reclaim_stuck_work() -> dict:
+    """Conversation jobs a dead worker left running (or, with no broker, queued): run again or failed
+    with the reason (memories.reclaim); a beat job."""
+    return jobs_reclaim()

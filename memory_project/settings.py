@@ -293,6 +293,14 @@ JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 64)
 CONVERSATION_SYNC_CHARS = env_int("CONVERSATION_SYNC_CHARS", 2000)
 EAGER_BACKGROUND_WORKERS = env_int("EAGER_BACKGROUND_WORKERS", 1)
 CONVERSATION_JOB_TIME_LIMIT = env_int("CONVERSATION_JOB_TIME_LIMIT", 120)
+# Tasks one process's in-process pool holds (waiting or running) before new background work is refused
+# (429 with Retry-After; work already recorded stays queued for the reclaim sweep). 0: no bound.
+EAGER_BACKGROUND_QUEUE_MAX = env_int("EAGER_BACKGROUND_QUEUE_MAX", 50)
+# A job or reflection cycle running this long whose worker is gone (its advisory lock is free), or, with no
+# broker, a job queued this long, is reclaimed by the sweep (memories/reclaim.py): run again, or failed
+# with the reason after EXTRACTION_MAX_RETRIES runs.
+WORK_RECLAIM_AFTER = env_int("WORK_RECLAIM_AFTER", 300)
+WORK_RECLAIM_INTERVAL = env_float("WORK_RECLAIM_INTERVAL", 60.0)  # seconds between sweeps
 # A tenant with this many conversations waiting or running gets 429 for the next one (one tenant's
 # flood cannot queue unbounded work ahead of everyone else's).
 TENANT_MAX_PENDING_JOBS = env_int("TENANT_MAX_PENDING_JOBS", 20)
@@ -476,6 +484,8 @@ CELERY_BEAT_SCHEDULE = {
     "dissolve-weak-traits": {"task": "reflection.tasks.dissolve_weak_traits", "schedule": 86400.0},
     "consistency-check": {"task": "reflection.tasks.consistency_check", "schedule": 86400.0},
     "flush-access-counts": {"task": "memories.tasks.flush_access_counts", "schedule": 300.0},
+    "reclaim-stuck-work": {"task": "memories.tasks.reclaim_stuck_work", "schedule": WORK_RECLAIM_INTERVAL},
+    "reclaim-stuck-cycles": {"task": "reflection.tasks.reclaim_stuck_cycles", "schedule": WORK_RECLAIM_INTERVAL},
     "expire-conversation-turns": {"task": "memories.tasks.expire_conversation_turns", "schedule": 86400.0},
     "archive-expired": {"task": "memories.tasks.archive_expired",
                         "schedule": env_float("EXPIRY_INTERVAL", 600.0)},

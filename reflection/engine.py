@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import numpy as np
 from django.conf import settings
@@ -22,7 +22,7 @@ from memories import metrics, vocabulary
 from memories.embedding import get_embedder
 from memories.errors import get_or_not_found
 from memories.models import MemoryItem, MemoryType, MemoryVector, Tenant
-from memories.queue import enqueue
+from memories.queue import enqueue, holding_work, work_lock_release, work_lock_try
 from memories.vocabulary import EPISODE_TAG
 from reflection.models import CycleStatus, CycleTrigger, ReflectionCycle
 from reflection.reflectors import Reflector, get_reflector
@@ -205,12 +205,16 @@ def importance_since_watermark(tenant: Tenant, user_id: str) -> float:
 def running(cycle: ReflectionCycle) -> Iterator[ReflectionCycle]:
     """A cycle's run, however it ends: completed, or failed with the reason (never raised: a cycle is
     retried by its trigger, not by its caller); saved and timed in the metrics."""
+    held = work_lock_try("cycle", cycle.pk)  # while it runs, the reclaim sweep knows a live worker has it
     try:
         yield cycle
         cycle.status = CycleStatus.COMPLETED
     except Exception as exc:
         logger.exception("reflection cycle %s failed", cycle.pk)
         cycle.status, cycle.error = CycleStatus.FAILED, f"{type(exc).__name__}: {exc}"[:4000]
+    finally:
+        if held:
+            work_lock_release("cycle", cycle.pk)
     cycle.completed_at = timezone.now()
     cycle.save()
     if cycle.started_at:
@@ -279,3 +283,48 @@ def maybe_reflect(tenant: Tenant, user_ids: set[str]) -> int:
                     on_commit=False)
             queued += 1
     return queued
+
+
+RECLAIMED = "reclaimed by the sweep"  # a cycle's error once it was run again after its worker stopped
+
+
+def cycles_reclaim(*, eager: bool, now: datetime | None = None) -> dict[str, int]:
+    """Reflection cycles a dead worker left: one `running` longer than WORK_RECLAIM_AFTER whose lock no live
+    worker holds is queued again once (a session-end cycle is the only one its session gets), then failed
+    with the reason; with no broker (`eager`), one `queued` that long (lost with its process's pool) is
+    sent again. Counts of each."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.WORK_RECLAIM_AFTER)
+    counts = {"requeued": 0, "failed": 0, "resent": 0}
+    statuses = [CycleStatus.RUNNING, CycleStatus.QUEUED] if eager else [CycleStatus.RUNNING]
+    for cycle_id in list(ReflectionCycle.objects.filter(status__in=statuses, started_at__lt=cutoff)
+                         .order_by("started_at").values_list("id", flat=True)[:100]):
+        with holding_work("cycle", cycle_id) as free:
+            if not free:
+                continue
+            cycle = ReflectionCycle.objects.filter(id=cycle_id, status__in=statuses, started_at__lt=cutoff).first()
+            if cycle is None:
+                continue
+            seconds = int((now - cycle.started_at).total_seconds())
+            if cycle.status == CycleStatus.RUNNING and cycle.error.startswith(RECLAIMED):
+                ReflectionCycle.objects.filter(id=cycle.id, status=CycleStatus.RUNNING).update(
+                    status=CycleStatus.FAILED, completed_at=now,
+                    error=f"the worker running it stopped twice (the last {seconds} s ago); the next cycle "
+                          "reflects on its memories")
+                counts["failed"] += 1
+                continue
+            try:
+                with transaction.atomic():
+                    ReflectionCycle.objects.filter(id=cycle.id).update(
+                        status=CycleStatus.QUEUED, started_at=now,
+                        error=f"{RECLAIMED}: {cycle.status} for {seconds} s with no live worker")
+            except IntegrityError:  # another cycle of the user waits already: this one is not needed
+                ReflectionCycle.objects.filter(id=cycle.id).update(
+                    status=CycleStatus.FAILED, completed_at=now,
+                    error=f"the worker running it stopped ({seconds} s ago); another cycle of the user waits")
+                counts["failed"] += 1
+                continue
+            counts["requeued" if cycle.status == CycleStatus.RUNNING else "resent"] += 1
+        # sent once the lock is let go, or its worker would find it held
+        enqueue(vocabulary.TASK_RUN_QUEUED_CYCLE, cycle_id, background=True)
+    return counts

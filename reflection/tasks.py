@@ -11,6 +11,7 @@ from memories.consistency import consistency_check as run_consistency_check
 from memories.models import MemoryItem, Tenant
 from reflection.engine import (
     ReflectionBusy,
+    cycles_reclaim,
     maybe_reflect,
     memories_since_watermark,
     reflection_give_up,
@@ -127,3 +128,11 @@ def consistency_check() -> dict:
         logger.warning("consistency check found problems: %s",
                        {name: len(ids) for name, ids in report.problems.items() if ids})
     return {name: len(ids) for name, ids in report.problems.items()}
+
+
+@shared_task
+def reclaim_stuck_cycles() -> dict:
+    """Reflection cycles a dead worker left running (or, with no broker, queued); a beat job."""
+    from celery import current_app as app  # the project's app (memory_project/celery.py)
+
+    return cycles_reclaim(eager=bool(app.conf.task_always_eager))
