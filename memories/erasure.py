@@ -142,13 +142,17 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
     return ErasureResult(user_id=user_id, counts=counts, receipt=receipt)
 
 
-def erased_since(tenant: Tenant, user_ids: set[str], since: datetime, agent_id: str = "") -> set[str]:
-    """Which of these users were erased after `since` (wholly, or for this
-    agent): a job queued before an erasure and run after it must write nothing for them.
-    A key's erasure of its own part is not the user's erasure."""
+def erased_since(tenant: Tenant, user_ids: set[str], since: datetime, agent_id: str = "",
+                 api_key_id: int | None = None) -> set[str]:
+    """Which of these users were erased after `since` (wholly, or for this agent, or by the key that sent
+    the job): a job that read its turns before an erasure and applies after it must write nothing for
+    them. Another key's erasure of its own part is not the user's erasure; the sending key's is (what the
+    job would write is that key's)."""
     agents = ["", agent_id] if agent_id else [""]
-    return set(ErasureReceipt.objects.filter(tenant=tenant, user_id__in=user_ids, created_at__gte=since,
-                                             agent_id__in=agents, api_key_id__isnull=True)
+    whole = Q(agent_id__in=agents, api_key_id__isnull=True)
+    if api_key_id is not None:
+        whole |= Q(api_key_id=api_key_id, agent_id__in=agents)
+    return set(ErasureReceipt.objects.filter(whole, tenant=tenant, user_id__in=user_ids, created_at__gte=since)
                .values_list("user_id", flat=True))
 
 

@@ -268,7 +268,7 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
         user_write_lock(job.tenant.id, user_id)
     # Under the same per-user lock erasure takes: a user erased after this
     # job was queued gets nothing written from it.
-    erased = erased_since(job.tenant, set(speakers.values()), job.created_at, job.agent_id)
+    erased = erased_since(job.tenant, set(speakers.values()), job.created_at, job.agent_id, job.api_key_id)
     embedder = get_embedder()
     split = _split_sensitive(extracted.messages)
     fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
