@@ -105,3 +105,15 @@ def test_the_job_page_shows_no_forgotten_turn(api, episodes_on, operator):
     for job in jobs:
         page = admin.get(reverse("admin:memories_conversationjob_change", args=[job["job_id"]]))
         assert page.status_code == 200 and word.encode() not in page.content
+
+
+def test_what_other_memories_history_quoted_of_it_goes_too(api, episodes_on):
+    converse(api, ["I live in Porto."], session_id="s1")
+    moved = converse(api, ["I live in Lisbon now."], session_id="s2")
+    assert any("Lisbon" in op.get("reason", "") for op in moved["operations"]), moved["operations"]
+    assert "Lisbon" in _history_words()  # Porto's INVALIDATE row says what contradicted it
+    forgot = converse(api, ["Forget that I live in Lisbon."], session_id="s3")
+    assert [op["operation"] for op in forgot["operations"]].count("DELETE") >= 1, forgot["operations"]
+    assert "Lisbon" not in _history_words()
+    for job in ConversationJob.objects.filter(user_id="alice"):
+        assert "Lisbon" not in json.dumps([job.messages, job.operations]), job.operations

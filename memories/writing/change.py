@@ -439,6 +439,10 @@ def memory_forget(*, tenant: Tenant, memory_id: uuid.UUID | str, actor: str) -> 
         ids = [m.id for m in chain]
         MemoryHistory.objects.filter(tenant=tenant, memory_id__in=ids).filter(HISTORY_HAS_CONTENT).update(
             old_text=None, new_text=None, old_data=None, new_data=None, reason="")
+        for said in {m.text for m in chain if len(m.text) >= 8 and m.text != FORGOTTEN_TURN}:
+            # other memories' rows quote it too ("contradicted by: ..."): those reasons go
+            MemoryHistory.objects.filter(tenant=tenant, user_id=memory.user_id, reason__contains=said).update(
+                reason=FORGOTTEN_TURN)
         MemoryVector.objects.filter(item_id__in=ids).delete()
         now = timezone.now()
         rows = []
