@@ -233,6 +233,23 @@ def forget_in_jobs(*, tenant: Tenant, user_id: str, says_it: Callable[[str], boo
 
 
 
+def forget_in_candidates(*, tenant: Tenant, user_id: str, says_it: Callable[[str], bool]) -> int:
+    """Forget in the review queue: the user's candidates whose text says what they asked to forget lose
+    their words (text, data, changes), and a pending one is rejected, so no approval can bring it back.
+    Returns how many changed."""
+    changed = 0
+    for candidate in Candidate.objects.filter(tenant=tenant, user_id=user_id).exclude(text=FORGOTTEN_TURN).exclude(
+            text=ERASED).only("id", "text", "status").iterator(chunk_size=200):
+        if not says_it(candidate.text):
+            continue
+        fields: dict[str, Any] = {"text": FORGOTTEN_TURN, "data": {}, "changes": {}}
+        if candidate.status == CandidateStatus.PENDING:
+            fields.update(status=CandidateStatus.REJECTED, resolved_at=timezone.now(),
+                          resolved_by="forgotten at the user's request")
+        changed += Candidate.objects.filter(id=candidate.id).update(**fields)
+    return changed
+
+
 def _scrub_admin_log(object_ids: list[str], dry_run: bool) -> int:
     rows = LogEntry.objects.filter(object_id__in=object_ids).exclude(object_repr=ERASED, change_message=ERASED)
     return rows.count() if dry_run else rows.update(object_repr=ERASED, change_message=ERASED)

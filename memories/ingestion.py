@@ -20,11 +20,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from memories import vocabulary
+from memories import erasure, vocabulary
 from memories.applier import Applied, Submitter, apply_decision
 from memories.dedupe import TWIN_CLOSENESS, Neighbour, Proposal, decide, says_forgotten
 from memories.embedding import Embedder, EmbeddingError, get_embedder
-from memories.erasure import erased_since, forget_in_jobs, forget_in_messages, forget_in_operations
+from memories.erasure import erased_since
 from memories.errors import InvalidOperation, get_or_not_found
 from memories.extraction import (
     UNKNOWN_SPEAKER,
@@ -293,11 +293,13 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
         # and the operations that quoted it
         said = _forgotten_matcher(forgotten, speakers)
         ids = outcome.forgotten_ids.get(user_id, set())
-        job.messages = forget_in_messages(job.messages, said)
-        outcome.operations = forget_in_operations(outcome.operations, said, ids)
-        jobs = forget_in_jobs(tenant=job.tenant, user_id=user_id, says_it=said, memory_ids=ids,
+        job.messages = erasure.forget_in_messages(job.messages, said)
+        outcome.operations = erasure.forget_in_operations(outcome.operations, said, ids)
+        jobs = erasure.forget_in_jobs(tenant=job.tenant, user_id=user_id, says_it=said, memory_ids=ids,
                               exclude_job_id=str(job.id))
         outcome.counts["jobs_forgotten_in"] = outcome.counts.get("jobs_forgotten_in", 0) + jobs
+        held = erasure.forget_in_candidates(tenant=job.tenant, user_id=user_id, says_it=said)  # and held for review
+        outcome.counts["candidates_forgotten"] = outcome.counts.get("candidates_forgotten", 0) + held
     if settings.CONVERSATION_EPISODES:
         _record_episodes(job, extracted.messages, speakers, erased, outcome, extracted.narrative)
     job.status = JobStatus.DONE

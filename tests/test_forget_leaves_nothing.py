@@ -117,3 +117,19 @@ def test_what_other_memories_history_quoted_of_it_goes_too(api, episodes_on):
     assert "Lisbon" not in _history_words()
     for job in ConversationJob.objects.filter(user_id="alice"):
         assert "Lisbon" not in json.dumps([job.messages, job.operations]), job.operations
+
+
+@pytest.mark.parametrize("said, forget, word", [
+    ("I was diagnosed with diabetes last year.", "Forget that I was diagnosed with diabetes.", "diabetes"),
+    ("我去年被诊断出糖尿病。", "别记住我被诊断出糖尿病。", "糖尿病"),
+])
+def test_a_fact_held_for_review_is_forgotten_too(api, episodes_on, said, forget, word):
+    from memories.models import Candidate
+
+    held = converse(api, [said], session_id="s1")
+    assert [op["operation"] for op in held["operations"]] == ["REVIEW"], held["operations"]  # health: held
+    converse(api, [forget], session_id="s2")
+    candidate = Candidate.objects.get(id=held["operations"][0]["candidate_id"])
+    assert candidate.status == "rejected" and word not in json.dumps(
+        [candidate.text, candidate.data, candidate.changes], ensure_ascii=False), candidate.text
+    assert not MemoryItem.objects.filter(user_id="alice", text__contains=word).exists()
