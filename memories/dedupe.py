@@ -116,7 +116,20 @@ def forget_match(candidate: Proposal, neighbour: Neighbour) -> float:
     names = {name.casefold() for name in candidate.names}
     mine = _words(candidate.text) - names
     shared = len(mine & _words(neighbour.text)) / len(mine) if mine else 0.0
-    return max(neighbour.closeness, shared)
+    return max(neighbour.closeness + same_slot_bonus(candidate, neighbour), shared)
+
+
+def same_slot_bonus(candidate: Proposal, neighbour: Neighbour) -> float:
+    """What the same slot adds to closeness (an update or forget request about family points at a family
+    fact rather than a wish that happens to be as close in meaning)."""
+    return SLOT_BONUS if candidate.slot and candidate.slot not in ("none", "other") and \
+        neighbour.slot == candidate.slot else 0.0
+
+
+def replaceable(candidate: Proposal, neighbour: Neighbour) -> bool:
+    """Who the user is ("User's name is Amara") is replaced only by a statement about their name: an
+    update about a job ("Big news: I switched jobs") had taken its place."""
+    return neighbour.key != "name" or candidate.key == "name" or candidate.slot == "name"
 
 
 def forget_decision(candidate: Proposal, neighbours: list[Neighbour]) -> Decision:
@@ -133,7 +146,9 @@ def forget_decision(candidate: Proposal, neighbours: list[Neighbour]) -> Decisio
                                                     f"{len(unclear)} times)", also=unclear[1:])
         return Decision(DELETE, best.id, reason=f"the user asked to forget something close to it "
                                                 f"(match {best_match:.2f}): which memory?", unclear=unclear)
-    others = tuple(n.id for match, n in ranked[1:] if match >= FORGET_MATCH or n.id in best.twins)
+    # Others as close go too when they are about the same thing (its slot), or say the same (twins).
+    others = tuple(n.id for match, n in ranked[1:]
+                   if (match >= FORGET_MATCH and n.slot == best.slot) or n.id in best.twins)
     return Decision(DELETE, best.id, reason=f"the user asked to forget it (match {best_match:.2f})", also=others)
 
 
@@ -142,9 +157,10 @@ def replacement_decision(candidate: Proposal, neighbours: list[Neighbour]) -> De
     slot counting closer) and add it; when two are about as close, a review candidate names them; when
     none is close, it is new information."""
     def score(n: Neighbour) -> float:
-        return n.closeness + (SLOT_BONUS if candidate.slot and n.slot == candidate.slot else 0.0)
+        return n.closeness + same_slot_bonus(candidate, n)
 
-    ranked = sorted((n for n in neighbours if score(n) >= UPDATE_MATCH), key=lambda n: -score(n))
+    ranked = sorted((n for n in neighbours if score(n) >= UPDATE_MATCH and replaceable(candidate, n)),
+                    key=lambda n: -score(n))
     if not ranked:
         return Decision(ADD, reason="an update of nothing remembered: new information")
     best = ranked[0]

@@ -144,6 +144,21 @@ def test_replacement_decision(neighbours, operation, target, unclear):
     assert (decision.operation, decision.target, decision.unclear) == (operation, target, unclear)
 
 
+def test_an_update_about_something_else_never_replaces_the_users_name():
+    name = replace(n("a", 0.6), key="name", text="User's name is Sam")
+    job = Proposal(text="Big news: Sam switched jobs", replaces=True, slot="work")
+    assert replacement_decision(job, [name]).operation == ADD
+    renamed = Proposal(text="Sam goes by Sammy now", replaces=True, slot="name")
+    assert (replacement_decision(renamed, [name]).operation, replacement_decision(renamed, [name]).target) == \
+        (INVALIDATE, "a")
+
+
+def test_a_forget_request_points_at_a_fact_of_its_slot_before_a_wish_as_close():
+    wish, brother = n("wish", 0.5, "answer_style"), n("brother", 0.46, "family")
+    decision = forget_decision(Proposal(text="Sam's brother is at uni", forget=True, slot="family"), [wish, brother])
+    assert (decision.target, decision.also) == ("brother", ())  # the wish, about something else, stays
+
+
 def test_replacement_of_the_same_text_is_nothing_new():
     same = n("a", 0.99, "work", text="Sam works at a school now")
     assert replacement_decision(Proposal(text="Sam works at a school now", replaces=True), [same]).operation == NOOP
