@@ -91,24 +91,22 @@ def _run_in_background(task, args: tuple) -> None:
 # on it. The lock goes with the database session, so when the worker's process dies (SIGKILL, OOM, a
 # restart) it is released at once: a reclaimer that can take it knows no live worker runs the work.
 
-WORK_LOCK_SPACE = {"job": 4301, "cycle": 4302}
-
-
-def _lock_key(kind: str, work_id: object) -> tuple[int, int]:
-    digest = hashlib.blake2b(str(work_id).encode(), digest_size=4).digest()
-    return WORK_LOCK_SPACE[kind], int.from_bytes(digest, "big", signed=True)
+def _lock_key(kind: str, work_id: object) -> int:
+    """One 64-bit key per piece of work (kind and id hashed together: no collision in practice)."""
+    return int.from_bytes(hashlib.blake2b(f"work:{kind}:{work_id}".encode(), digest_size=8).digest(), "big",
+                          signed=True)
 
 
 def work_lock_try(kind: str, work_id: object) -> bool:
     """Take the lock on one piece of work for this database session (False: a live worker holds it)."""
     with connections["default"].cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", list(_lock_key(kind, work_id)))
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_lock_key(kind, work_id)])
         return bool(cursor.fetchone()[0])
 
 
 def work_lock_release(kind: str, work_id: object) -> None:
     with connections["default"].cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_unlock(%s, %s)", list(_lock_key(kind, work_id)))
+        cursor.execute("SELECT pg_advisory_unlock(%s)", [_lock_key(kind, work_id)])
 
 
 @contextmanager

@@ -56,7 +56,10 @@ def run_conversation_job(self, job_id: str) -> dict:
     EXTRACTION_MAX_RETRIES; then the job fails with the reason and keeps its
     conversation for `POST /jobs/{id}/retry`. Idempotent on redelivery."""
     with holding_work("job", job_id) as mine:  # the reclaim sweep knows a live worker runs it
-        if not mine:
+        # In-process (`make run`: one PostgreSQL, no pooler) a held lock means another live worker runs
+        # it. With a broker the lock only informs the sweep (behind PgBouncer in transaction mode a
+        # session lock is not to be trusted): the delivery runs, and a job is applied once whatever runs it.
+        if not mine and self.request.is_eager:
             logger.info("conversation job %s is running in another worker; this delivery skipped", job_id)
             return {"status": "running elsewhere"}
         return _run_conversation_job(self, job_id)
