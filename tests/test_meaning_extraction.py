@@ -157,6 +157,13 @@ def test_a_forget_request_points_at_a_fact_of_its_slot_before_a_wish_as_close():
     wish, brother = n("wish", 0.5, "answer_style"), n("brother", 0.46, "family")
     decision = forget_decision(Proposal(text="Sam's brother is at uni", forget=True, slot="family"), [wish, brother])
     assert (decision.target, decision.also) == ("brother", ())  # the wish, about something else, stays
+    closer_wish = n("wish", 0.51, "answer_style")
+    about_family = forget_decision(Proposal(text="Sam's brother is at uni, he'd rather I didn't share that",
+                                            forget=True, slot="family"), [closer_wish, n("brother", 0.44, "sport")])
+    assert about_family.target == "brother" and about_family.unclear == ("brother",)  # unsure: a review
+    about_answers = forget_decision(Proposal(text="forget the bullet points thing", forget=True,
+                                             slot="answer_style"), [closer_wish])
+    assert (about_answers.operation, about_answers.target) == (DELETE, "wish")
 
 
 def test_replacement_of_the_same_text_is_nothing_new():
