@@ -298,6 +298,8 @@ def profile_lines(tenant: Tenant, request: ContextRequest) -> list[ContextLine]:
     scope = SearchQuery(query="", user_id=request.user_id, agent_id=request.agent_id, group_id=request.group_id)
     ordered = profile.profile_order(profile_candidates(tenant, scope, vocabulary.PROFILE_SLOTS,
                                                        profile.PROFILE_CANDIDATES))
+    if profile_display_name(tenant.id, request.user_id):  # the block's title names them already
+        ordered = [m for m in ordered if profile.profile_slot(m) != "name"]
     lines = [ContextLine(section="profile", id=str(m.id), text=m.text, date=_date(m), kind=profile.profile_slot(m))
              for m in ordered]
     heading = max(len(h["profile"]) for h in HEADINGS.values()) + 1
