@@ -156,6 +156,21 @@ def test_forgetting_a_user_shows_counts_then_erases(tenant_a, operator):
     assert response.status_code == 302 and not MemoryItem.objects.filter(user_id="alice").exists()
 
 
+def test_forgetting_a_user_normalises_the_id_as_the_api_does(tenant_a, operator):
+    """Issue 43: the admin erased the raw spelling; 'ａｌｉｃｅ' (full-width) is the 'alice' the API
+    stored, and an id with an invisible character is refused rather than erasing nothing."""
+    admin_client = login(operator("root", superuser=True))
+    remember(tenant_a, "alice", "Alice likes jazz.")
+    url = reverse("admin:memories_forget_user")
+    page = admin_client.get(url, {"tenant": tenant_a.id, "user_id": "ａｌｉｃｅ"}).content.decode()
+    assert "forget alice" in page and "<th>memories</th><td>1</td>" in page
+    refused = admin_client.post(url, {"tenant": tenant_a.id, "user_id": "ali\u200bce", "confirm": "yes"})
+    assert refused.status_code == 200 and "U+200B" in refused.content.decode()
+    assert MemoryItem.objects.filter(user_id="alice").exists()
+    response = admin_client.post(url, {"tenant": tenant_a.id, "user_id": "ａｌｉｃｅ", "confirm": "yes"})
+    assert response.status_code == 302 and not MemoryItem.objects.filter(user_id="alice").exists()
+
+
 def test_reviewers_cannot_forget_users(tenant_a, reviewer):
     assert reviewer.get(reverse("admin:memories_forget_user")).status_code == 403
 

@@ -29,6 +29,7 @@ from memories.admin.base import (
 from memories.api.serializers import MemorySearchSerializer
 from memories.context import ContextRequest, build_context
 from memories.errors import InvalidOperation, MemoryError_, MemoryNotFound, VersionConflict
+from memories.identity import normalize_identifier
 from memories.models import (
     MemoryHistory,
     MemoryItem,
@@ -424,6 +425,12 @@ class MemoryItemAdmin(TenantScopedAdmin):
         tenant = next((t for t in tenants if str(t.id) == str(tenant_id)), None)
         context = {**self.admin_site.each_context(request), "title": "Forget a user", "tenants": tenants,
                    "tenant": tenant, "user_id": user_id, "opts": self.model._meta}
+        # The API's spelling of an id (NFKC, invisible characters refused): "ａｌｉｃｅ" typed here is the
+        # "alice" the API stored, and erasing the raw spelling would find nothing and report success.
+        try:
+            user_id = context["user_id"] = normalize_identifier(user_id) if user_id else ""
+        except InvalidOperation as exc:
+            context["error"], user_id = str(exc), ""
         if tenant and user_id:
             # The preview is the erasure's own dry run: the same function, the same counts.
             context["counts"] = erasure.user_erase(tenant=tenant, user_id=user_id, actor=actor_of(request),
