@@ -64,6 +64,7 @@ from memories.writing import (
     current_memories,
     episode_append,
     episode_forget_turns,
+    reflection_nudge,
     refuse_sensitive_identifiers,
     user_write_lock,
 )
@@ -236,8 +237,7 @@ def conversation_job_run(job_id: str) -> ConversationJob:
             job.warnings = [*job.warnings, f"working memory skipped: {exc}"]
             ConversationJob.objects.filter(id=job.id).update(warnings=job.warnings)
         # Reflection builds on memories: it is asked by task name, never imported from here.
-        enqueue(vocabulary.TASK_REFLECT_IF_IMPORTANT, job.tenant.id, sorted({m.user_id for m in added}),
-                on_commit=False)
+        reflection_nudge(job.tenant.id, sorted({m.user_id for m in added}), on_commit=False)
     return job
 
 

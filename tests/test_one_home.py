@@ -4,6 +4,7 @@ SQL), who reads conversations (the extractor and the reflector), the merged text
 text written, and the walk up a trait's parents."""
 
 import html
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -94,3 +95,13 @@ def test_the_depth_a_lift_counts_is_the_chain_the_api_shows(tenant_a):
         walked = selectors.trait_parent_chain(trait)
         assert services.trait_depth(trait) == len(walked) == min(chain.index(trait), MAX_PARENT_DEPTH)
         assert [t.pk for t in walked] == [t.pk for t in reversed(chain[:chain.index(trait)])][:MAX_PARENT_DEPTH]
+
+
+def test_reflection_is_nudged_from_one_place():
+    """Saves and conversation jobs ask reflection the same way (writing.reflection_nudge: after commit or
+    at once, a broker fault swallowed): the task is named nowhere else in the apps."""
+    root = Path(__file__).resolve().parent.parent
+    naming = sorted(str(path.relative_to(root)) for app in ("memories", "traits", "reflection")
+                    for path in (root / app).rglob("*.py")
+                    if "TASK_REFLECT_IF_IMPORTANT" in path.read_text(encoding="utf-8"))
+    assert naming == ["memories/vocabulary.py", "memories/writing/create.py"], naming

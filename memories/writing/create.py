@@ -233,7 +233,9 @@ def _write_batch(tenant: Tenant, specs: Sequence[MemorySpec], plans: Sequence[Pl
     return results
 
 
-def reflection_nudge(tenant_id: int, user_ids: Sequence[str]) -> None:
-    """Ask reflection (by task name: it builds on memories) whether these users' new
-    memories now weigh enough for a cycle. After commit; a broker fault never fails a save."""
-    enqueue(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, list(user_ids), swallow_broker_errors=True)
+def reflection_nudge(tenant_id: int, user_ids: Sequence[str], *, on_commit: bool = True) -> None:
+    """Ask reflection (by task name: it builds on memories) whether these users' new memories now weigh
+    enough for a cycle: after the surrounding commit, or at once (`on_commit=False`: a conversation job
+    asks after its own transaction). A broker fault never fails a save or a job that is already kept."""
+    enqueue(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, list(user_ids), on_commit=on_commit,
+            swallow_broker_errors=True)
