@@ -183,7 +183,7 @@ def test_a_tool_answer_is_bounded_like_the_rest_apis(http_server, key, settings)
 
     memory_create_batch(tenant=Tenant.objects.get(name="acme"), actor="test", specs=[
         MemorySpec(user_id="big", text=f"memory {i} " + "x" * 400) for i in range(30)])
-    settings.API_MAX_RESPONSE_BYTES = 4000
+    settings.API_MAX_RESPONSE_BYTES = 8000  # two memories as sent (text and structuredContent): 4.8 kB
 
     async def run():
         async with streamablehttp_client(http_server, headers={"Authorization": f"Bearer {key}"}) as (r, w, _), \
@@ -195,3 +195,28 @@ def test_a_tool_answer_is_bounded_like_the_rest_apis(http_server, key, settings)
     big, small = run_async(run)
     assert big.isError and "API_MAX_RESPONSE_BYTES" in big.content[0].text
     assert len(_payload(small)["results"]) == 2
+
+
+def test_the_answer_cap_counts_the_bytes_sent(http_server, key, settings):
+    """Issue 43: the cap measured json.dumps of the answer, but FastMCP sends it twice (indented text,
+    escaped again, and structuredContent): 4.85 MB went out against 4 MB. Under every limit tried, an
+    answer that is not an error fits in its limit as the HTTP body that carries it."""
+    from memories.models import Tenant
+    from memories.writing import MemorySpec, memory_create_batch
+
+    memory_create_batch(tenant=Tenant.objects.get(name="acme"), actor="test", specs=[
+        MemorySpec(user_id="wide", text=f"memory {i}: " + "she said \"sushi\" " * 30) for i in range(12)])
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "list_memories", "arguments": {"user_id": "wide", "limit": 12}}}
+    headers = {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"}
+    settings.API_MAX_RESPONSE_BYTES = 0
+    whole = httpx.post(http_server, headers=headers, json=call)
+    sent = len(whole.content)
+    answer = json.loads(whole.json()["result"]["content"][0]["text"])
+    assert len(answer["results"]) == 12 and len(json.dumps(answer).encode()) < sent * 0.9
+    for limit in (sent - 1, (sent + len(json.dumps(answer).encode())) // 2, len(json.dumps(answer).encode()) + 1):
+        settings.API_MAX_RESPONSE_BYTES = limit
+        reply = httpx.post(http_server, headers=headers, json=call)
+        assert reply.json()["result"]["isError"] and "API_MAX_RESPONSE_BYTES" in reply.text, limit
+    settings.API_MAX_RESPONSE_BYTES = sent
+    assert not httpx.post(http_server, headers=headers, json=call).json()["result"]["isError"]

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import anyio
+import pydantic_core
 from django.conf import settings
 from django.db import close_old_connections
 from mcp.server.fastmcp import Context, FastMCP
@@ -70,12 +71,22 @@ def _valid(serializer_class: type[drf_serializers.Serializer], data: dict) -> di
     return dict(serializer.validated_data)
 
 
+def sent_size(answer: Any) -> int:
+    """The bytes a tool's answer takes in its JSON-RPC reply: FastMCP sends it as text, JSON indented
+    by two and then escaped again as a string, so the bare json.dumps counted 4 MB where 4.85 MB went
+    out (issue 43). Encoded as the SDK encodes (pydantic_core, UTF-8); tools are registered without
+    structured output (build_server), so this text is the only copy sent."""
+    text = pydantic_core.to_json(answer, fallback=str, indent=2).decode()
+    reply = {"jsonrpc": "2.0", "id": 0, "result": {"content": [{"type": "text", "text": text}], "isError": False}}
+    return len(pydantic_core.to_json(reply))
+
+
 def bounded_answer(answer: Any) -> Any:
-    """A tool's answer within API_MAX_RESPONSE_BYTES, as the REST API's and Mem0's are: a bigger one is
-    a tool error that says how to ask for less."""
+    """A tool's answer within API_MAX_RESPONSE_BYTES as sent, as the REST API's and Mem0's are: a bigger
+    one is a tool error that says how to ask for less."""
     limit = settings.API_MAX_RESPONSE_BYTES
     if limit and isinstance(answer, dict | list):
-        size = len(json.dumps(answer, default=str).encode())
+        size = sent_size(answer)
         if size > limit:
             raise ToolError(f"the answer would be {size} bytes, over the {limit}-byte limit "
                             "(API_MAX_RESPONSE_BYTES): ask for fewer items (limit)")
@@ -232,7 +243,7 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
         return await anyio.to_thread.run_sync(run)
 
     for factory in (*OWN_TOOLS, *_REGISTERED_TOOLS):
-        server.tool()(factory(call))
+        server.tool(structured_output=False)(factory(call))  # one copy on the wire: what sent_size counts
 
     @server.resource("memory://{memory_id}", mime_type="application/json")
     async def memory_resource(memory_id: str) -> str:
