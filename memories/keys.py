@@ -168,7 +168,7 @@ def authenticate_header(header: str, *, client_address: str,
     key = api_key_authenticate(raw.strip()) if known_scheme else None
     if key is not None:
         return HeaderAuthentication(key)
-    refused = ratelimit.hit(f"badkey:{client_address}", ratelimit.bad_key_limit())
+    refused = ratelimit.hit(ratelimit.bad_key_bucket(client_address), ratelimit.bad_key_limit())
     if not refused.allowed:
         return HeaderAuthentication(None, "throttled", refused.retry_after)
     return HeaderAuthentication(None, "invalid" if known_scheme else "malformed")

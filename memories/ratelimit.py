@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import connection
 
 from memories.models import RateCounter
+from memories.network import client_bucket
 from memories.working import redis_client
 
 logger = logging.getLogger(__name__)
@@ -150,6 +151,39 @@ def login_limit() -> Limit:
 
 def login_client_limit() -> Limit:
     return Limit(settings.ADMIN_LOGIN_MAX_FAILURES_PER_CLIENT, settings.ADMIN_LOGIN_LOCKOUT_SECONDS)
+
+
+def bad_key_bucket(client_address: str) -> str:
+    """The bad-key counter of a client: per IPv4 address or IPv6 /64 (memories.network.client_bucket)."""
+    return f"badkey:{client_bucket(client_address)}"
+
+
+def login_buckets(username: str, client_address: str) -> list[tuple[str, Limit]]:
+    """Pure: the counters a login attempt answers to, the account's first. Per (account, client) and
+    per client, never per account alone: a guesser slows only itself, and the real user logging in
+    from anywhere else is never locked out. A client is an IPv4 address or an IPv6 /64."""
+    client = client_bucket(client_address)
+    return [(f"login:{username.casefold()}:{client}", login_limit()), (f"login-client:{client}", login_client_limit())]
+
+
+def login_refused(username: str, client_address: str) -> Decision | None:
+    """Whether a login may be tried at all: the refusal of the first counter already full, else None
+    (checked before the password, so a locked-out guesser learns nothing even when right)."""
+    for bucket, limit in login_buckets(username, client_address):
+        state = peek(bucket, limit)
+        if limit.requests > 0 and state.count >= limit.requests:
+            return Decision(False, state.count, state.retry_after or limit.seconds)
+    return None
+
+
+def login_failed(username: str, client_address: str) -> int:
+    """Count a failed login on every counter; the account-and-client count so far."""
+    return [hit(bucket, limit).count for bucket, limit in login_buckets(username, client_address)][0]
+
+
+def login_succeeded(username: str, client_address: str) -> None:
+    """A right password clears this account's failures from this client (not the client's own count)."""
+    reset(*login_buckets(username, client_address)[0])
 
 
 def lease_granted(counts: list[int], limits: list[int], size: int) -> int:

@@ -36,37 +36,36 @@ def dashboard_charts(stats: dict) -> dict:
 
 
 class ThrottledLoginForm(AuthenticationForm):
-    """The admin's login, throttled per client (memories.network.client_of):
-    after ADMIN_LOGIN_MAX_FAILURES failed attempts for one user name from one
-    client, or ADMIN_LOGIN_MAX_FAILURES_PER_CLIENT for any names from one
-    client, further attempts from that client (right password or not) are
-    refused until the lockout window ends. Other clients are not affected, so a
-    guesser cannot lock the operator out; each failure and lockout is logged."""
+    """The admin's login, throttled per client (memories.network.client_of) by
+    memories.ratelimit.login_buckets: after ADMIN_LOGIN_MAX_FAILURES failed
+    attempts for one user name from one client, or
+    ADMIN_LOGIN_MAX_FAILURES_PER_CLIENT for any names from one client (an IPv6
+    client counted per /64), further attempts from that client (right password
+    or not) are refused until the lockout window ends. Other clients are not
+    affected, so a guesser cannot lock the operator out; each failure and
+    lockout is logged with the client's own address."""
 
     def clean(self):
-        from memories import ratelimit
+        from memories import ratelimit  # lazily: it imports models, and this module may load before apps are ready
         from memories.network import client_of
 
         username = (self.cleaned_data.get("username") or "").casefold()
         address = client_of(self.request.META).address if self.request else ""
-        buckets = [(f"login:{username}:{address}", ratelimit.login_limit()),
-                   (f"login-client:{address}", ratelimit.login_client_limit())]
-        for bucket, limit in buckets:
-            state = ratelimit.peek(bucket, limit)
-            if limit.requests > 0 and state.count >= limit.requests:
-                logger.warning("admin login refused: %r from %s is locked out (%d failures)", username, address,
-                               state.count)
-                minutes = max(1, round((state.retry_after or limit.seconds) / 60))
-                raise ValidationError(f"Too many failed logins. Try again in about {minutes} minutes.",
-                                      code="locked_out")
+        refused = ratelimit.login_refused(username, address)
+        if refused is not None:
+            logger.warning("admin login refused: %r from %s is locked out (%d failures)", username, address,
+                           refused.count)
+            minutes = max(1, round(refused.retry_after / 60))
+            raise ValidationError(f"Too many failed logins. Try again in about {minutes} minutes.",
+                                  code="locked_out")
         try:
             cleaned = super().clean()
         except ValidationError:
-            failures = [ratelimit.hit(bucket, limit).count for bucket, limit in buckets]
-            logger.warning("admin login failed for %r from %s (%d of %d)", username, address, failures[0],
-                           buckets[0][1].requests)
+            failures = ratelimit.login_failed(username, address)
+            logger.warning("admin login failed for %r from %s (%d of %d)", username, address, failures,
+                           ratelimit.login_limit().requests)
             raise
-        ratelimit.reset(*buckets[0])  # a successful login clears this account's failures from this client
+        ratelimit.login_succeeded(username, address)
         return cleaned
 
 

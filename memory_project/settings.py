@@ -508,9 +508,10 @@ LOGGING = {
                 "memory.requests": {"level": env_str("REQUEST_LOG_LEVEL", "INFO")}},
 }
 
-# Reverse proxies allowed to name the client (X-Forwarded-For): networks, comma-separated, empty by
-# default (then the TCP peer is the client). Every per-address rule (/metrics, bad-key limits, admin
-# login throttling, logs) uses the client found this way (memories/network.py, docs/deploy.md).
+# Reverse proxies allowed to name the client (X-Forwarded-For, Forwarded, X-Real-IP, one rule for all
+# three): networks, comma-separated, empty by default (then the TCP peer is the client). Every
+# per-address rule (/metrics, bad-key limits, admin login throttling, logs) uses the client found this
+# way (memories/network.py, docs/deploy.md); limits count an IPv6 client per /64.
 TRUSTED_PROXIES = [n.strip() for n in env_str("TRUSTED_PROXIES", "").split(",") if n.strip()]
 
 # /metrics (Prometheus text): open to a bearer METRICS_TOKEN, or to clients in METRICS_ALLOWED_NETWORKS.
