@@ -23,6 +23,7 @@ from memories.extraction import (
     load_prompt,
     third_person_verb,
 )
+from memories.extraction.habits import HABIT_OR_AGAIN_EN, HABITUAL_ZH
 from memories.extraction.intent import meaning_vectors
 from memories.extraction.rules import UNKNOWN_SPEAKER
 from memories.ingestion import without_names
@@ -61,14 +62,10 @@ _POSITIVE = re.compile(r"\b(?:prefers?|loves?|likes?|enjoys?|adores?|wants?|is (
 _NEGATIVE = re.compile(r"\b(?:dislikes?|hates?|doesn't like|does not like|don't like|do not like|can't stand|"
                        r"avoids?)\s+(.+)", re.I)
 # How people say a habit: a frequency word or phrase anywhere in the statement.
-_FREQUENCY = re.compile(
-    r"\b(?:usually|often|always|regularly|normally|habitually|tends? to|as usual|every (?:single )?"
-    r"(?:day|morning|evening|night|week|weekend|weekday|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-    r"|each (?:day|morning|evening|night|week)|daily|nightly|weekly|most (?:days|mornings|evenings|nights))\b",
-    re.I)
+_FREQUENCY = HABIT_OR_AGAIN_EN  # one home: memories/extraction/habits.py
 _ZH_POSITIVE = re.compile(r"(?:喜欢|爱|偏好)(.+)")
 _ZH_NEGATIVE = re.compile(r"(?:讨厌|不喜欢)(.+)")
-_ZH_HABIT = re.compile(r"(?:习惯|经常|总是|每天|每周|每晚|通常|一般)(.+)")
+_ZH_HABIT = re.compile(f"(?:{HABITUAL_ZH})(.+)")
 # The subject a memory's text opens with: I, the user, or a name ("Alice always ..."); 我, 用户 or a name.
 _SUBJECT = re.compile(r"^(?:I|the user|user|[A-Z][\w'-]*)(?::\s+(?i:another|one more|yet another)?|\s+)\s*(?=[A-Za-z])")
 _ZH_SUBJECT = re.compile(r"^(?:我|用户)")

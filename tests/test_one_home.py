@@ -11,10 +11,11 @@ from django.test import Client
 from django.urls import reverse
 
 from memories import context, vocabulary
-from memories.extraction import LLMExtractor, MeaningExtractor, get_extractor
+from memories.extraction import LLMExtractor, MeaningExtractor, get_extractor, habits, load_prompt, rules
 from memories.models import MemoryItem
 from memories.search import SearchPlan, SearchQuery, memory_search, scoring
 from memories.writing import MemorySpec, memory_create, memory_merge, merged_text_of
+from reflection import reflectors
 from reflection.reflectors import LLMReflector, MeaningReflector, get_reflector
 from traits import selectors, services
 from traits.lifecycle import MAX_PARENT_DEPTH
@@ -105,3 +106,14 @@ def test_reflection_is_nudged_from_one_place():
                     for path in (root / app).rglob("*.py")
                     if "TASK_REFLECT_IF_IMPORTANT" in path.read_text(encoding="utf-8"))
     assert naming == ["memories/vocabulary.py", "memories/writing/create.py"], naming
+
+
+def test_habit_words_have_one_home_and_the_prompt_names_them():
+    """The extractor, the reflector and the LLM's prompt read habits by the same words
+    (memories/extraction/habits.py)."""
+    assert rules._HABIT_EN is habits.HABIT_OR_AGAIN_EN and rules._HABIT_ZH is habits.HABIT_OR_AGAIN_ZH
+    assert reflectors._FREQUENCY is habits.HABIT_OR_AGAIN_EN
+    assert reflectors._ZH_HABIT.pattern.startswith(f"(?:{habits.HABITUAL_ZH})")
+    prompt = load_prompt("extract_system.md")
+    for word in habits.PROMPT_EXAMPLES:
+        assert word in prompt and (habits.HABIT_OR_AGAIN_EN.search(word) or habits.HABIT_OR_AGAIN_ZH.search(word))

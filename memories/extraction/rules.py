@@ -20,6 +20,7 @@ from memories.extraction.base import (
     Message,
     anchor_relative_dates,
 )
+from memories.extraction.habits import HABIT_OR_AGAIN_EN, HABIT_OR_AGAIN_ZH
 from memories.extraction.rewrite_en import (
     _DISCOURSE,
     _GREETING_LEAD,
@@ -153,12 +154,8 @@ def is_about_someone_else(text: str, tags: list[str]) -> bool:
 # How people say a habit: a frequency word or phrase (always, usually, every morning, as usual, again; 习惯, 一般,
 # 每天, 总是) in a first-person statement ("I always run before work"), or a report of one more time without a
 # subject ("Another early morning run today, 6am as usual").
-_HABIT_EN = re.compile(
-    r"\b(?:always|usually|normally|generally|often|regularly|habitually|tend to|every (?:single )?(?:day|morning|"
-    r"evening|night|week|weekend|weekday|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|each (?:day|"
-    r"morning|evening|night|week)|daily|nightly|weekly|most (?:days|mornings|evenings|nights)|as usual|again)\b",
-    re.I)
-_HABIT_ZH = re.compile("习惯|一般|通常|总是|经常|每天|每周|每晚|每个?(?:早上|晚上|周末)|照常|照例|又")
+_HABIT_EN = HABIT_OR_AGAIN_EN  # one home: memories/extraction/habits.py
+_HABIT_ZH = HABIT_OR_AGAIN_ZH
 # A Chinese report of one occasion, without a subject: a time word, then what was done ("今天早上又跑了五公里").
 _REPORT_ZH = re.compile("^(?:今天|昨天|今早|今晚|昨晚|刚才|早上|晚上|这周|本周)[^，。]*?(?:又|照常|照例)")
 _REPORT_EN = re.compile(r"^(?:another|one more|yet another)\b|\bas usual\b|"
