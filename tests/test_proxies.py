@@ -9,7 +9,7 @@ import pytest
 from django.test import Client, override_settings
 
 from memories.network import Client as Found
-from memories.network import client_bucket, forwarded_for_hops, meta_of_asgi_scope, resolve_client
+from memories.network import client_bucket, client_of, forwarded_for_hops, meta_of_asgi_scope, resolve_client
 from memories.ratelimit import login_buckets
 
 PROXY = (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("10.0.0.0/8"))
@@ -241,3 +241,11 @@ def test_bad_keys_from_one_ipv6_64_are_counted_together(db, settings):
     assert codes == [401] * 5 + [429] * 2
     assert proxy.get("/api/v1/memories", HTTP_AUTHORIZATION="Bearer mk_bad_x",
                      HTTP_X_REAL_IP="2001:db8:7:8::1").status_code == 401  # the next /64 is someone else
+
+
+def test_the_mcp_transport_reads_the_same_three_headers(settings):
+    settings.TRUSTED_PROXIES = ["127.0.0.1/32"]
+    for header, value in ((b"x-real-ip", b"203.0.113.5"), (b"forwarded", b"for=203.0.113.5;proto=https"),
+                          (b"x-forwarded-for", b"203.0.113.5")):
+        scope = {"client": ("127.0.0.1", 5000), "headers": [(header, value), (b"host", b"x")]}
+        assert client_of(meta_of_asgi_scope(scope)) == Found("203.0.113.5")
