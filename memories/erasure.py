@@ -56,9 +56,10 @@ REGISTRY: list[Store] = [
     Store("sources", ("memories.MemorySource",), "delete", "provenance (with their memory)"),
     Store("history_scrubbed", ("memories.MemoryHistory",), "scrub",
           "audit rows stay with events, actors and times; texts, data and reasons are emptied"),
-    Store("candidates", ("memories.Candidate",), "scrub", "pending ones rejected; text, data and changes emptied"),
+    Store("candidates", ("memories.Candidate",), "scrub",
+          "pending ones rejected; text, data, changes and session id emptied"),
     Store("jobs", ("memories.ConversationJob",), "scrub",
-          "messages, participants, operations, warnings and errors emptied; status and counts kept"),
+          "messages, participants, operations, warnings, errors and session id emptied; status and counts kept"),
     Store("admin_log", ("admin.LogEntry",), "scrub", "the admin's own log quotes a changed object's text"),
     Store("receipts", ("memories.ErasureReceipt",), "kept", "the proof of erasure: counts, actor, time, no content"),
     Store("working_memory", ("memories.WorkingMemoryEntry",), "delete",
@@ -163,24 +164,26 @@ def _scrub_candidates(tenant: Tenant, user_id: str, dry_run: bool, scope: Erasur
         rows = rows.exclude(operation=CandidateOperation.ERASE)
     rows = rows.filter(
         ~Q(text=ERASED) | ~Q(data={}) | ~Q(changes={}) | ~Q(tags=[]) | ~Q(reason_detail=ERASED)
-        | ~Q(source_messages=[]) | Q(status=CandidateStatus.PENDING))
+        | ~Q(source_messages=[]) | ~Q(session_id=ERASED) | Q(status=CandidateStatus.PENDING))
     if dry_run:
         return {"candidates": rows.count()}
 
     rows.filter(status=CandidateStatus.PENDING).update(status=CandidateStatus.REJECTED, resolved_at=timezone.now(),
                                                        resolved_by="erasure")
+    # The session id goes too: a client's session ids often carry the user's name or a date (issue 43).
     return {"candidates": rows.update(text=ERASED, data={}, changes={}, tags=[], reason_detail=ERASED,
-                                      source_messages=[])}
+                                      source_messages=[], session_id=ERASED)}
 
 
 def _scrub_jobs(tenant: Tenant, user_id: str, dry_run: bool, scope: ErasureScope) -> dict[str, int]:
     """Jobs of the user, and jobs of others in which the user spoke (participants)."""
     rows = _jobs_of(tenant, user_id, scope.submitted()).filter(
-        ~Q(messages=[]) | ~Q(operations=[]) | ~Q(participants={}) | ~Q(warnings=[]) | ~Q(error=ERASED))
+        ~Q(messages=[]) | ~Q(operations=[]) | ~Q(participants={}) | ~Q(warnings=[]) | ~Q(error=ERASED)
+        | ~Q(session_id=ERASED))
     if dry_run:
         return {"jobs": rows.count()}
     return {"jobs": ConversationJob.objects.filter(id__in=list(rows.values_list("id", flat=True))).update(
-        messages=[], operations=[], participants={}, warnings=[], error=ERASED)}
+        messages=[], operations=[], participants={}, warnings=[], error=ERASED, session_id=ERASED)}
 
 
 def _jobs_of(tenant: Tenant, user_id: str, scope: Q) -> QuerySet[ConversationJob]:

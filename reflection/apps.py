@@ -17,4 +17,4 @@ class ReflectionConfig(AppConfig):
         withdrawals.listen(on_evidence_withdrawn)
         register_tool(end_session_tool)
         register_store(Store("reflection_cycles", ("reflection.ReflectionCycle",), "scrub",
-                             "error texts emptied; counts kept"), step=cycles_erase)
+                             "error texts and session ids emptied; counts kept"), step=cycles_erase)

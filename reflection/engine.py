@@ -216,7 +216,9 @@ def running(cycle: ReflectionCycle) -> Iterator[ReflectionCycle]:
         if held:
             work_lock_release("cycle", cycle.pk)
     cycle.completed_at = timezone.now()
-    cycle.save()
+    # The fields a run sets, not session_id: an erasure during the run has emptied it (cycles_erase).
+    cycle.save(update_fields=["status", "error", "completed_at", "memories_scanned", "traits_created",
+                              "traits_updated", "traits_dissolved", "watermark"])
     if cycle.started_at:
         metrics.observe_reflection_cycle(status=cycle.status,
                                          seconds=(cycle.completed_at - cycle.started_at).total_seconds())

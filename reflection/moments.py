@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, Max, OuterRef
+from django.db.models import Exists, Max, OuterRef, Q
 from django.utils import timezone
 
 from memories import vocabulary
@@ -143,9 +143,16 @@ def reflection_reevaluate(*, tenant: Tenant, user_id: str, cause: str, lost: dic
 
 def cycles_erase(tenant: Tenant, user_id: str, dry_run: bool, scope: ErasureScope) -> dict[str, int]:
     """Erasure's step for reflection (registered from ReflectionConfig.ready): a cycle's error text may
-    quote the user; counts and times stay. Cycles belong to the user, not to an agent or a key."""
+    quote the user and its session id may name them; counts and times stay. Cycles belong to the user,
+    not to an agent or a key."""
     if not scope.whole_user:
         return {"reflection_cycles": 0}
-    rows = ReflectionCycle.objects.filter(tenant=tenant, user_id=user_id).exclude(error="")
-    return {"reflection_cycles": rows.count() if dry_run else rows.update(error="")}
+    rows = ReflectionCycle.objects.filter(~Q(error="") | ~Q(session_id=""), tenant=tenant, user_id=user_id)
+    if dry_run:
+        return {"reflection_cycles": rows.count()}
+    # The session id goes too (it may carry the user's name); a session's cycle still waiting would
+    # reflect on nothing, so it ends failed rather than becoming a second queued cycle of the user.
+    rows.filter(status=CycleStatus.QUEUED).exclude(session_id="").update(status=CycleStatus.FAILED,
+                                                                          completed_at=timezone.now())
+    return {"reflection_cycles": rows.update(error="", session_id="")}
 

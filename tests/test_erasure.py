@@ -171,3 +171,30 @@ def test_an_erased_users_name_never_heads_a_context_block(api, tenant_a):
     assert "Quokkarina" in api.post("context", {"user_id": "erin", "query": "where"}).json()["context"]
     erasure.user_erase(tenant=tenant_a, user_id="erin", actor="t")
     assert "Quokkarina" not in api.post("context", {"user_id": "erin", "query": "where"}).json()["context"]
+
+
+def test_erasure_leaves_no_session_id_of_the_user(api, tenant_a):
+    """Issue 43: session ids survived erasure in candidates, jobs and reflection cycles; a client's
+    session id often names the user ("erin-okapi-call"), so none of the erased user's stays anywhere."""
+    session = "erin-okapi-call"
+    api.remember("erin", "Erin repairs clocks.", session_id=session)
+    converse(api, ["I love quokkas.", "I think I might try pottery."], user_id="erin", session_id=session)
+    assert Candidate.objects.filter(user_id="erin", session_id=session).exists()
+    ReflectionCycle.objects.create(tenant=tenant_a, user_id="erin", session_id=session, trigger="session_end",
+                                   status="completed")
+    ReflectionCycle.objects.create(tenant=tenant_a, user_id="erin", session_id="erin-okapi-later",
+                                   trigger="session_end", status="queued")
+    ReflectionCycle.objects.create(tenant=tenant_a, user_id="erin", trigger="requested", status="queued")
+    api.remember("bob", "Bob repairs clocks.", session_id="bob-okapi-call")  # another user's stays
+    assert {c.split(".")[0] for c in _columns_holding("okapi")} >= {"review_candidates", "conversation_jobs",
+                                                                     "reflection_cycles"}
+
+    response = api.delete("users/erin/memories")
+    assert response.status_code == 200, response.content
+    assert all(c.startswith("memory_items.") for c in _columns_holding("okapi"))
+    assert set(MemoryItem.objects.filter(session_id__icontains="okapi").values_list("user_id", flat=True)) == {"bob"}
+    # The session's waiting cycle ends (it would reflect on nothing); the user's other one still waits.
+    assert sorted(ReflectionCycle.objects.filter(user_id="erin").values_list("trigger", "status")) == [
+        ("requested", "queued"), ("session_end", "completed"), ("session_end", "failed")]
+    again = api.delete("users/erin/memories").json()["counts"]
+    assert not any(again.values())
