@@ -37,7 +37,6 @@ from memories.search import (
     ScoredMemory,
     SearchPlan,
     SearchQuery,
-    active_traits,
     candidate_row,
     memories_by_id,
     memory_search,
@@ -48,6 +47,7 @@ from memories.search import (
     searchable_in_scope,
 )
 from memories.text import han_share, query_tokens
+from memories.trait_lines import trait_lines_read
 from memories.working import WorkingMemoryUnavailable, working_memory_recent
 
 logger = logging.getLogger(__name__)
@@ -308,10 +308,10 @@ def profile_lines(tenant: Tenant, request: ContextRequest) -> list[ContextLine]:
 
 
 def trait_lines(tenant: Tenant, user_id: str, limit: int) -> list[ContextLine]:
-    """Seed 004's trait recall (see search.active_traits)."""
+    """Seed 004's trait recall, read by the traits app (memories.trait_lines; traits.selectors)."""
     if limit <= 0:
         return []
-    rows = active_traits(tenant, user_id, TRAIT_STAGES_SHOWN, TRAIT_ORDER, settings.CONTEXT_TRAIT_MIN_CONFIDENCE,
+    rows = trait_lines_read(tenant, user_id, TRAIT_STAGES_SHOWN, TRAIT_ORDER, settings.CONTEXT_TRAIT_MIN_CONFIDENCE,
                          limit)
     return [ContextLine(section="traits", id=r.id, text=r.text, kind=r.subtype, stage=r.stage,
                         confidence=r.decayed_confidence) for r in rows]

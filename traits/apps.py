@@ -10,6 +10,8 @@ class TraitsConfig(AppConfig):
         check_consistency checks their evidence through this app's check."""
         from memories.consistency import register_check  # AppConfig.ready: the services import models, loaded only now
         from memories.erasure import Store, register_store
+        from memories.trait_lines import register_trait_line_reader  # (the same reason)
+        from traits.selectors import active_trait_lines  # (the same reason)
         from traits.services import ORPHAN_EVIDENCE_SQL, evidence_delete_orphans, traits_erase
 
         register_store(
@@ -17,3 +19,4 @@ class TraitsConfig(AppConfig):
             Store("trait_evidence", ("traits.TraitEvidence",), "delete", "links to the user's memories"),
             step=traits_erase, before_memories=True)
         register_check("orphan_evidence", ORPHAN_EVIDENCE_SQL, evidence_delete_orphans)
+        register_trait_line_reader(active_trait_lines)  # the trait lines a context block shows

@@ -1,4 +1,5 @@
-"""Reads of traits for the API and admin."""
+"""Reads of traits for the API, the admin and the context block (active_trait_lines, registered with
+memories.trait_lines from TraitsConfig.ready)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from django.utils import timezone
 
 from memories import vocabulary
 from memories.errors import get_or_not_found
-from memories.models import HistoryEvent, MemoryHistory, Tenant
+from memories.models import HistoryEvent, MemoryHistory, MemoryType, Tenant
+from memories.search.filters import db
+from memories.search.rows import named
+from memories.trait_lines import TraitLineRow
 from traits.lifecycle import MAX_PARENT_DEPTH, trait_decayed_confidence
 from traits.models import Trait
 
@@ -17,6 +21,32 @@ ACTIVE_STAGES = vocabulary.TRAIT_STAGES_SHOWN  # what an agent is shown: the one
 # Evidence that counts: support still standing (withdrawn support stays for the audit), and contradictions.
 LIVE_SUPPORT = Q(evidence__kind="supporting", evidence__withdrawn_at__isnull=True)
 CONTRADICTING = Q(evidence__kind="contradicting")
+
+
+_meta = Trait._meta
+_TRAIT_LINES_SQL = """SELECT m.id, m.text, t.{subtype} AS subtype, t.{stage} AS stage,
+  t.{confidence} AS decayed_confidence
+FROM memory_items m JOIN {table} t ON t.{memory} = m.id
+WHERE {searchable} AND m.tenant_id = %s AND m.user_id = %s AND m.memory_type = %s
+  AND t.{stage} = ANY(%s) AND t.{confidence} > %s
+ORDER BY coalesce(array_position(%s::text[], t.{subtype}::text), 99), t.{confidence} DESC, m.id
+LIMIT %s""".format(table=_meta.db_table, memory=_meta.get_field("memory").column,
+                   subtype=_meta.get_field("subtype").column, stage=_meta.get_field("stage").column,
+                   confidence=_meta.get_field("decayed_confidence").column,
+                   searchable=vocabulary.sql_searchable("m"))
+
+
+def active_trait_lines(tenant: Tenant, user_id: str, stages: tuple[str, ...], order: tuple[str, ...],
+                       min_confidence: float, limit: int) -> list[TraitLineRow]:
+    """Seed 004's trait recall in one statement: searchable trait memories whose trait is at one of
+    `stages` with decayed confidence above the floor, by subtype in `order`, then most confident. One
+    parametrised statement on the search's read connection: through the ORM (a join and a CASE for the
+    order) it cost 2.1 ms in Python for a 0.4 ms query, on every /context."""
+    with db().cursor() as cursor:
+        cursor.execute(_TRAIT_LINES_SQL, [timezone.now(), tenant.id, user_id, MemoryType.TRAIT, list(stages),
+                                          min_confidence, list(order), limit])
+        return [TraitLineRow(id=str(row["id"]), text=row["text"], subtype=row["subtype"], stage=row["stage"],
+                             decayed_confidence=row["decayed_confidence"]) for row in named(cursor)]
 
 
 def trait_confidence_now(trait: Trait, now: datetime | None = None) -> float:

@@ -8,14 +8,12 @@ reciprocal rank fusion and the final score.
     keyword   the keyword side: BM25 (or ts_rank_cd)
     scoring   the one scorer, shared with context.py: fusion x (1 + recency + importance + stage)
     service   memory_search, which runs them in that order
-    reads     the winners' rows, sources, listings in a scope, trait lines
+    reads     the winners' rows, sources, listings in a scope, the profile's candidates
 """
 
 from memories.search.filters import scope_filter
 from memories.search.query import MODES, ScoredMemory, SearchPlan, SearchQuery
 from memories.search.reads import (
-    TraitLineRow,
-    active_traits,
     jobs_of,
     listed_in_scope,
     memories_by_id,
@@ -31,7 +29,7 @@ from memories.search.semantic import exact_tenant_neighbours, nearest_memories, 
 from memories.search.service import memory_search
 
 __all__ = [
-    "MODES", "RetrievedRow", "ScoredMemory", "SearchPlan", "SearchQuery", "TraitLineRow", "active_traits",
+    "MODES", "RetrievedRow", "ScoredMemory", "SearchPlan", "SearchQuery",
     "candidate_row", "demote_episodes", "exact_tenant_neighbours", "jobs_of", "listed_in_scope", "memories_by_id",
     "memory_search", "nearest_memories", "newest_in_scope", "profile_candidates", "profile_display_name",
     "profile_name", "score_candidate", "scope_filter", "searchable_in_scope", "semantic_search",

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import NamedTuple
 
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from memories import vocabulary
 from memories.memory_rows import memory_rows
-from memories.models import CURRENT_STATUSES, MemoryItem, MemoryType, Tenant
+from memories.models import CURRENT_STATUSES, MemoryItem, Tenant
 from memories.search.filters import db, item_filters, scope_filter
 from memories.search.query import SearchQuery
 from memories.search.rows import named
@@ -104,46 +103,6 @@ def profile_candidates(tenant: Tenant, q: SearchQuery, slots: tuple[str, ...], l
         ids = [str(r["id"]) for r in named(cursor)]
     rows = {str(m.id): m for m in memories_by_id(ids)}
     return [rows[i] for i in ids if i in rows]
-
-
-class TraitLineRow(NamedTuple):
-    id: str
-    text: str
-    subtype: str
-    stage: str
-    decayed_confidence: float
-
-
-# The trait table and its columns, found through the trait's reverse relation: search (memories) does not import
-# the traits app, and no name of its table is written here.
-_TRAIT_META = MemoryItem._meta.get_field("trait").related_model._meta
-
-
-def _trait_column(name: str) -> str:
-    return str(getattr(_TRAIT_META.get_field(name), "column"))  # noqa: B009  (a relation has none: mypy)
-
-
-_TRAIT_SQL = """SELECT m.id, m.text, t.{subtype} AS subtype, t.{stage} AS stage, t.{confidence} AS decayed_confidence
-FROM memory_items m JOIN {table} t ON t.{memory} = m.id
-WHERE {searchable} AND m.tenant_id = %s AND m.user_id = %s AND m.memory_type = %s
-  AND t.{stage} = ANY(%s) AND t.{confidence} > %s
-ORDER BY coalesce(array_position(%s::text[], t.{subtype}::text), 99), t.{confidence} DESC, m.id
-LIMIT %s""".format(table=_TRAIT_META.db_table, memory=_trait_column("memory"), subtype=_trait_column("subtype"),
-                   stage=_trait_column("stage"), confidence=_trait_column("decayed_confidence"),
-                   searchable=vocabulary.sql_searchable("m"))
-
-
-def active_traits(tenant: Tenant, user_id: str, stages: tuple[str, ...], order: tuple[str, ...],
-                  min_confidence: float, limit: int) -> list[TraitLineRow]:
-    """Seed 004's trait recall in one statement: searchable trait memories whose
-    trait is at one of `stages` with decayed confidence above the floor, by
-    subtype in `order`, then most confident. One parametrised statement: through the ORM
-    (a join and a CASE for the order) it cost 2.1 ms in Python for a 0.4 ms query, on every /context."""
-    with db().cursor() as cursor:
-        cursor.execute(_TRAIT_SQL, [timezone.now(), tenant.id, user_id, MemoryType.TRAIT, list(stages),
-                                    min_confidence, list(order), limit])
-        return [TraitLineRow(id=str(row["id"]), text=row["text"], subtype=row["subtype"], stage=row["stage"],
-                             decayed_confidence=row["decayed_confidence"]) for row in named(cursor)]
 
 
 # The user's own name as query terms, per process: (tenant id, user id) -> (terms, until; monotonic).

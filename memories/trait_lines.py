@@ -1,0 +1,40 @@
+"""The trait lines a context block shows, read by the traits app.
+
+Traits build on memories, so memories may not import them; before, the search read the traits table in raw
+SQL found through the reverse relation's metadata, a dependency no import showed. Now the traits app owns
+the statement (traits.selectors.active_trait_lines) and registers it here from its AppConfig.ready, as it
+registers its erasure steps; context asks through trait_lines_read. Without the traits app (a deployment
+of memories alone) a block has no trait lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from memories.models import Tenant
+
+
+class TraitLineRow(NamedTuple):
+    id: str
+    text: str
+    subtype: str
+    stage: str
+    decayed_confidence: float
+
+
+# (tenant, user id, stages, subtype order, minimum decayed confidence, limit) -> rows, best first.
+TraitLineReader = Callable[[Tenant, str, tuple[str, ...], tuple[str, ...], float, int], list[TraitLineRow]]
+_readers: list[TraitLineReader] = []
+
+
+def register_trait_line_reader(reader: TraitLineReader) -> None:
+    """The traits app's reader (one: a second registration replaces the first, as a reloaded app does)."""
+    _readers[:] = [reader]
+
+
+def trait_lines_read(tenant: Tenant, user_id: str, stages: tuple[str, ...], order: tuple[str, ...],
+                     min_confidence: float, limit: int) -> list[TraitLineRow]:
+    if not _readers:
+        return []
+    return _readers[0](tenant, user_id, stages, order, min_confidence, limit)
