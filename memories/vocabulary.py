@@ -54,6 +54,11 @@ TASK_REEVALUATE_TRAITS = "reflection.tasks.reevaluate_traits"
 TASK_END_IDLE_SESSIONS = "reflection.tasks.end_idle_sessions"
 QUEUED_TASKS = (TASK_EMBED_MEMORIES, TASK_RUN_CONVERSATION_JOB, TASK_REFLECT_IF_IMPORTANT, TASK_REFLECT_USER,
                 TASK_RUN_QUEUED_CYCLE, TASK_REEVALUATE_TRAITS, TASK_END_IDLE_SESSIONS)
+# The positions of a queued task's arguments that name a person (a user id, or a list of them): Celery's
+# log lines show them as a keyed digest (memory_project.observability.TaskArgumentsFilter), as request
+# logs do, never as written.
+PERSONAL_TASK_ARGUMENTS: dict[str, tuple[int, ...]] = {
+    TASK_REFLECT_IF_IMPORTANT: (1,), TASK_REFLECT_USER: (1,), TASK_REEVALUATE_TRAITS: (1,)}
 PENDING_JOB_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.RETRYING)
 
 

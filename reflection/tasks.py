@@ -8,6 +8,7 @@ import time
 from celery import shared_task
 
 from memories.consistency import consistency_check as run_consistency_check
+from memories.identity import identifier_digest
 from memories.models import MemoryItem, Tenant
 from reflection.engine import (
     ReflectionBusy,
@@ -71,7 +72,7 @@ def reevaluate_traits(self, tenant_id: int, user_id: str, cause: str, lost: dict
                                           replaced_by=replaced_by)
         except ReflectionBusy as exc:
             if attempt == BUSY_RETRIES:
-                logger.warning("trait re-evaluation for %s gave up: %s", user_id, exc)
+                logger.warning("trait re-evaluation for ~%s gave up", identifier_digest(user_id))
                 return {"skipped": str(exc)}
             if not self.request.is_eager:
                 raise self.retry(exc=exc, countdown=BUSY_RETRY_SECONDS) from exc

@@ -86,3 +86,28 @@ def test_request_logs_carry_a_keyed_digest_of_a_user_id_never_the_id(api, caplog
     assert lines[0][1] == f"/api/v1/users/~{identifier_digest('josé.garcía')}/traits"
     assert lines[1][1] == f"/api/v1/sessions/~{identifier_digest('s-josé-1')}/end"
     assert identifier_digest("josé.garcía") != identifier_digest("jose.garcia")
+
+
+def test_celery_task_lines_carry_a_keyed_digest_of_a_user_id_never_the_id(tenant_a, caplog):
+    """Issue 43: Celery's line for reflect_user showed the raw user id in its arguments, and again in
+    its return value when another cycle was running. Both go through the configured JSON formatter."""
+    from memories.identity import identifier_digest
+    from memory_project.celery import app
+    from memory_project.observability import JsonFormatter, TaskArgumentsFilter
+    from reflection.models import ReflectionCycle
+
+    ReflectionCycle.objects.create(tenant=tenant_a, user_id="josé.garcía", trigger="requested", status="running")
+    with caplog.at_level(logging.INFO, logger="celery.app.trace"):
+        caplog.clear()
+        app.tasks["reflection.tasks.reflect_user"].apply(args=(tenant_a.id, "josé.garcía", "requested"))
+        app.tasks["reflection.tasks.reflect_if_important"].apply(args=(tenant_a.id, ["josé.garcía", "bo"]))
+    lines = [JsonFormatter().format(r) for r in caplog.records if r.name == "celery.app.trace"]
+    assert len(lines) == 2 and not any("josé" in line or "jos\\u00e9" in line for line in lines), lines
+    assert f"~{identifier_digest('josé.garcía')}" in lines[0] and "already running" in lines[0]
+    assert f"~{identifier_digest('bo')}" in lines[1]
+    # A repr Celery cut short names no id it can be told apart by: the arguments are not shown.
+    record = logging.LogRecord("celery.app.trace", logging.INFO, "", 0, "Task %(name)s: %(args)s",
+                               None, None)
+    record.args = {"name": "reflection.tasks.reflect_user", "args": "(1, 'josé.garc...", "return_value": "{}"}
+    TaskArgumentsFilter().filter(record)
+    assert "josé" not in record.getMessage() and "not shown" in record.getMessage()
