@@ -501,6 +501,13 @@ def active_spec() -> EmbedderSpec:
     return spec
 
 
+def last_known_spec() -> EmbedderSpec:
+    """The active model as last read, or the settings, without asking the database: for health with
+    PostgreSQL down, which must answer at once rather than wait for a pooled connection."""
+    cached = _active_cache.get("spec")
+    return cached[1] if cached else settings_spec()
+
+
 def reset_embedders() -> None:
     """Forget the cached active model and built embedders (after a settings change)."""
     _active_cache.clear()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
+import psycopg
 import redis
 from django.conf import settings
 from django.db import connection
 
-from memories.embedding import get_embedder
+from memories.embedding import build_embedder, get_embedder, last_known_spec
 from memories.working import working_store
 
 
@@ -16,19 +19,26 @@ def _fault(exc: Exception) -> str:
 
 
 def _check_database() -> dict:
+    """Within HEALTH_DATABASE_TIMEOUT: on its own connection with a connect and a statement timeout, not
+    through the pool, whose wait (DB_POOL_TIMEOUT) and connect (no timeout) made a down or hung
+    PostgreSQL answer after 20 s (issue 43); a health check is asked precisely when things are wrong."""
+    timeout = settings.HEALTH_DATABASE_TIMEOUT
+    params = {k: v for k, v in connection.get_connection_params().items()
+              if k not in ("cursor_factory", "context", "prepare_threshold")}
+    params["options"] = f"{params.get('options', '')} -c statement_timeout={int(timeout * 1000)}".strip()
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-            row = cursor.fetchone()
+        # libpq counts whole seconds, at least 2; psycopg bounds the whole connect with it
+        with psycopg.connect(**params, connect_timeout=max(2, math.ceil(timeout)), autocommit=True) as conn:
+            row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
         return {"database": {"ok": True}, "vector_extension": {"ok": row is not None,
                                                                "version": row[0] if row else None}}
     except Exception as exc:  # noqa: BLE001 - health reports, never raises
         return {"database": {"ok": False, "error": _fault(exc)}, "vector_extension": {"ok": False}}
 
 
-def _check_embedder() -> dict:
-    try:
-        embedder = get_embedder()
+def _check_embedder(database_ok: bool) -> dict:
+    try:  # with the database down, the model last read (asking would wait DB_POOL_TIMEOUT)
+        embedder = get_embedder() if database_ok else build_embedder(last_known_spec())
         return {"ok": True, "provider": settings.EMBEDDING_PROVIDER, "model": embedder.name,
                 "dimensions": embedder.dimensions}
     except Exception as exc:  # noqa: BLE001
@@ -67,7 +77,8 @@ def _check_redis() -> dict:
 
 def service_health() -> dict:
     """The full report (operators and API keys). The public sees only `status`."""
-    checks = {**_check_database(), "embedder": _check_embedder(), "broker": _check_broker(),
+    database = _check_database()
+    checks = {**database, "embedder": _check_embedder(database["database"]["ok"]), "broker": _check_broker(),
               "working_memory": _check_working_memory()}
     essential = ("database", "vector_extension", "embedder")
     status = "ok" if all(checks[name]["ok"] for name in essential) else "unavailable"

@@ -181,6 +181,9 @@ _database["OPTIONS"] = ({"server_side_binding": True, "prepare_threshold": env_i
 # (then 503 with Retry-After), never "too many clients". Size: processes x DB_POOL_MAX_SIZE below
 # the server's max_connections (docs/deploy.md). DB_POOL_MAX_SIZE=0 turns the pool off.
 DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", 8)
+# How long /api/v1/health waits for PostgreSQL (its own connection: connect and statement timeouts) before
+# it reports the database down; libpq counts the connect in whole seconds, at least 2.
+HEALTH_DATABASE_TIMEOUT = env_float("HEALTH_DATABASE_TIMEOUT", 2.0)
 if DB_POOL_MAX_SIZE > 0:
     _database["OPTIONS"]["pool"] = {"min_size": 0, "max_size": DB_POOL_MAX_SIZE,
                                     "timeout": env_float("DB_POOL_TIMEOUT", 10.0)}

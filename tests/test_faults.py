@@ -2,6 +2,7 @@
 database stopped in the middle of batch saves, a Celery worker killed
 mid-task. The figure: faults injected, acknowledged memories lost (must be 0)."""
 
+import json
 import os
 import shutil
 import signal
@@ -186,3 +187,37 @@ def test_llm_faults_are_retried_then_failed_and_rerunnable(api, settings, fake_o
     assert api.get(f"jobs/{job['job_id']}").json()["status"] == "done"
     for _ in range(4):
         _count_fault(lost=0)
+
+
+HEALTH_WITH_A_HUNG_DATABASE = """
+import json, time, django
+django.setup()
+from django.test import RequestFactory
+from memories.api.views import HealthView
+started = time.monotonic()
+public = HealthView.as_view()(RequestFactory().get("/api/v1/health"))
+keyed = HealthView.as_view()(RequestFactory().get("/api/v1/health", HTTP_AUTHORIZATION="Bearer mk_anything"))
+print(json.dumps({"seconds": time.monotonic() - started, "codes": [public.status_code, keyed.status_code],
+                  "bodies": [public.data, keyed.data]}))
+"""
+
+
+def test_health_answers_within_its_bound_when_postgresql_hangs():
+    """Issue 43: with PostgreSQL down, health took 20 s (the pool's wait, then the key's check waiting
+    again). A server that accepts and never answers (the worst case: no refusal to act on), twice asked,
+    public and with a key: both 503 within the bound."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    port = silent.getsockname()[1]
+    try:
+        env = {**os.environ, "DATABASE_URL": f"postgresql://postgres@127.0.0.1:{port}/down",
+               "EMBEDDING_PROVIDER": "hash", "DJANGO_SETTINGS_MODULE": "memory_project.settings",
+               "HEALTH_DATABASE_TIMEOUT": "2", "WORKING_MEMORY_STORE": "off"}
+        done = subprocess.run([sys.executable, "-c", HEALTH_WITH_A_HUNG_DATABASE], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        silent.close()
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["codes"] == [503, 503] and report["bodies"] == [{"status": "unavailable"}] * 2, report
+    assert report["seconds"] < 2 * 2 + 2, report  # two checks of at most 2 s each, and the rest
