@@ -23,6 +23,7 @@ from memories.models import (
     CandidateOperation,
     CandidateStatus,
     ConversationJob,
+    ErasureReceipt,
     HistoryEvent,
     MemoryHistory,
     MemoryItem,
@@ -440,11 +441,16 @@ def candidate_reject(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: st
 UNDOABLE_APPROVALS = (CandidateOperation.ADD, CandidateOperation.ARCHIVE)
 
 
-def undo_refusal(*, candidate: Candidate, actor: str, now: datetime, window_seconds: int) -> str:
+def undo_refusal(*, candidate: Candidate, actor: str, now: datetime, window_seconds: int,
+                 erased_after: bool = False) -> str:
     """Why this decision cannot be undone now ("" when it can), as a pure decision: only its own
-    reviewer, within the window, and only a rejection or an approval that added or archived a memory."""
+    reviewer, within the window, and only a rejection or an approval that added or archived a memory.
+    erased_after: the user was erased, or this candidate's words forgotten, after the decision; what an
+    erasure closed stays closed (issue 43: undo had put an erased user's candidate back in the queue)."""
     if candidate.status == CandidateStatus.PENDING:
         return "the candidate is still waiting for a decision"
+    if erased_after:
+        return "the user's data was erased or forgotten after the decision: it stays closed"
     if candidate.resolved_by != actor:
         return "only the reviewer who decided may undo the decision"
     if candidate.resolved_at is None or (now - candidate.resolved_at).total_seconds() > window_seconds:
@@ -461,8 +467,12 @@ def candidate_undo(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: str)
     the approval added is archived, the memory it archived is restored."""
     candidate = get_or_not_found(Candidate.objects.select_for_update().filter(tenant=tenant), "candidate",
                                  id=candidate_id)
+    erased_after = candidate.resolved_at is not None and (
+        candidate.text == writing.FORGOTTEN_TURN or candidate.resolved_by == "erasure"
+        or ErasureReceipt.objects.filter(tenant=tenant, user_id=candidate.user_id,
+                                         created_at__gte=candidate.resolved_at).exists())
     refusal = undo_refusal(candidate=candidate, actor=actor, now=timezone.now(),
-                           window_seconds=settings.REVIEW_UNDO_SECONDS)
+                           window_seconds=settings.REVIEW_UNDO_SECONDS, erased_after=erased_after)
     if refusal:
         raise InvalidOperation(refusal, field="status")
     reason = f"{candidate.status} from review undone by the reviewer"

@@ -57,3 +57,22 @@ def test_undoing_an_approved_archive_restores_the_memory(api, tenant_a):
     governance.candidate_undo(tenant=tenant_a, candidate_id=row.id, actor="admin:rita")
     assert MemoryItem.objects.get(id=memory["id"]).status == "active"
     assert MemoryHistory.objects.filter(memory_id=memory["id"], event="RESTORE", actor="admin:rita").exists()
+
+
+def test_an_erasure_after_the_decision_keeps_the_candidate_closed(api, tenant_a):
+    """Issue 43: a reviewer's rejection, then the user's erasure, then the reviewer's undo put the
+    erased user's candidate back in the queue. What an erasure closed stays closed."""
+    from memories import erasure
+
+    held = api.post("memories", {"user_id": "ida", "text": "Ida's email is ida@example.com."}).json()["candidate"]
+    governance.candidate_reject(tenant=tenant_a, candidate_id=held["id"], actor="admin:rita", reason="no")
+    erasure.user_erase(tenant=tenant_a, user_id="ida", actor="admin:olga")
+    with pytest.raises(InvalidOperation, match="erased or forgotten"):
+        governance.candidate_undo(tenant=tenant_a, candidate_id=held["id"], actor="admin:rita")
+    assert Candidate.objects.get(id=held["id"]).status == CandidateStatus.REJECTED
+    # Another user's erasure does not close this reviewer's other decisions.
+    other = api.post("memories", {"user_id": "jon", "text": "Jon's email is jon@example.com."}).json()["candidate"]
+    governance.candidate_reject(tenant=tenant_a, candidate_id=other["id"], actor="admin:rita", reason="no")
+    erasure.user_erase(tenant=tenant_a, user_id="kim", actor="admin:olga")
+    assert governance.candidate_undo(tenant=tenant_a, candidate_id=other["id"], actor="admin:rita").status == \
+        CandidateStatus.PENDING
