@@ -514,3 +514,17 @@ class ActiveEmbedding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider}:{self.model} ({self.dimensions})"
+
+
+class ScheduledRun(models.Model):
+    """When each job of the in-process schedule (`make run`, memories/schedule.py) last ran, so a restart
+    does not start every interval over: a daily job needed 24 h of uptime to run at all."""
+
+    name = models.CharField(max_length=100, unique=True)
+    ran_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "scheduled_runs"
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.ran_at}"

@@ -15,6 +15,10 @@ import threading
 import time
 from collections.abc import Callable
 
+from django.db import DatabaseError
+from django.utils import timezone
+
+from memories.models import ScheduledRun
 from memories.queue import enqueue
 
 logger = logging.getLogger(__name__)
@@ -42,12 +46,36 @@ def run_schedule(schedule: dict[str, dict], *, stop: threading.Event, tick: floa
                  on_run: Callable[[str, bool], None] | None = None) -> None:
     """Run the schedule until `stop` is set, checking every `tick` seconds."""
     started = clock()
-    last_run = dict.fromkeys(schedule, started)
+    last_run = kept_last_runs(schedule, started)
     while not stop.is_set():
         now = clock()
         for name in due_entries(schedule, last_run, now):
             last_run[name] = now
             ok = run_entry(name, schedule[name])
+            remember_run(name)
             if on_run is not None:
                 on_run(name, ok)
         stop.wait(tick)
+
+
+def kept_last_runs(schedule: dict[str, dict], started: float) -> dict[str, float]:
+    """Each entry's last run on the loop's clock: the one kept in the database (ScheduledRun), moved
+    onto that clock, or the start for one never run (beat's first interval). Kept in the database
+    because under `make run` every restart had started each interval over, and a daily job never ran
+    on a service restarted more often than daily (issue 43)."""
+    try:
+        kept = dict(ScheduledRun.objects.filter(name__in=list(schedule)).values_list("name", "ran_at"))
+    except DatabaseError:
+        logger.warning("the schedule's last runs could not be read; every interval starts now")
+        kept = {}
+    wall = timezone.now()
+    return {name: min(started, started - (wall - kept[name]).total_seconds()) if name in kept else started
+            for name in schedule}
+
+
+def remember_run(name: str) -> None:
+    """Keep when an entry ran (the database down only costs a rerun after a restart)."""
+    try:
+        ScheduledRun.objects.update_or_create(name=name, defaults={"ran_at": timezone.now()})
+    except DatabaseError:
+        logger.warning("could not record that %s ran", name)

@@ -52,3 +52,29 @@ def test_the_schedule_loop_runs_due_entries_and_stops(transactional_db):
     started = time.monotonic()
     run_schedule(schedule, stop=stop, tick=0.0, clock=lambda: next(clock), on_run=on_run)
     assert ran == ["flush", "flush", "flush"] and time.monotonic() - started < 10
+
+
+def test_a_restart_keeps_each_jobs_last_run(db):
+    """Issue 43: under `make run` every restart started each interval over, so a daily job needed 24 h
+    of uptime. The last runs are kept in the database: after a restart, a job whose interval passed
+    while the service was down runs at the first check; one that ran recently still waits."""
+    from memories.models import ScheduledRun
+
+    ScheduledRun.objects.create(name="flush", ran_at=timezone.now() - timedelta(seconds=400))
+    ScheduledRun.objects.create(name="daily", ran_at=timezone.now() - timedelta(hours=1))
+    schedule = {"flush": {"task": "memories.tasks.flush_access_counts", "schedule": 300.0},
+                "daily": {"task": "memories.tasks.flush_access_counts", "schedule": 86400.0},
+                "fresh": {"task": "memories.tasks.flush_access_counts", "schedule": 60.0}}
+    stop, ran, calls = threading.Event(), [], []
+
+    def clock() -> float:  # a just-restarted process: its clock stands at its start for a few checks
+        calls.append(1)
+        if len(calls) > 4:
+            stop.set()
+        return 1000.0
+
+    before = timezone.now()
+    run_schedule(schedule, stop=stop, tick=0.0, clock=clock, on_run=lambda name, ok: ran.append(name))
+    assert ran == ["flush"]  # "fresh" never ran: one interval after the start, as beat
+    assert ScheduledRun.objects.get(name="flush").ran_at >= before
+    assert set(ScheduledRun.objects.values_list("name", flat=True)) == {"flush", "daily"}
