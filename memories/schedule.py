@@ -4,7 +4,8 @@ With a broker, `make up` runs beat and a worker as their own processes. Without 
 nothing would ever run the scheduled jobs: expired memories would stay active until read, the
 reflection scan and idle-session ending would never happen, buffered read counts would never be
 written. `manage.py run_schedule` runs CELERY_BEAT_SCHEDULE itself, each entry every `schedule`
-seconds, the first time one interval after start as beat does; gunicorn starts it beside the
+seconds from its last run, kept in the database (ScheduledRun) across restarts; one never run goes
+one interval after start, as beat does. gunicorn starts it beside the
 workers under `make run` (gunicorn.conf.py, IN_PROCESS_SCHEDULE) and it dies with the master.
 """
 
