@@ -289,16 +289,17 @@ def _memory_line(found: ScoredMemory, query: str) -> ContextLine | None:
                        score=found.score, excerpt=excerpt)
 
 
-def profile_lines(tenant: Tenant, request: ContextRequest) -> list[ContextLine]:
+def profile_lines(tenant: Tenant, request: ContextRequest, named: str | None) -> list[ContextLine]:
     """The profile the block opens with (memories.profile), in the request's scope, as many lines as a
     quarter of max_chars holds with its heading (the longer heading of the two languages: the block's
-    language is decided later, and the profile must never be over its share)."""
+    language is decided later, and the profile must never be over its share). `named`: the name the
+    block's title gives the user, whose name line it leaves out."""
     if request.user_id is None:
         return []
     scope = SearchQuery(query="", user_id=request.user_id, agent_id=request.agent_id, group_id=request.group_id)
     ordered = profile.profile_order(profile_candidates(tenant, scope, vocabulary.PROFILE_SLOTS,
                                                        profile.PROFILE_CANDIDATES))
-    if profile_display_name(tenant.id, request.user_id):  # the block's title names them already
+    if named:  # the block's title names them already
         ordered = [m for m in ordered if profile.profile_slot(m) != "name"]
     lines = [ContextLine(section="profile", id=str(m.id), text=m.text, date=_date(m), kind=profile.profile_slot(m))
              for m in ordered]
@@ -370,6 +371,7 @@ class GatheredLines:
     working_lines: list[ContextLine]
     found: list[ScoredMemory]  # the search's memories, session first
     extra: list[ScoredMemory]  # working memory's items the search did not find
+    named: str | None = None  # the name the user's profile holds (the title; the profile leaves it out)
 
 
 def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
@@ -394,7 +396,8 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
     # the traits, the group and working memory are read: about 5 ms of a 30 ms answer.
     embedder = get_embedder()  # resolved here: the worker thread must not touch the database
     vector = _EMBEDDING_POOL.submit(embed_query, request.query, embedder)
-    lines: list[ContextLine] = profile_lines(tenant, request)
+    named = profile_display_name(tenant.id, request.user_id) if request.user_id else None
+    lines: list[ContextLine] = profile_lines(tenant, request, named)
     if request.user_id is not None:
         lines += trait_lines(tenant, request.user_id, settings.CONTEXT_TRAIT_LIMIT if request.trait_limit is None
                              else request.trait_limit)
@@ -422,7 +425,7 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
     working_lines = [ContextLine(section="working_memory", id=str(r.memory.id), text=r.memory.text,
                                  date=_date(r.memory), kind=r.memory.memory_type, score=r.score) for r in extra]
     return GatheredLines(lines=lines, memory_lines=memory_lines, working_lines=working_lines,
-                         found=found, extra=extra)
+                         found=found, extra=extra, named=named)
 
 
 def kept_lines(gathered: GatheredLines, limit: int) -> list[ContextLine]:
@@ -447,8 +450,7 @@ def compose_block(tenant: Tenant, request: ContextRequest, gathered: GatheredLin
     language = block_language(request.language or settings.CONTEXT_LANGUAGE, request.query, lines)
     status["language"] = language
     # The block is headed with the name the user gave ("What you know about Maria"), else their id.
-    named = profile_display_name(tenant.id, request.user_id) if request.user_id else None
-    subject = ((named or request.user_id) if request.user_id else
+    subject = ((gathered.named or request.user_id) if request.user_id else
                f"群组 {request.group_id}" if language == "zh" else f"the group {request.group_id}")
     text, shown = render(lines, subject=subject, form=request.format, max_chars=request.max_chars,
                          language=language)

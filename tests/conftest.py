@@ -7,6 +7,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,18 @@ def converse(api: Api, messages: list, *, user_id: str = "alice", session_id: st
     assert response.status_code == 202, response.content
     # Inside a test transaction the job runs after the view returns: read it back.
     return api.get(f"jobs/{response.json()['job_id']}").json()
+
+
+def end_session(api: Api, session_id: str, user_id: str = "alice") -> dict:
+    """End a session and wait for its reflection cycle to complete; return the cycle."""
+    ended = api.post(f"sessions/{session_id}/end", {"user_id": user_id})
+    assert ended.status_code == 202, ended.content
+    deadline = time.monotonic() + 90
+    while (cycle := api.get(f"reflection-cycles/{ended.json()['id']}").json())["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, cycle
+        time.sleep(0.1)
+    assert cycle["status"] == "completed", cycle
+    return cycle
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 from memories.dedupe import says_forgotten
 from memories.models import MemoryHistory, MemoryItem
 from memories.writing import FORGOTTEN_TURN
-from tests.conftest import converse
+from tests.conftest import converse, end_session
 
 
 def _facts(user_id: str = "alice") -> list[str]:
@@ -106,19 +106,6 @@ def test_a_wish_about_answers_stays_about_the_answers(api):
     assert "User's answers" not in text and "the answers" in text
 
 
-def _end_session(api, session_id: str) -> dict:
-    import time
-
-    ended = api.post(f"sessions/{session_id}/end", {"user_id": "alice"})
-    assert ended.status_code == 202, ended.content
-    deadline = time.monotonic() + 90
-    while (cycle := api.get(f"reflection-cycles/{ended.json()['id']}").json())["status"] in ("queued", "running"):
-        assert time.monotonic() < deadline, cycle
-        time.sleep(0.1)
-    assert cycle["status"] == "completed", cycle
-    return cycle
-
-
 @pytest.mark.django_db(transaction=True)
 def test_traits_grow_offline_from_what_people_say_across_sessions(api):
     """Four statements of one habit in four sessions make a behaviour trait; two requests for brief answers
@@ -128,11 +115,11 @@ def test_traits_grow_offline_from_what_people_say_across_sessions(api):
     for n, said in enumerate(habit, start=1):
         job = converse(api, [said, {"role": "assistant", "content": "Nice!"}], session_id=f"run-{n}")
         assert [op["operation"] for op in job["operations"]] == ["ADD"], job["operations"]
-        _end_session(api, f"run-{n}")
+        end_session(api, f"run-{n}")
     for n, said in enumerate(["Please keep it brief.", "Keep your answers short please, I like short answers."],
                              start=1):
         converse(api, [said], session_id=f"style-{n}")
-        _end_session(api, f"style-{n}")
+        end_session(api, f"style-{n}")
     traits = api.get("users/alice/traits?stage=candidate,emerging,established,core").json()
     behaviours = {t["text"]: t for t in traits["behavior"]}
     assert "Usually runs before work" in behaviours, traits

@@ -4,31 +4,19 @@ facts, within a quarter of its budget, whatever the question."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from memories.models import MemoryItem
 from memories.writing import MemorySpec, memory_create
 from reflection.reflectors import MeaningReflector
-from tests.conftest import converse
-
-
-def _end_session(api, session_id: str, user_id: str = "alice") -> None:
-    ended = api.post(f"sessions/{session_id}/end", {"user_id": user_id})
-    assert ended.status_code == 202, ended.content
-    deadline = time.monotonic() + 90
-    while (cycle := api.get(f"reflection-cycles/{ended.json()['id']}").json())["status"] in ("queued", "running"):
-        assert time.monotonic() < deadline, cycle
-        time.sleep(0.1)
-    assert cycle["status"] == "completed", cycle
+from tests.conftest import converse, end_session
 
 
 def _sessions(api, said: list[str], prefix: str, user_id: str = "alice") -> None:
     for number, text in enumerate(said, start=1):
         converse(api, [text, {"role": "assistant", "content": "OK!"}], user_id=user_id,
                  session_id=f"{prefix}-{number}")
-        _end_session(api, f"{prefix}-{number}", user_id)
+        end_session(api, f"{prefix}-{number}", user_id)
 
 
 @pytest.mark.django_db(transaction=True)
