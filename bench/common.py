@@ -43,6 +43,26 @@ def wait_for_jobs(tenant, timeout: float = 1800.0) -> None:
         time.sleep(0.5)
 
 
+def unlimited_api_client(name: str):
+    """A fresh tenant, its key's auth header and Django's test client, with the request and pending-job
+    limits lifted: a bench that sends weeks of conversations through the API measures what is kept, not
+    the abuse limits. Returns (tenant, auth, client)."""
+    import uuid
+
+    from django.conf import settings
+    from django.test import Client
+
+    from memories.keys import api_key_create
+    from memories.models import Tenant
+
+    settings.RATE_LIMIT_KEY_REQUESTS = settings.RATE_LIMIT_TENANT_REQUESTS = 0
+    settings.TENANT_MAX_PENDING_JOBS = 10_000
+    settings.ALLOWED_HOSTS = ["*"]
+    tenant = Tenant.objects.create(name=f"{name}-{uuid.uuid4().hex[:8]}")
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {api_key_create(tenant_name=tenant.name).raw_key}"}
+    return tenant, auth, Client()
+
+
 def percentiles(samples_ms: list[float]) -> dict[str, float]:
     ordered = sorted(samples_ms)
 

@@ -31,7 +31,7 @@ import time
 import uuid
 from pathlib import Path
 
-from common import print_table, setup_django, wait_for_jobs
+from common import print_table, setup_django, unlimited_api_client, wait_for_jobs
 
 PERSONAS_DIR = Path(__file__).resolve().parent / "personas"
 BUDGETS = (400, 1000, 2000)
@@ -90,18 +90,9 @@ def main() -> None:
         personas = [p for p in personas if p["persona"].startswith(args.only)]
     setup_django(database="memory_bench_personas", provider="local")
     from django.conf import settings
-    from django.test import Client
-
-    from memories.keys import api_key_create
-    from memories.models import Tenant
 
     settings.CONVERSATION_EPISODES = True
-    settings.RATE_LIMIT_KEY_REQUESTS = settings.RATE_LIMIT_TENANT_REQUESTS = 0
-    settings.TENANT_MAX_PENDING_JOBS = 10_000
-    settings.ALLOWED_HOSTS = ["*"]
-    tenant = Tenant.objects.create(name=f"personas-{uuid.uuid4().hex[:8]}")
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {api_key_create(tenant_name=tenant.name).raw_key}"}
-    client = Client()
+    tenant, auth, client = unlimited_api_client("personas")
 
     def call(path: str, body: dict) -> dict:
         response = client.post(f"/api/v1/{path}", json.dumps(body), content_type="application/json", **auth)

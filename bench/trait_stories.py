@@ -21,7 +21,7 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from common import print_table, setup_django, wait_for_jobs
+from common import print_table, setup_django, unlimited_api_client, wait_for_jobs
 
 START = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
 
@@ -77,19 +77,9 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="print each story's shown traits and their families")
     args = parser.parse_args()
     setup_django(database="memory_bench_traits", provider="local")
-    from django.conf import settings
-    from django.test import Client
-
-    from memories.keys import api_key_create
-    from memories.models import Tenant
     from reflection.stories import TraitScore, read_stories
 
-    settings.RATE_LIMIT_KEY_REQUESTS = settings.RATE_LIMIT_TENANT_REQUESTS = 0
-    settings.TENANT_MAX_PENDING_JOBS = 10_000
-    settings.ALLOWED_HOSTS = ["*"]
-    tenant = Tenant.objects.create(name=f"traits-{uuid.uuid4().hex[:8]}")
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {api_key_create(tenant_name=tenant.name).raw_key}"}
-    client = Client()
+    tenant, auth, client = unlimited_api_client("traits")
     stories = [s for s in read_stories() if s.id.startswith(args.only)]
     totals: dict[tuple[str, str], TraitScore] = {}
     started = time.perf_counter()
