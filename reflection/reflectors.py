@@ -401,10 +401,12 @@ def new_trait_text(memory: MemoryItem, evidence: Evidence, names: tuple[str, ...
 
 def without_the_user(text: str) -> str:
     """A trait is about the user: the placeholder left inside its text reads as a reviewer writes it
-    ("before User's shift" -> "before their shift", "用户的女儿" -> "自己的女儿")."""
+    ("before User's shift" -> "before their shift", "用户的女儿" -> "自己的女儿"). Where it is the subject
+    left inside ("Saturdays User cycles out", "每个周日早上用户都去") it goes: a trait has no subject (it had
+    read "Saturdays them cycles out" on a conversation written after the rule)."""
     text = re.sub(r"\bUser's\b", "their", text)
-    text = re.sub(r"\bUser\b", "them", text)
-    return text.replace("用户的", "自己的").replace("用户", "自己")
+    text = re.sub(r"\s*\bUser\b\s*", " ", text).strip()
+    return text.replace("用户的", "自己的").replace("用户", "")
 
 
 def _hint(cluster: _Cluster, names: tuple[str, ...]) -> TraitHint:

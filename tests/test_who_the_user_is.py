@@ -8,7 +8,7 @@ import pytest
 
 from memories.models import MemoryItem
 from memories.writing import MemorySpec, memory_create
-from reflection.reflectors import MeaningReflector
+from reflection.reflectors import MeaningReflector, without_the_user
 from tests.conftest import converse, end_session
 
 
@@ -115,3 +115,13 @@ def test_a_chinese_block_fills_its_budget_as_an_english_one_does(api):
                                  "max_chars": 2000}).json()["context"]
     # 16 lines (max_chars / 125, before) used about a quarter of it; near-duplicates still fold together.
     assert len(block) >= 0.75 * 2000, (len(block), block)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Usually swims at the pool before User's shift", "Usually swims at the pool before their shift"),
+    ("Usually Saturdays User cycles out to the Mendips", "Usually Saturdays cycles out to the Mendips"),
+    ("每个周日早上用户都去人民公园打羽毛球", "每个周日早上都去人民公园打羽毛球"),
+    ("经常陪用户的女儿练琴", "经常陪自己的女儿练琴"),
+])
+def test_a_trait_has_no_placeholder_for_the_user(text, expected):
+    assert without_the_user(text) == expected
