@@ -352,9 +352,13 @@ def trait_evidence_texts(trait: Trait, limit: int) -> list[str]:
 
 def said_by_the_user(text: str, names: tuple[str, ...]) -> str:
     """A memory's text with the user's name as the subject the trait rules know ("Harold Benning usually
-    walks" -> "User usually walks", "刘国栋每天游泳" -> "用户每天游泳")."""
+    walks" -> "User usually walks", "刘国栋每天游泳" -> "用户每天游泳"). A Latin name is replaced as a whole word
+    only: the user id is one of the names, and a user "u" had made "just" read "jUserst"."""
     for name in sorted({n for n in names if n}, key=len, reverse=True):
-        text = text.replace(name, UNKNOWN_SPEAKER["zh" if has_han(name) else "en"])
+        if has_han(name):
+            text = text.replace(name, UNKNOWN_SPEAKER["zh"])
+        else:
+            text = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", UNKNOWN_SPEAKER["en"], text)
     return text
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from memories.models import MemoryItem
 from memories.writing import MemorySpec, memory_create
-from reflection.reflectors import MeaningReflector, without_the_user
+from reflection.reflectors import MeaningReflector, said_by_the_user, without_the_user
 from tests.conftest import converse, end_session
 
 
@@ -125,3 +125,14 @@ def test_a_chinese_block_fills_its_budget_as_an_english_one_does(api):
 ])
 def test_a_trait_has_no_placeholder_for_the_user(text, expected):
     assert without_the_user(text) == expected
+
+
+@pytest.mark.parametrize("text, names, expected", [
+    ("Maria usually runs at dawn", ("Maria",), "User usually runs at dawn"),
+    ("I just take a look at the sunset", ("u",), "I just take a look at the sunset"),  # the user id "u"
+    ("u likes tea", ("u",), "User likes tea"),
+    ("Annabel told Ann about tea", ("Ann",), "Annabel told User about tea"),
+    ("刘国栋每天游泳", ("刘国栋",), "用户每天游泳"),
+])
+def test_the_users_name_is_replaced_as_a_whole_word(text, names, expected):
+    assert said_by_the_user(text, names) == expected
