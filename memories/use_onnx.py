@@ -45,6 +45,9 @@ PROBES = ("prepare", "我上次说的茶是什么？", "what did I say about 跑
 # activation scale for the whole matrix) took the worst text to cosine 0.973 of fp32 (median 0.997);
 # kept fp32, the worst of 514 English, Chinese and mixed texts is 0.999, for 0.1 ms more a query.
 FP32_NODES = ["projection_matmul"]
+# Part of the files' names with the package's version: a change to build_graph or to the quantization
+# bumps it, so that no process loads a file an older recipe made.
+RECIPE = 1
 PROBE_FLOOR = 0.98  # a loaded graph must give the numpy path's vector to this cosine on every probe
 
 
@@ -163,9 +166,9 @@ def _write_aside(target: Path, write) -> None:
 
 
 def model_file(models_dir: Path, precision: str) -> Path:
-    """Where the graph at `precision` is kept, named for the package version it was built from."""
+    """Where the graph at `precision` is kept, named for the package version and the RECIPE that made it."""
     suffix = "-qint8-matmul" if precision == "int8" else ""
-    return models_dir / f"use-multilingual-v3-{_package()[1]}{suffix}.onnx"
+    return models_dir / f"use-multilingual-v3-{_package()[1]}-recipe{RECIPE}{suffix}.onnx"
 
 
 def query_model(models_dir: Path, precision: str = "int8") -> Path:

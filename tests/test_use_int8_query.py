@@ -25,9 +25,9 @@ from memories.vectors import embed_items
 from memories.writing import MemorySpec, memory_create_batch
 
 SET = Path(__file__).resolve().parent / "samples" / "zh_retrieval.json"
-# Measured on 514 texts of the Chinese set (questions in three languages, memories) and English
-# questions: the worst int8 query is at cosine 0.999 of numpy fp32 (median 0.9995).
-INT8_FLOOR = 0.99
+# Measured on 514 texts (the Chinese set's questions in three languages and its memories, English
+# questions, edge cases): the worst int8 query is at cosine 0.9990 of numpy fp32, the median 0.9995.
+INT8_FLOOR = 0.995
 
 
 def questions(language: str) -> list[str]:
