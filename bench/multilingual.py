@@ -17,8 +17,16 @@ service's own write path (memory_create_batch, embed_items) and its search:
 Query embedding time (a search's query vector, as search computes it) is timed
 for every model on the same questions, interleaved.
 
+--query-precisions runs each model at several query precisions as candidates of
+its own: the memories are stored and embedded once per model (documents are fp32
+at every precision), and each question is embedded and searched by every
+precision in turn. A precision is `fp32`, `int8`, or MiniLM's/USE's (`int8/fp32`:
+MiniLM's query int8, USE's numpy fp32, the pair's default before USE's int8 graph).
+
     make bench-multilingual                                   # 12 users, LoCoMo dev split, three models
     make bench-multilingual BENCH_ARGS="--users 4 --skip-locomo --models all-MiniLM-L6-v2+use-multilingual-v3"
+    make bench-multilingual BENCH_ARGS="--models all-MiniLM-L6-v2+use-multilingual-v3 \\
+        --query-precisions fp32,int8/fp32,int8"          # the pair at three query precisions
 """
 
 from __future__ import annotations
@@ -77,41 +85,76 @@ def first_rank(ranked: list[str], wanted: set[str]) -> int | None:
     return next((i for i, key in enumerate(ranked, start=1) if key in wanted), None)
 
 
-def run_chinese_user(tenant, embedder, user: dict, scores: dict, query_ms: list[float]) -> None:
-    from memories.embedding import search_query_vector
-    from memories.search import SearchQuery, memory_search
+def store_chinese_user(tenant, embedder, user: dict) -> dict[str, str]:
+    """The user's memories saved and embedded; returns the topic of each memory id."""
     from memories.vectors import embed_items
     from memories.writing import MemorySpec, memory_create_batch
 
     results = memory_create_batch(tenant=tenant, actor="bench", enqueue_embedding=False, count_for_reflection=False,
                                   specs=[MemorySpec(user_id=user["user_id"], text=m["text"]) for m in user["memories"]])
     embed_items([str(r.memory.id) for r in results], embedder=embedder)
-    topic_of = {str(r.memory.id): m["topic"] for r, m in zip(results, user["memories"], strict=True)}
-    for question in user["questions"]:
-        started = time.perf_counter()
-        search_query_vector(embedder, question["text"])
-        query_ms.append((time.perf_counter() - started) * 1000)
-        for mode in MODES:
-            found = memory_search(tenant=tenant, embedder=embedder, query=SearchQuery(
-                query=question["text"], user_id=user["user_id"], mode=mode, limit=K_ZH))
-            ranked = [topic_of.get(str(r.memory.id), "") for r in found]
-            scores[(question["language"], mode)].add(first_rank(ranked, {question["topic"]}))
+    return {str(r.memory.id): m["topic"] for r, m in zip(results, user["memories"], strict=True)}
 
 
-def run_locomo_conversation(tenant, embedder, sample: dict, scores: dict) -> None:
+def ask_chinese_question(tenant, embedder, user: dict, question: dict, topic_of: dict[str, str], scores: dict,
+                         query_ms: list[float]) -> None:
+    from memories.embedding import search_query_vector
+    from memories.search import SearchQuery, memory_search
+
+    started = time.perf_counter()
+    search_query_vector(embedder, question["text"])
+    query_ms.append((time.perf_counter() - started) * 1000)
+    for mode in MODES:
+        found = memory_search(tenant=tenant, embedder=embedder, query=SearchQuery(
+            query=question["text"], user_id=user["user_id"], mode=mode, limit=K_ZH))
+        ranked = [topic_of.get(str(r.memory.id), "") for r in found]
+        scores[(question["language"], mode)].add(first_rank(ranked, {question["topic"]}))
+
+
+def run_chinese_user(tenant, embedders: dict, user: dict, scores: dict, query_ms: dict, flip: bool) -> None:
+    """One user's memories, stored once, and every question asked by each candidate (one model at
+    its query precisions) in turn, the order flipping question by question."""
+    topic_of = store_chinese_user(tenant, next(iter(embedders.values())), user)
+    for number, question in enumerate(user["questions"]):
+        order = list(embedders) if (number % 2) != flip else list(reversed(embedders))
+        for label in order:
+            ask_chinese_question(tenant, embedders[label], user, question, topic_of, scores[label], query_ms[label])
+
+
+def run_locomo_conversation(tenant, embedders: dict, sample: dict, scores: dict, flip: bool) -> None:
     from locomo import questions, store_conversation
 
     from memories.search import SearchQuery, memory_search
     from memories.vectors import refresh_planner_statistics
 
-    turns, dia_of = store_conversation(tenant, sample, embedder)
+    turns, dia_of = store_conversation(tenant, sample, next(iter(embedders.values())))
     refresh_planner_statistics()
-    for q in questions(sample, {t["dia_id"] for t in turns}):
-        for mode in ("semantic", "hybrid"):
-            found = memory_search(tenant=tenant, embedder=embedder, query=SearchQuery(
-                query=q["question"], user_id=sample["sample_id"], mode=mode, limit=K_LOCOMO))
-            ranked = [d for r in found for d in dia_of.get(str(r.memory.id), [])]
-            scores[mode].add(first_rank(ranked, set(q["evidence"])))
+    for number, q in enumerate(questions(sample, {t["dia_id"] for t in turns})):
+        order = list(embedders) if (number % 2) != flip else list(reversed(embedders))
+        for label in order:
+            for mode in ("semantic", "hybrid"):
+                found = memory_search(tenant=tenant, embedder=embedders[label], query=SearchQuery(
+                    query=q["question"], user_id=sample["sample_id"], mode=mode, limit=K_LOCOMO))
+                ranked = [d for r in found for d in dia_of.get(str(r.memory.id), [])]
+                scores[label][mode].add(first_rank(ranked, set(q["evidence"])))
+
+
+def local_at_precision(model: str, precision: str):
+    """The local `model` with its search queries at `precision` ("fp32", "int8", or "MINILM/USE"),
+    built here rather than from the settings (which hold one precision per process)."""
+    from django.conf import settings
+
+    from memories.embedding import MiniLMEmbedder, ScriptWeightedEmbedder, UseEmbedder
+
+    minilm_precision, _, use_precision = precision.partition("/")
+    threads, models = settings.EMBEDDING_LOCAL_THREADS, settings.VAR_DIR / "models"
+    minilm = (MiniLMEmbedder(settings.EMBEDDING_LOCAL_BACKEND, cache_dir=models, threads=threads,
+                             query_precision=minilm_precision) if MiniLMEmbedder.name in model else None)
+    use = (UseEmbedder(threads=threads, cache_dir=models, query_precision=use_precision or minilm_precision)
+           if UseEmbedder.name in model else None)
+    if minilm is not None and use is not None:
+        return ScriptWeightedEmbedder(minilm, use)
+    return minilm or use
 
 
 def main() -> None:
@@ -120,6 +163,9 @@ def main() -> None:
     parser.add_argument("--models", default="all-MiniLM-L6-v2,use-multilingual-v3,"
                                             "all-MiniLM-L6-v2+use-multilingual-v3",
                         help="local models, comma-separated (the last is the one the summary line reports)")
+    parser.add_argument("--query-precisions", default="",
+                        help="each model at these query precisions, comma-separated (fp32, int8, or MiniLM's/USE's "
+                             "as int8/fp32), interleaved on the same stored memories; default: the settings' one")
     parser.add_argument("--skip-locomo", action="store_true", help="the Chinese set only")
     parser.add_argument("--locomo", type=Path, default=ROOT.parent / "shared" / "data" / "locomo_dev.json")
     args = parser.parse_args()
@@ -130,30 +176,34 @@ def main() -> None:
     from memories.models import Tenant
 
     models = [m.strip() for m in args.models.split(",") if m.strip()]
-    embedders = {}
+    precisions = [p.strip() for p in args.query_precisions.split(",") if p.strip()]
+    groups: dict[str, dict] = {}  # model -> {candidate label: embedder}, one tenant and one storing per model
     for model in models:
         started = time.perf_counter()
-        embedders[model] = build_embedder(spec_for_model(model))
+        groups[model] = ({f"{model} @ {p}": local_at_precision(spec_for_model(model).model, p) for p in precisions}
+                         if precisions else {model: build_embedder(spec_for_model(model))})
         print(f"loaded {model} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    candidates = [label for group in groups.values() for label in group]
     run = uuid.uuid4().hex[:8]
     tenants = {model: Tenant.objects.create(name=f"multilingual-{run}-{index}") for index, model in enumerate(models)}
 
     users = deal(json.loads(SET.read_text())["topics"], args.users)
-    zh_scores = {model: {(lang, mode): Ranks() for lang in LANGUAGES for mode in MODES} for model in models}
-    query_ms: dict[str, list[float]] = {model: [] for model in models}
+    zh_scores = {c: {(lang, mode): Ranks() for lang in LANGUAGES for mode in MODES} for c in candidates}
+    query_ms: dict[str, list[float]] = {c: [] for c in candidates}
     for position, user in enumerate(users, start=1):
         order = models if position % 2 else list(reversed(models))  # interleaved, each model first in turn
         for model in order:
-            run_chinese_user(tenants[model], embedders[model], user, zh_scores[model], query_ms[model])
+            run_chinese_user(tenants[model], groups[model], user, zh_scores, query_ms, flip=position % 2 == 0)
         print(f"Chinese set: user {position}/{len(users)}", file=sys.stderr)
 
-    locomo_scores = {model: {"semantic": Ranks(), "hybrid": Ranks()} for model in models}
+    locomo_scores = {c: {"semantic": Ranks(), "hybrid": Ranks()} for c in candidates}
     samples = [] if args.skip_locomo or not args.locomo.exists() else json.loads(args.locomo.read_text())
     for position, sample in enumerate(samples, start=1):
         order = models if position % 2 else list(reversed(models))
         for model in order:
-            run_locomo_conversation(tenants[model], embedders[model], sample, locomo_scores[model])
+            run_locomo_conversation(tenants[model], groups[model], sample, locomo_scores, flip=position % 2 == 0)
         print(f"LoCoMo: conversation {position}/{len(samples)}", file=sys.stderr)
+    models = candidates  # the tables below report each candidate
 
     asked = {lang: sum(q["language"] == lang for u in users for q in u["questions"]) for lang in LANGUAGES}
     print(f"\nChinese set: {len(users)} users, {len(users) * TOPICS_PER_USER} memories, {sum(asked.values())} "
@@ -177,13 +227,15 @@ def main() -> None:
                 for model in models for mode in ("semantic", "hybrid")]
         print_table(f"LoCoMo ({len(samples)} conversations): top {K_LOCOMO}", rows,
                     ["model", "mode", "hit@10", "mrr", "n"])
-    last = models[-1]
-    summary = " ".join(f"{lang}_{mode}_hit@3={zh_scores[last][(lang, mode)].hit(K_ZH):.3f}"
-                       for lang in LANGUAGES for mode in MODES)
-    locomo = (f" locomo_hybrid_hit@10={locomo_scores[last]['hybrid'].hit(K_LOCOMO):.3f}"
-              f" locomo_hybrid_mrr={locomo_scores[last]['hybrid'].mrr():.3f}") if samples else ""
-    print(f"\nmodel={last} {summary}{locomo} query_p50_ms={statistics.median(query_ms[last]):.2f}")
-
+    for model in models:  # one line per candidate, the last (the summary's) last
+        zh = zh_scores[model]
+        summary = " ".join(f"{lang}_{mode}_hit@3={zh[(lang, mode)].hit(K_ZH):.3f} "
+                           f"{lang}_{mode}_mrr={zh[(lang, mode)].mrr():.3f}"
+                           for lang in LANGUAGES for mode in ("semantic", "hybrid"))
+        locomo = "".join(f" locomo_{mode}_hit@10={locomo_scores[model][mode].hit(K_LOCOMO):.3f}"
+                         f" locomo_{mode}_mrr={locomo_scores[model][mode].mrr():.3f}"
+                         for mode in ("semantic", "hybrid")) if samples else ""
+        print(f"\nmodel={model} {summary}{locomo} query_p50_ms={statistics.median(query_ms[model]):.2f}")
 
 if __name__ == "__main__":
     main()
