@@ -10,7 +10,9 @@
    for enough lines to fill max_chars with short ones (memory_lines_for: at least CONTEXT_MEMORY_LIMIT,
    one per CONTEXT_CHARS_PER_MEMORY characters, at most CONTEXT_MEMORY_MAX) and the block takes them
    best first until its characters run out, so a Chinese block (short lines) fills its budget as an
-   English one does; a request's `limit` fixes the number instead;
+   English one does; a request's `limit` fixes the number instead. The search loads only the best
+   candidates whose lines fill CANDIDATE_CHARS_SHARE times the block (candidate_fill): an English
+   block needs a third of the lines a Chinese one does, and loading them all cost a /context 12 ms;
 4. working memory: fresh items not already shown.
 
 Near-duplicate lines collapse into the richer one (each line keeps its own identity); the block fits max_chars
@@ -34,6 +36,7 @@ from memories.excerpts import episode_excerpt
 from memories.extraction import load_prompt
 from memories.models import MemoryItem, MemoryType, Tenant
 from memories.search import (
+    CharacterFill,
     ScoredMemory,
     SearchPlan,
     SearchQuery,
@@ -265,6 +268,21 @@ def memory_lines_for(max_chars: int, *, floor: int, per_line: int, ceiling: int)
     return max(floor, min(ceiling, max_chars // max(per_line, 1)))
 
 
+# A memory line's characters beside its text ("- [2026-10-09] " and the newline).
+LINE_CHARS = 16
+# The search loads candidates for this many times the block's characters: near-duplicates collapse, the
+# profile's lines are not repeated, an episode may have no matching turn, and a line that does not fit
+# leaves room a later, shorter one takes.
+CANDIDATE_CHARS_SHARE = 1.5
+
+
+def candidate_fill(max_chars: int) -> CharacterFill:
+    """What the block's search loads: the best candidates until they fill CANDIDATE_CHARS_SHARE times
+    the block (an episode counted as its excerpt's length at most)."""
+    return CharacterFill(budget=int(max_chars * CANDIDATE_CHARS_SHARE), per_line=LINE_CHARS,
+                         line_max=settings.CONTEXT_EPISODE_LINE_CHARS)
+
+
 def session_first(found: list[ScoredMemory], session_id: str | None) -> list[ScoredMemory]:
     """The search's answer with the current session's memories ranked up by CONTEXT_SESSION_BOOST (their
     score times 1 + boost), the rest in the search's order."""
@@ -406,12 +424,12 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
 
     fresh, status["working_memory"] = _working_memories(tenant, request, settings.CONTEXT_WORKING_LIMIT)
     plan = SearchPlan()
-    # Twice the limit: near-duplicates collapse, and traits have their own section.
+    # Ten beyond the limit (near-duplicates collapse); the fill stops loading once the block could be full.
     # A session is where the agent is, not a wall: the search reads every session of the user and the
     # current one's memories rank up (search itself keeps session_id as a filter).
     found = session_first(memory_search(tenant=tenant, plan=plan, query=SearchQuery(
         query=request.query, user_id=request.user_id, agent_id=request.agent_id,
-        group_id=request.group_id, limit=limit * 2,
+        group_id=request.group_id, limit=limit + 10, fill=candidate_fill(request.max_chars),
         memory_types=[t for t in MemoryType.values if t != MemoryType.TRAIT]), embedder=embedder,
         query_vector=vector.result), request.session_id)
     status["search"] = "degraded: " + ", ".join(plan.degraded) if plan.degraded else "ok"

@@ -12,7 +12,7 @@ reciprocal rank fusion and the final score.
 """
 
 from memories.search.filters import scope_filter
-from memories.search.query import MODES, ScoredMemory, SearchPlan, SearchQuery
+from memories.search.query import MODES, CharacterFill, ScoredMemory, SearchPlan, SearchQuery
 from memories.search.reads import (
     jobs_of,
     listed_in_scope,
@@ -29,7 +29,7 @@ from memories.search.semantic import exact_tenant_neighbours, nearest_memories, 
 from memories.search.service import memory_search
 
 __all__ = [
-    "MODES", "RetrievedRow", "ScoredMemory", "SearchPlan", "SearchQuery",
+    "MODES", "CharacterFill", "RetrievedRow", "ScoredMemory", "SearchPlan", "SearchQuery",
     "candidate_row", "demote_episodes", "exact_tenant_neighbours", "jobs_of", "listed_in_scope", "memories_by_id",
     "memory_search", "nearest_memories", "newest_in_scope", "profile_candidates", "profile_display_name",
     "profile_name", "score_candidate", "scope_filter", "searchable_in_scope", "semantic_search",

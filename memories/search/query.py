@@ -14,6 +14,16 @@ VectorPlan = Literal["", "exact", "hnsw", "none"]
 KeywordStatistics = Literal["", "kept", "scanned"]
 
 
+@dataclass(frozen=True)
+class CharacterFill:
+    """Stop at the best candidates whose texts fill `budget` characters (a /context block's): each counts
+    `per_line` more (its bullet and date) and at most `line_max` (an episode's line is an excerpt)."""
+
+    budget: int
+    per_line: int = 0
+    line_max: int | None = None
+
+
 @dataclass
 class SearchQuery:
     """What to look for, and where (see filters.scope_clauses for the scope rules).
@@ -39,6 +49,8 @@ class SearchQuery:
     # Terms the keyword side leaves out: the user's own name, which every fact about them says (set by
     # the search itself from the user's profile; a question naming the user is no match for all of them).
     keyword_ignore: tuple[str, ...] = ()
+    # Only as many of the `limit` best as fill a character budget are loaded (None: all `limit`).
+    fill: CharacterFill | None = None
 
 
 @dataclass

@@ -14,7 +14,8 @@ from memories.vocabulary import EPISODE_TAG
 SCORE_COLUMNS = ("m.memory_type AS memory_type, m.importance AS importance, "
                  "extract(epoch FROM coalesce(m.valid_at, m.created_at))::float8 AS moment, "
                  "m.data #>> '{emotion,arousal}' AS arousal, "
-                 f"'{EPISODE_TAG}' = ANY(m.tags) AS episode, m.session_id <> '' AS in_session")
+                 f"'{EPISODE_TAG}' = ANY(m.tags) AS episode, m.session_id <> '' AS in_session, "
+                 "char_length(m.text) AS chars")
 
 
 class RetrievedRow(NamedTuple):
@@ -28,6 +29,7 @@ class RetrievedRow(NamedTuple):
     arousal: str | None
     episode: bool = False  # a session's original turns (writing.episode_append), ranked below facts
     in_session: bool = False  # saved with a session_id: it may have a neighbour (search.neighbours)
+    chars: int = 0  # the text's length: a /context search stops loading once its budget is full
 
 
 def named(cursor: CursorWrapper) -> list[dict[str, Any]]:
@@ -40,7 +42,7 @@ def candidate(row: dict[str, Any]) -> RetrievedRow:
     """A named SQL row (SCORE_COLUMNS plus id and rank_value) as the scorer's row."""
     return RetrievedRow(id=str(row["id"]), rank_value=float(row["rank_value"]), memory_type=row["memory_type"],
                         importance=row["importance"], moment=row["moment"], arousal=row["arousal"],
-                        episode=bool(row["episode"]), in_session=bool(row["in_session"]))
+                        episode=bool(row["episode"]), in_session=bool(row["in_session"]), chars=int(row["chars"] or 0))
 
 
 def candidate_row(memory: MemoryItem, rank_value: float = 0.0) -> RetrievedRow:
@@ -49,4 +51,5 @@ def candidate_row(memory: MemoryItem, rank_value: float = 0.0) -> RetrievedRow:
     return RetrievedRow(id=str(memory.id), rank_value=rank_value, memory_type=memory.memory_type,
                         importance=memory.importance, moment=(memory.valid_at or memory.created_at).timestamp(),
                         arousal=emotion.get("arousal") if isinstance(emotion, dict) else None,
-                        episode=EPISODE_TAG in (memory.tags or []), in_session=bool(memory.session_id))
+                        episode=EPISODE_TAG in (memory.tags or []), in_session=bool(memory.session_id),
+                        chars=len(memory.text))

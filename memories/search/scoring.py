@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 
 from memories import vocabulary
+from memories.search.query import CharacterFill
 from memories.search.rows import RetrievedRow
 from memories.text import han_share
 
@@ -39,6 +40,33 @@ def semantic_weight(question: str, *, latin: float, han: float) -> float:
     `han` for one in Chinese, blended by its Han share (a mixed question gets some of each)."""
     share = han_share(question)
     return latin + (han - latin) * share
+
+
+def filling(scored: list[tuple[float, str, dict[str, Any]]], chars: dict[str, int],
+            fill: CharacterFill) -> list[tuple[float, str, dict[str, Any]]]:
+    """The best entries, in order, up to the first whose line fills `fill.budget`: a /context block
+    loads only what it can show (an English block of 2,000 characters holds about 20 lines, a Chinese one
+    60; a fixed count had to be the larger and loaded three times what English needs)."""
+    kept: list[tuple[float, str, dict[str, Any]]] = []
+    total = 0
+    for entry in scored:
+        if total >= fill.budget:
+            break
+        kept.append(entry)
+        length = chars.get(entry[1], 0)
+        total += (min(length, fill.line_max) if fill.line_max is not None else length) + fill.per_line
+    return kept
+
+
+def search_pool(limit: int) -> int:
+    """How many candidates each side retrieves for `limit` answers: three times as many for a short list
+    (the scorer reorders them by recency and importance), at least POOL_FLOOR, and beyond that only
+    POOL_MARGIN more than the list (a 124-line /context search parsed 744 rows for three times 124)."""
+    return max(POOL_FLOOR, min(limit * 3, limit + POOL_MARGIN))
+
+
+POOL_FLOOR = 50
+POOL_MARGIN = 60
 
 
 def reciprocal_rank_fusion(ranked_lists: list[tuple[list[str], float]], k: int) -> dict[str, float]:

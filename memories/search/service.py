@@ -26,8 +26,10 @@ from memories.search.scoring import (
     ACTIVE_TRAIT_STAGES,
     best_fusion,
     demote_episodes,
+    filling,
     reciprocal_rank_fusion,
     score_candidate,
+    search_pool,
     semantic_weight,
 )
 from memories.search.semantic import cached_vector_plan, exact_result, exact_semantic_sql, semantic_search
@@ -135,6 +137,8 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
     if query.mode == "hybrid":
         scored = _with_neighbours(tenant, query, scored, facts, now)
     scored = below_their_facts(scored[: query.limit], {i for i, row in facts.items() if row.episode})
+    if query.fill is not None:
+        scored = filling(scored, {i: row.chars for i, row in facts.items()}, query.fill)
     rows = {str(m.id): m for m in memories_by_id([e[1] for e in scored])}
     return [ScoredMemory(memory=rows[memory_id], score=score, scores=parts)
             for score, memory_id, parts in scored if memory_id in rows]
@@ -144,7 +148,7 @@ def _retrieve(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, pla
               query_vector: Callable[[], np.ndarray] | None,
               now: datetime) -> tuple[list[RetrievedRow], list[RetrievedRow], list[float]]:
     """The semantic and keyword candidates, and the weights of the sides that ran (the plan says how)."""
-    pool = max(query.limit * 3, 50)
+    pool = search_pool(query.limit)
     semantic: list[RetrievedRow] = []
     keyword: list[RetrievedRow] = []
     keyword_done = False  # per-user hybrid fetches both sides in one statement
