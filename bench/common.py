@@ -92,20 +92,21 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def gunicorn_server(env: dict[str, str], workers: int = 2, *, checkout: Path = ROOT, as_make_run: bool = False,
+def gunicorn_server(env: dict[str, str], workers: int | None = 2, *, checkout: Path = ROOT, as_make_run: bool = False,
                     app: str = "memory_project.wsgi:application"):
     """Serve the project with gunicorn on a free loopback port; yields the port.
     Benchmarks measure throughput, not rate limits: one key may send as fast as it can.
-    `as_make_run`: `make run`'s own gunicorn.conf.py and logging (WEB_CONCURRENCY=`workers`);
+    `as_make_run`: `make run`'s own gunicorn.conf.py and logging (WEB_CONCURRENCY=`workers`; None: its own
+    count, as shipped);
     `checkout`: another working tree of the project (a baseline commit) served with this venv."""
     port = free_port()
     # Request logs off: nobody reads the pipe, and a full pipe would block the workers.
     full_env = {**os.environ, "RATE_LIMIT_KEY_REQUESTS": "0", "RATE_LIMIT_TENANT_REQUESTS": "0",
-                **({"WEB_CONCURRENCY": str(workers), "PORT": str(port)} if as_make_run
+                **({"PORT": str(port), **({"WEB_CONCURRENCY": str(workers)} if workers else {})} if as_make_run
                    else {"REQUEST_LOG_LEVEL": "WARNING"}),
                 **env}
     options = (["-c", "gunicorn.conf.py"] if as_make_run
-               else ["-b", f"127.0.0.1:{port}", "-w", str(workers), "--log-level", "warning", "--timeout", "120"])
+               else ["-b", f"127.0.0.1:{port}", "-w", str(workers or 2), "--log-level", "warning", "--timeout", "120"])
     # Its output goes to a file: a pipe nobody reads would fill and block the workers (make run logs a line
     # per request).
     output = tempfile.TemporaryFile()

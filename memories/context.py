@@ -50,6 +50,7 @@ from memories.search import (
     searchable_in_scope,
 )
 from memories.text import han_share, query_tokens
+from memories.timing import alongside
 from memories.trait_lines import trait_lines_read
 from memories.working import WorkingMemoryUnavailable, working_memory_recent
 
@@ -413,7 +414,7 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
     # The query's vector is computed on a worker thread (the model releases the GIL) while
     # the traits, the group and working memory are read: about 5 ms of a 30 ms answer.
     embedder = get_embedder()  # resolved here: the worker thread must not touch the database
-    vector = _EMBEDDING_POOL.submit(embed_query, request.query, embedder)
+    vector = _EMBEDDING_POOL.submit(alongside("embed", embed_query, request.query, embedder))
     named = profile_display_name(tenant.id, request.user_id) if request.user_id else None
     lines: list[ContextLine] = profile_lines(tenant, request, named)
     if request.user_id is not None:

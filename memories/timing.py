@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 # The phases a request may report, in the order a header lists them.
 PHASES = ("auth", "ratelimit", "quota", "validate", "embed", "work", "serialize", "render", "log", "rest")
@@ -33,6 +36,8 @@ class Timeline:
     exclusive_ms: dict[str, float] = field(default_factory=dict)
     db_ms: float = 0.0
     db_statements: int = 0
+    # Work done for the request on another thread while it went on (not a phase: the phases still add up).
+    alongside_ms: dict[str, float] = field(default_factory=dict)
     _children_ms: list[float] = field(default_factory=lambda: [0.0])  # a stack: time taken by inner phases
 
     def total_ms(self) -> float:
@@ -78,6 +83,23 @@ def phase(name: str) -> Iterator[None]:
         timeline.exclusive_ms[name] = timeline.exclusive_ms.get(name, 0.0) + max(0.0, elapsed - children)
 
 
+def alongside(name: str, function: Callable[..., T], *args: Any) -> Callable[[], T]:
+    """`function(*args)` to run on another thread for the current request: its time is reported as
+    `name-alongside` (/context embeds its question while it reads the profile and traits)."""
+    timeline = _current.get()
+
+    def run() -> T:
+        started = time.perf_counter()
+        try:
+            return function(*args)
+        finally:
+            if timeline is not None:
+                timeline.alongside_ms[name] = (timeline.alongside_ms.get(name, 0.0)
+                                               + (time.perf_counter() - started) * 1000)
+
+    return run
+
+
 def count_statement(execute, sql, params, many, context):
     """A `connection.execute_wrapper`: each SQL statement's time, added to the current request's."""
     timeline = _current.get()
@@ -97,6 +119,7 @@ def server_timing(timeline: Timeline) -> str:
     parts = [f"total;dur={timeline.total_ms():.2f}"]
     parts += [f"{name};dur={timeline.exclusive_ms[name]:.2f}" for name in PHASES if name in timeline.exclusive_ms]
     parts.append(f"rest;dur={timeline.rest_ms():.2f}")
+    parts += [f"{name}-alongside;dur={ms:.2f}" for name, ms in timeline.alongside_ms.items()]
     parts.append(f'db;dur={timeline.db_ms:.2f};desc="{timeline.db_statements} statements"')
     return ", ".join(parts)
 

@@ -76,3 +76,13 @@ def test_an_answer_says_where_its_time_went_only_when_asked(api):
     assert phases["db"] > 0  # the memory's own query at least
     searched = parse_server_timing(search["Server-Timing"])
     assert {"validate", "work", "serialize"} <= set(searched)
+
+
+def test_a_context_reports_its_question_embedded_alongside_and_its_phases_still_add_up(api):
+    api.remember("ana", "Ana drinks green tea every morning.")
+    with override_settings(SERVER_TIMING=True):
+        answer = api.post("context", {"user_id": "ana", "query": "what does Ana drink?"})
+    phases = parse_server_timing(answer["Server-Timing"])
+    assert phases["embed-alongside"] > 0  # the question's vector, made on a thread while the profile is read
+    parts = sum(value for name, value in phases.items() if name not in {"total", "db", "embed-alongside"})
+    assert parts == pytest.approx(phases["total"], abs=0.5)
