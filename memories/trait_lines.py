@@ -1,4 +1,4 @@
-"""The trait lines a context block shows, read by the traits app.
+"""The trait lines a context block shows, and the stages the search's scorer boosts by, read by the traits app.
 
 Traits build on memories, so memories may not import them; before, the search read the traits table in raw
 SQL found through the reverse relation's metadata, a dependency no import showed. Now the traits app owns
@@ -38,3 +38,20 @@ def trait_lines_read(tenant: Tenant, user_id: str, stages: tuple[str, ...], orde
     if not _readers:
         return []
     return _readers[0](tenant, user_id, stages, order, min_confidence, limit)
+
+
+# memory ids -> {memory id: (stage, decayed confidence)} for those that are traits.
+TraitStageReader = Callable[[list[str]], dict[str, tuple[str, float]]]
+_stage_readers: list[TraitStageReader] = []
+
+
+def register_trait_stage_reader(reader: TraitStageReader) -> None:
+    """The traits app's reader of trait stages (one, as for the lines)."""
+    _stage_readers[:] = [reader]
+
+
+def trait_stages_read(ids: list[str]) -> dict[str, tuple[str, float]]:
+    """The stage and decayed confidence of each of `ids` that is a trait; none without the traits app."""
+    if not ids or not _stage_readers:
+        return {}
+    return _stage_readers[0](ids)

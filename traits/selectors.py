@@ -36,6 +36,23 @@ LIMIT %s""".format(table=_meta.db_table, memory=_meta.get_field("memory").column
                    searchable=vocabulary.sql_searchable("m"))
 
 
+_TRAIT_STAGES_SQL = """SELECT t.{memory} AS id, t.{stage} AS stage, t.{confidence} AS decayed_confidence
+FROM {table} t WHERE t.{memory} = ANY(%s::uuid[])""".format(
+    table=_meta.db_table, memory=_meta.get_field("memory").column, stage=_meta.get_field("stage").column,
+    confidence=_meta.get_field("decayed_confidence").column)
+
+
+def trait_stages_of(ids: list[str]) -> dict[str, tuple[str, float]]:
+    """Memory id -> (stage, decayed confidence) for those of `ids` that are traits: what the search's scorer
+    boosts by. One primary-key statement on the search's read connection (the ORM's join through the
+    reverse relation cost 0.7-2.7 ms of Python a search with a trait among its candidates)."""
+    if not ids:
+        return {}
+    with db().cursor() as cursor:
+        cursor.execute(_TRAIT_STAGES_SQL, [list(ids)])
+        return {str(row["id"]): (row["stage"], row["decayed_confidence"]) for row in named(cursor)}
+
+
 def active_trait_lines(tenant: Tenant, user_id: str, stages: tuple[str, ...], order: tuple[str, ...],
                        min_confidence: float, limit: int) -> list[TraitLineRow]:
     """Seed 004's trait recall in one statement: searchable trait memories whose trait is at one of

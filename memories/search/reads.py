@@ -35,16 +35,6 @@ def texts_of(ids: list[str]) -> dict[str, str]:
         return {str(row["id"]): row["text"] for row in named(cursor)}
 
 
-def trait_stages(ids: list[str]) -> dict[str, tuple[str, float]]:
-    """memory id -> (stage, decayed confidence) for trait memories."""
-    if not ids:
-        return {}
-    # Through the trait's reverse relation: search (memories) does not import traits.
-    return {str(k): (stage, decayed) for k, stage, decayed in
-            MemoryItem.objects.filter(id__in=list(ids), trait__isnull=False)
-            .values_list("id", "trait__stage", "trait__decayed_confidence")}
-
-
 def jobs_of(memory_ids: list[str]) -> dict[str, set[str]]:
     """The conversation jobs each memory came from (its sources)."""
     out: dict[str, set[str]] = {}

@@ -20,7 +20,7 @@ from memories.search.filters import db
 from memories.search.keyword import keyword_candidates, keyword_sql, uses_kept_statistics
 from memories.search.neighbours import next_in_session, spread_to_neighbours
 from memories.search.query import MODES, ScoredMemory, SearchPlan, SearchQuery
-from memories.search.reads import jobs_of, memories_by_id, own_name_terms, texts_of, trait_stages
+from memories.search.reads import jobs_of, memories_by_id, own_name_terms, texts_of
 from memories.search.rows import RetrievedRow, candidate, named
 from memories.search.scoring import (
     ACTIVE_TRAIT_STAGES,
@@ -35,6 +35,7 @@ from memories.search.scoring import (
 from memories.search.semantic import cached_vector_plan, exact_result, exact_semantic_sql, semantic_search
 from memories.search.temporal import mentions_time, time_intent, time_match
 from memories.text import query_tokens
+from memories.trait_lines import trait_stages_read
 
 logger = logging.getLogger(__name__)
 
@@ -199,7 +200,7 @@ def _fuse_and_score(query: SearchQuery, semantic: list[RetrievedRow], keyword: l
     similarity = {r.id: 1.0 - r.rank_value for r in semantic}
     keyword_rank = {r.id: r.rank_value for r in keyword}
     facts: dict[str, RetrievedRow] = {r.id: r for r in [*semantic, *keyword]}
-    stages = trait_stages([i for i, row in facts.items() if row.memory_type == "trait"])
+    stages = trait_stages_read([i for i, row in facts.items() if row.memory_type == "trait"])
     # Time in the question (hybrid): a "when" question prefers memories that say when; a named month or year
     # prefers memories true then.
     intent = time_intent(query.query) if query.mode == "hybrid" else None
