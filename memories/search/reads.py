@@ -83,16 +83,14 @@ PROFILE_FACT_SLOT_SQL = f"coalesce(m.data ->> '{vocabulary.SLOT_KEY}', m.data ->
 
 def profile_candidates(tenant: Tenant, q: SearchQuery, slots: tuple[str, ...], limit: int) -> list[MemoryItem]:
     """The newest searchable memories in q's scope that a profile may show: standing wishes (WISH_TAG) and
-    facts whose slot is one of `slots`; episodes never (they are turns, not statements)."""
+    facts whose slot is one of `slots`; episodes never (they are turns, not statements). One statement (the
+    ids, then their rows, had been two round trips on every /context)."""
     where, params = item_filters(tenant, q, timezone.now())
-    with db().cursor() as cursor:
-        cursor.execute(f"SELECT m.id FROM memory_items m WHERE {where} AND NOT (m.tags && %s::varchar[]) "
-                       f"AND (m.tags && %s::varchar[] OR {PROFILE_FACT_SLOT_SQL} = ANY(%s)) "
-                       "ORDER BY m.created_at DESC, m.id LIMIT %s",
-                       [*params, [vocabulary.EPISODE_TAG], [vocabulary.WISH_TAG], list(slots), limit])
-        ids = [str(r["id"]) for r in named(cursor)]
-    rows = {str(m.id): m for m in memories_by_id(ids)}
-    return [rows[i] for i in ids if i in rows]
+    found = memory_rows(f"id IN (SELECT m.id FROM memory_items m WHERE {where} AND NOT (m.tags && %s::varchar[]) "
+                        f"AND (m.tags && %s::varchar[] OR {PROFILE_FACT_SLOT_SQL} = ANY(%s)) "
+                        "ORDER BY m.created_at DESC, m.id LIMIT %s)",
+                        [*params, [vocabulary.EPISODE_TAG], [vocabulary.WISH_TAG], list(slots), limit])
+    return sorted(sorted(found, key=lambda m: str(m.id)), key=lambda m: m.created_at, reverse=True)
 
 
 # The user's own name as query terms, per process: (tenant id, user id) -> (terms, until; monotonic).
