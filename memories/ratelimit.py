@@ -12,10 +12,12 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 
 from memories.models import RateCounter
 from memories.network import client_bucket
@@ -101,6 +103,22 @@ def _add(bucket: str, window: int, seconds: int, cost: int) -> int:
     return _add_many([bucket], window, seconds, cost)[0]
 
 
+@contextmanager
+def counters_committed_without_waiting() -> Iterator[None]:
+    """The counters' own transaction commits without waiting for its WAL to reach the disk
+    (synchronous_commit off, for this transaction only): a commit's flush took 4 ms on these machines
+    and every lease refill of a read paid it, while a counter lost in a crash (the last few hundred
+    milliseconds of counts) only lets a few more requests through. Inside a caller's transaction
+    nothing changes: the caller's writes keep their durable commit."""
+    if connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        yield
+
+
 def _add_many(buckets: list[str], window: int, seconds: int, cost: int) -> list[int]:
     """Add `cost` to each bucket's window in one round trip; the new counts, in order. A negative
     cost gives room back (a lease's unused part), never below zero."""
@@ -116,7 +134,7 @@ def _add_many(buckets: list[str], window: int, seconds: int, cost: int) -> list[
             _redis_failed()
     # One upsert for all buckets (always in the caller's order: two requests never lock in opposite orders);
     # now and then the windows of the past go.
-    with connection.cursor() as cursor:
+    with counters_committed_without_waiting(), connection.cursor() as cursor:
         cursor.execute(
             """INSERT INTO rate_counters (bucket, "window", count)
                SELECT b, %s, greatest(%s, 0) FROM unnest(%s::varchar[]) WITH ORDINALITY AS u(b, n) ORDER BY n

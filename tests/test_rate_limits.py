@@ -162,3 +162,24 @@ def test_a_successful_login_clears_earlier_failures(operator, store):
         client.post("/admin/login/", {"username": "rita", "password": "wrong"})
     assert client.post("/admin/login/", {"username": "rita", "password": "correct horse battery staple"}
                        ).status_code == 302  # two new failures, not four
+
+
+def _synchronous_commit() -> str:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_counters_commit_without_waiting_for_the_disk_but_a_callers_transaction_keeps_its_durable_commit():
+    from django.db import transaction
+
+    from memories.ratelimit import counters_committed_without_waiting
+
+    with counters_committed_without_waiting():
+        assert _synchronous_commit() == "off"  # the counters' own transaction only
+    assert _synchronous_commit() == "on"
+    with transaction.atomic(), counters_committed_without_waiting():
+        assert _synchronous_commit() == "on"  # a memory written in the same transaction stays durable
