@@ -152,8 +152,12 @@ def request_for(kind: str, round_number: int, ids: list[str], questions: Questio
         return "POST", "conversations", {"user_id": "talker", "session_id": f"s{round_number}", "messages": [
             {"role": "user", "content": f"I went sailing near Porto today, trip {round_number}."},
             {"role": "assistant", "content": "That sounds lovely."}]}
-    question = REPEATED[round_number % len(REPEATED)] if kind.endswith("repeated") else asked.setdefault(
-        kind, questions.take())
+    if kind.endswith("repeated"):
+        question = REPEATED[round_number % len(REPEATED)]
+    else:
+        if kind not in asked:
+            asked[kind] = questions.take()
+        question = asked[kind]
     if kind.startswith("search"):
         return "POST", "memories/search", {"user_id": "u", "query": question}
     return "POST", "context", {"user_id": "u", "query": question}
