@@ -74,11 +74,18 @@ _TERM_FREQUENCIES = """CROSS JOIN LATERAL (
             FROM unnest(ts_filter(setweight(m.search_vector, 'A', %s::text[]), '{a}')) AS u) AS tf"""
 
 
-# A term in more than this share of the user's memories scores the memories the other terms select but
-# selects none itself (its weight is under a tenth of a rare word's): a speaker's name in every LoCoMo turn
-# made the keyword side score all 650 memories of the user, 4 of a search's 11 ms. Alone in a query it
-# still selects (nothing else would).
+# A term in more than this share of the searched memories, once there are at least COMMON_TERM_MIN_DOCUMENTS
+# of them, scores the memories the other terms select but selects none itself (its weight is under a sixth
+# of a rare word's at 100 memories, a twelfth at 650): a speaker's name in every LoCoMo turn made the keyword
+# side score all 650 memories of the user, 4 of a search's 11 ms. Alone in a query it still selects (nothing
+# else would); in a small scope every term selects, as before (there the weights are close, and it is cheap).
 COMMON_TERM_SHARE = 0.5
+COMMON_TERM_MIN_DOCUMENTS = 100
+# The query that selects the memories BM25 scores: its terms that are not common, else all of them (one
+# parameter: the whole query). Both BM25 statements use it, so kept and counted statistics rank alike.
+_SELECTING = ("SELECT coalesce(to_tsquery('simple', string_agg(i.term, ' | ')), to_tsquery('simple', %s)) AS query "
+              "FROM {source} WHERE {documents} > 0 "
+              f"AND ({{total}} < {COMMON_TERM_MIN_DOCUMENTS} OR {{documents}} <= {{total}} * {COMMON_TERM_SHARE})")
 
 
 def _bm25_kept_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int,
@@ -101,8 +108,7 @@ def _bm25_kept_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int,
             WHERE t.tenant_id = %s AND t.user_id = %s AND t.lexeme = ANY(%s::text[]) AND t.documents > 0
         ),
         selecting AS MATERIALIZED (
-            SELECT coalesce(to_tsquery('simple', string_agg(i.term, ' | ')), to_tsquery('simple', %s)) AS query
-            FROM idf i CROSS JOIN totals s WHERE i.documents <= s.n * {COMMON_TERM_SHARE}
+            {_SELECTING.format(documents="i.documents", total="s.n", source="idf i CROSS JOIN totals s")}
         )
         SELECT m.id AS id, {_bm25_score("s.avglen")} AS rank_value, {SCORE_COLUMNS}
         FROM memory_items m
@@ -136,13 +142,15 @@ def _bm25_sql(tenant: Tenant, q: SearchQuery, tokens: list[str], pool: int, now:
                    {term_counts}
             FROM memory_items m WHERE {where}
         ),
-        idf(term, weight, df) AS ({idf_rows})
+        idf(term, weight, df) AS ({idf_rows}),
+        selecting AS MATERIALIZED ({_SELECTING.format(documents="i.df", total="s.n",
+                                                       source="idf i CROSS JOIN stats s")})
         SELECT m.id AS id, {_bm25_score("s.avglen")} AS rank_value, {SCORE_COLUMNS}
         FROM memory_items m
         CROSS JOIN stats s
         {_TERM_FREQUENCIES}
         JOIN idf ON idf.term = tf.lexeme AND idf.df > 0
-        WHERE {where} AND m.search_vector @@ to_tsquery('simple', %s)
+        WHERE {where} AND m.search_vector @@ (SELECT query FROM selecting)
         GROUP BY m.id, s.avglen
         ORDER BY rank_value DESC, m.created_at DESC LIMIT %s"""
-    return sql, [*tokens, *params, *tokens, tokens, *params, query, pool]
+    return sql, [*tokens, *params, *tokens, query, tokens, *params, pool]
