@@ -131,3 +131,20 @@ def gunicorn_server(env: dict[str, str], workers: int | None = 2, *, checkout: P
         except subprocess.TimeoutExpired:
             process.kill()
         output.close()
+
+
+@contextlib.contextmanager
+def baseline_checkout(commit: str):
+    """A worktree of `commit` (removed afterwards) for a baseline server or topology to run from: this venv
+    linked in as .venv (make up's Procfile commands are relative), a var/ for beat's schedule (the data,
+    models and secret key stay this checkout's: the benches pass MEMORY_VAR_DIR)."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-baseline-"))
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(folder), commit], check=True,
+                   capture_output=True)
+    try:
+        (folder / ".venv").symlink_to(ROOT / ".venv")
+        (folder / "var").mkdir(exist_ok=True)
+        yield folder
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], check=False,
+                       capture_output=True)

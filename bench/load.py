@@ -49,7 +49,7 @@ import time
 import uuid
 from pathlib import Path
 
-from common import ROOT, free_port, gunicorn_server, percentiles, print_table, setup_django
+from common import ROOT, baseline_checkout, free_port, gunicorn_server, percentiles, print_table, setup_django
 from locomo import DEFAULT_DATA
 
 WORDS = ["tea", "hiking", "Lisbon", "guitar", "marathon", "sushi", "piano", "garden", "chess", "kayak", "yoga",
@@ -68,16 +68,16 @@ def text(rng: random.Random) -> str:
            f"({uuid.uuid4().hex[:6]})."
 
 
-def new_questions() -> list[str]:
-    """Every question of LoCoMo's dev split and of the Chinese set (zh, en, mix), once each, shuffled (seeded).
-    LoCoMo's data lies beside the clone (../shared/data); a clone without it (CI's smoke test) asks the
-    Chinese set's questions only."""
+def new_questions(repeated: tuple[str, ...] = REPEATED) -> list[str]:
+    """Every question of LoCoMo's dev split and of the Chinese set (zh, en, mix) but the `repeated` ones, once
+    each, shuffled (seeded): the questions a bench asks as new (bench/request_cost.py's too). LoCoMo's data
+    lies beside the clone (../shared/data); a clone without it (CI's smoke test) asks the Chinese set's only."""
     data = Path(DEFAULT_DATA)
     locomo = json.loads(data.read_text(encoding="utf-8")) if data.exists() else []
     zh = json.loads(ZH_SET.read_text(encoding="utf-8"))["topics"]
     questions = [qa["question"] for sample in locomo for qa in sample["qa"]]
     questions += [q for topic in zh for language in ("zh", "en", "mix") for q in topic[language]]
-    questions = list(dict.fromkeys(q for q in questions if q not in REPEATED))
+    questions = list(dict.fromkeys(q for q in questions if q not in repeated))
     random.Random(46).shuffle(questions)
     return questions
 
@@ -218,23 +218,6 @@ def client_loop(port: int, key: str, users: int, deadline: float, max_requests: 
             results.setdefault(op, []).append(elapsed)
             if not ok:
                 results["errors"] = results.get("errors", 0) + 1
-
-
-@contextlib.contextmanager
-def baseline_checkout(commit: str):
-    """A worktree of `commit` (removed afterwards) that `make up`'s Procfile runs in: this venv linked in as
-    .venv (the Procfile's commands are relative), a var/ for beat's schedule (the data, models and
-    secret key stay this checkout's: MEMORY_VAR_DIR)."""
-    folder = Path(tempfile.mkdtemp(prefix="bench-load-baseline-"))
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(folder), commit], check=True,
-                   capture_output=True)
-    try:
-        (folder / ".venv").symlink_to(ROOT / ".venv")
-        (folder / "var").mkdir(exist_ok=True)
-        yield folder
-    finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], check=False,
-                       capture_output=True)
 
 
 @contextlib.contextmanager

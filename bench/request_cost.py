@@ -27,12 +27,10 @@ would otherwise land in the reads' timings.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import http.client
 import json
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,11 +38,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import ROOT, gunicorn_server, percentiles, print_table, setup_django
-from load import query_vector_counts
+from common import baseline_checkout, gunicorn_server, percentiles, print_table, setup_django
+from load import ZH_SET, new_questions, query_vector_counts
 from locomo import DEFAULT_DATA, conversation_turns
 
-ZH_SET = ROOT / "tests" / "samples" / "zh_retrieval.json"
 CONNECTIONS = ("keep-alive", "new connection")
 READ_KINDS = ("read by id", "search, new question", "search, repeated", "context, new question",
               "context, repeated")
@@ -113,7 +110,7 @@ class Questions:
 
 def realistic_user(count: int) -> tuple[list[dict], list[str]]:
     """The user's memories (LoCoMo's longest dev conversation, a memory per turn, and a Chinese fact
-    for each topic of the set, dated in order) and every question of both sets, shuffled (seeded)."""
+    for each topic of the set, dated in order) and the new questions (load.new_questions)."""
     locomo = json.loads(Path(DEFAULT_DATA).read_text(encoding="utf-8"))
     zh = json.loads(ZH_SET.read_text(encoding="utf-8"))["topics"]
     rng = random.Random(46)
@@ -121,23 +118,7 @@ def realistic_user(count: int) -> tuple[list[dict], list[str]]:
     longest = max(locomo, key=lambda sample: len(conversation_turns(sample)))
     turns = [t["text"] for t in conversation_turns(longest)][: max(count - len(chinese), 0)]
     texts = (turns + chinese)[:count]
-    questions = [qa["question"] for sample in locomo for qa in sample["qa"]]
-    questions += [q for t in zh for language in ("zh", "en", "mix") for q in t[language]]
-    rng.shuffle(questions)
-    return [{"text": text} for text in texts], list(dict.fromkeys(questions))
-
-
-@contextlib.contextmanager
-def baseline_checkout(commit: str):
-    """A worktree of `commit` (removed afterwards): the baseline server runs its code on this venv."""
-    folder = Path(tempfile.mkdtemp(prefix="bench-baseline-"))
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(folder), commit], check=True,
-                   capture_output=True)
-    try:
-        yield folder
-    finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], check=False,
-                       capture_output=True)
+    return [{"text": text} for text in texts], new_questions(REPEATED)
 
 
 def request_for(kind: str, round_number: int, ids: list[str], questions: Questions,
