@@ -146,8 +146,13 @@ def end_session(api: Api, session_id: str, user_id: str = "alice") -> dict:
     """End a session and wait for its reflection cycle to complete; return the cycle."""
     ended = api.post(f"sessions/{session_id}/end", {"user_id": user_id})
     assert ended.status_code == 202, ended.content
-    deadline = time.monotonic() + 90
-    while (cycle := api.get(f"reflection-cycles/{ended.json()['id']}").json())["status"] in ("queued", "running"):
+    return wait_for_cycle(api, ended.json()["id"])
+
+
+def wait_for_cycle(api: Api, cycle_id: int, seconds: float = 90) -> dict:
+    """The reflection cycle once it has run (read through the API), asserting it completed within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while (cycle := api.get(f"reflection-cycles/{cycle_id}").json())["status"] in ("queued", "running"):
         assert time.monotonic() < deadline, cycle
         time.sleep(0.1)
     assert cycle["status"] == "completed", cycle

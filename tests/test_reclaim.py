@@ -50,6 +50,16 @@ def _worker(script: str, **env) -> subprocess.Popen:
                             env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
+def _lock_holder(kind: str, ident: str | int) -> subprocess.Popen:
+    """Another process holding the work lock of (kind, ident), as a worker running it does, until stopped."""
+    holder = _worker(f"from memories.queue import work_lock_try\nimport time\n"
+                     f"print(work_lock_try({kind!r}, {ident!r}), flush=True)\ntime.sleep(60)")
+    if holder.stdout.readline().strip() != b"True":
+        stop_process(holder)
+        raise AssertionError(f"the other process did not take the {kind} lock")
+    return holder
+
+
 def _until(condition, seconds: float, process: subprocess.Popen | None = None) -> None:
     deadline = time.time() + seconds
     while not condition():
@@ -147,10 +157,8 @@ def test_with_no_broker_a_job_queued_too_long_is_sent_again(api, key_a):
 def test_a_delivery_of_a_job_another_worker_runs_does_nothing(transactional_db):
     key = api_key_create(tenant_name="reclaim")
     job = _job(key.api_key.tenant)
-    holder = _worker(f"from memories.queue import work_lock_try\nimport sys, time\n"
-                     f"print(work_lock_try('job', '{job.id}'), flush=True)\ntime.sleep(60)")
+    holder = _lock_holder("job", str(job.id))
     try:
-        assert holder.stdout.readline().strip() == b"True"
         from memories.tasks import run_conversation_job
 
         # An eager apply's result, read without Celery's guard against waiting inside a task: an earlier
@@ -172,10 +180,8 @@ def _cycle(tenant: Tenant, session_id: str = "s1", **fields) -> ReflectionCycle:
 def test_a_cycle_left_running_is_run_again_once_then_failed(transactional_db):
     key = api_key_create(tenant_name="reclaim")
     cycle = _cycle(key.api_key.tenant)
-    holder = _worker(f"from memories.queue import work_lock_try\nimport time\n"
-                     f"print(work_lock_try('cycle', {cycle.id}), flush=True)\ntime.sleep(60)")
+    holder = _lock_holder("cycle", cycle.id)
     try:
-        assert holder.stdout.readline().strip() == b"True"
         assert cycles_reclaim(eager=True, now=_later()) == {"requeued": 0, "failed": 0, "resent": 0}
         holder.kill()
         holder.wait(10)

@@ -2,7 +2,6 @@
 
 import json
 import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -13,6 +12,7 @@ from memories.models import MemoryHistory, MemoryItem
 from memories.writing import MemorySpec, memory_create
 from reflection.engine import ReflectionBusy, reflection_run
 from reflection.models import ReflectionCycle
+from tests.conftest import wait_for_cycle
 from tests.fake_openai import chat_reply
 from traits import services
 from traits.models import Trait, TraitEvidence
@@ -274,11 +274,7 @@ def test_the_reflect_endpoint_queues_a_cycle_that_a_worker_runs(api, tenant_a, a
     assert response.status_code == 202
     body = response.json()
     assert body["status"] in ("queued", "running", "completed") and body["trigger"] == "requested"
-    deadline = time.monotonic() + 60
-    while (cycle := api.get(f"reflection-cycles/{body['id']}").json())["status"] in ("queued", "running"):
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
-    assert cycle["status"] == "completed", cycle
+    cycle = wait_for_cycle(api, body["id"], seconds=60)
     assert cycle["memories_scanned"] == 2 and cycle["traits_created"] >= 1 and cycle["completed_at"]
     traits = api.get("users/alice/traits?stage=trend,candidate,emerging,established,core").json()
     assert any("jazz" in t["text"].lower() for group in traits.values() for t in group)

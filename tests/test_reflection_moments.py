@@ -29,7 +29,7 @@ from reflection.moments import (
     sessions_gone_idle,
 )
 from reflection.reflectors import trait_text
-from tests.conftest import converse
+from tests.conftest import converse, wait_for_cycle
 from traits import lifecycle, services
 from traits.models import Trait, TraitEvidence
 
@@ -363,15 +363,6 @@ def test_the_listener_queues_work_only_when_a_trait_stood_on_the_fact(tenant_a, 
 # --------------------------------------------------------------------------- end to end, through the API
 
 
-def _wait_for_cycle(api, cycle_id: int) -> dict:
-    deadline = time.monotonic() + 90
-    while (cycle := api.get(f"reflection-cycles/{cycle_id}").json())["status"] in ("queued", "running"):
-        assert time.monotonic() < deadline, cycle
-        time.sleep(0.1)
-    assert cycle["status"] == "completed", cycle
-    return cycle
-
-
 def _context(api) -> str:
     answer = api.post("context", {"user_id": "alice", "query": "What does Alice do in the mornings?"})
     assert answer.status_code == 200, answer.content
@@ -384,7 +375,7 @@ def test_habits_across_sessions_grow_a_trait_that_a_contradiction_takes_back(api
         api.remember("alice", habit, session_id=f"morning-{n}")
         ended = api.post(f"sessions/morning-{n}/end", {"user_id": "alice"})
         assert ended.status_code == 202 and ended.json()["trigger"] == "session_end", ended.content
-        cycle = _wait_for_cycle(api, ended.json()["id"])
+        cycle = wait_for_cycle(api, ended.json()["id"])
         assert cycle["session_id"] == f"morning-{n}" and cycle["memories_scanned"] == 1
         assert api.post(f"sessions/morning-{n}/end", {"user_id": "alice"}).json()["id"] == cycle["id"]
     behaviours = api.get("users/alice/traits").json()["behavior"]
@@ -400,7 +391,7 @@ def test_habits_across_sessions_grow_a_trait_that_a_contradiction_takes_back(api
     while not (done := ReflectionCycle.objects.filter(trigger="contradiction", status="completed").first()):
         assert time.monotonic() < deadline
         time.sleep(0.1)
-    assert _wait_for_cycle(api, done.pk)["traits_updated"] == 1
+    assert wait_for_cycle(api, done.pk)["traits_updated"] == 1
     trait = api.get(f"traits/{behaviours[0]['id']}").json()
     assert trait["stage"] == "candidate" and trait["confidence"] < behaviours[0]["confidence"]
     assert trait["supporting"] == 2
