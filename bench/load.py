@@ -349,12 +349,13 @@ def main() -> None:
     args = parser.parse_args()
     setup_django(database="memory_load", provider=args.provider)
     from django.conf import settings
+    from django.db import transaction
     from django.utils import timezone
 
     from memories.keys import api_key_create
     from memories.models import MemoryItem, Tenant
     from memories.vectors import embed_items, refresh_planner_statistics
-    from memories.writing import MemorySpec, memory_create_batch
+    from memories.writing import MemorySpec, memory_create_batch, writers_lock
 
     tenant, _ = Tenant.objects.get_or_create(name="load")
     have = MemoryItem.objects.filter(tenant=tenant).count()
@@ -404,7 +405,10 @@ def main() -> None:
                         per_run[((workers, threads), label)].append((results, elapsed))
                     # The run's saves go: the next run (the other code) starts from the same data, and
                     # beat's sweep does not embed this run's leftovers in the next one's window.
-                    MemoryItem.objects.filter(tenant=tenant, created_at__gte=served_from).delete()
+                    with transaction.atomic():  # the users' write locks first, as every writer takes them
+                        saved = MemoryItem.objects.filter(tenant=tenant, created_at__gte=served_from)
+                        writers_lock(set(saved.values_list("tenant_id", "user_id")))
+                        saved.delete()
                     latencies = [x for v in results.values() if isinstance(v, list) for x in v]
                     print(f"round {round_number + 1}: {workers}x{threads} {label}: {len(latencies) / elapsed:.1f} "
                           f"requests/s, p95 {percentiles(latencies)['p95']:.1f} ms; load average "

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -201,7 +202,19 @@ def candidate_pending(*, tenant: Tenant) -> list[Candidate]:
     return list(Candidate.objects.filter(tenant=tenant, status=CandidateStatus.PENDING).order_by("created_at"))
 
 
+def _candidate_owner_lock(tenant: Tenant, candidate_id: uuid.UUID | str) -> None:
+    """The write lock of the candidate's user, before its row is locked: deciding it writes that user's
+    memories (writing.users_write_lock)."""
+    try:
+        owner = Candidate.objects.filter(tenant=tenant, id=candidate_id).values_list("user_id", flat=True).first()
+    except (ValueError, TypeError, ValidationError):  # a malformed id: the lookup after this says not found
+        return
+    if owner is not None:
+        writing.user_write_lock(tenant.id, owner)
+
+
 def _lock_candidate(tenant: Tenant, candidate_id: uuid.UUID | str) -> Candidate:
+    _candidate_owner_lock(tenant, candidate_id)
     candidate = get_or_not_found(Candidate.objects.select_for_update().filter(tenant=tenant), "candidate",
                                  id=candidate_id)
     if candidate.status != CandidateStatus.PENDING:
@@ -465,6 +478,7 @@ def candidate_undo(*, tenant: Tenant, candidate_id: uuid.UUID | str, actor: str)
     """Put a just-decided candidate back in the queue (REVIEW_UNDO_SECONDS). Undoing an approval goes
     through the writer with actor and reason, so the memory's history says what happened: the memory
     the approval added is archived, the memory it archived is restored."""
+    _candidate_owner_lock(tenant, candidate_id)
     candidate = get_or_not_found(Candidate.objects.select_for_update().filter(tenant=tenant), "candidate",
                                  id=candidate_id)
     erased_after = candidate.resolved_at is not None and (

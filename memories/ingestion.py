@@ -12,15 +12,15 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from memories import erasure, vocabulary
+from memories import erasure, metrics, vocabulary
 from memories.applier import Applied, Submitter, apply_decision
 from memories.dedupe import TWIN_CLOSENESS, Neighbour, Proposal, decide, says_forgotten
 from memories.embedding import Embedder, EmbeddingError, get_embedder
@@ -56,6 +56,7 @@ from memories.queue import background_queue_full, enqueue
 from memories.quota import refuse_when_busy
 from memories.search import SearchQuery, memory_search, nearest_memories, profile_display_name
 from memories.text import content_hash, has_han
+from memories.transient import run_retrying, transient_cause
 from memories.vocabulary import EPISODE_TAG, HABIT_TAG, PROFILE_SLOTS, SLOT_KEY
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
 from memories.writing import (
@@ -67,6 +68,7 @@ from memories.writing import (
     reflection_nudge,
     refuse_sensitive_identifiers,
     user_write_lock,
+    users_write_lock,
 )
 
 logger = logging.getLogger(__name__)
@@ -114,28 +116,6 @@ def conversation_job_retry(*, tenant: Tenant, job_id: uuid.UUID | str) -> Conver
         _enqueue(job.id, background=_is_long(job.messages))
     job.refresh_from_db()
     return job
-
-
-def conversation_turns_expire(*, now: datetime | None = None, batch: int = 1000) -> int:
-    """Empty the raw turns of jobs finished more than CONVERSATION_RAW_RETENTION_DAYS ago (0: keep
-    them): what a conversation said stays only as the memories and episodes it left (which have
-    their own expiry and review), never as a second, unreviewed copy kept for as long as the user
-    exists. The job keeps its status, outcome, counts and warnings; the memories keep their sources.
-    Returns the jobs emptied (at most `batch` a run; the beat job comes back daily)."""
-    days = settings.CONVERSATION_RAW_RETENTION_DAYS
-    if days <= 0:
-        return 0
-    now = now or timezone.now()
-    due = (ConversationJob.objects.filter(status__in=[JobStatus.DONE, JobStatus.FAILED], turns_dropped_at__isnull=True,
-                                          finished_at__lt=now - timedelta(days=days))
-           .order_by("finished_at").values_list("id", flat=True)[:batch])
-    return ConversationJob.objects.filter(id__in=list(due)).update(messages=[], turns_dropped_at=now)
-
-
-def conversation_job_mark(job_id: str, status: str, error: str = "") -> None:
-    ConversationJob.objects.filter(id=job_id).exclude(status=JobStatus.DONE).update(
-        status=status, error=error[:4000], finished_at=timezone.now() if status == JobStatus.FAILED else None
-    )
 
 
 # --------------------------------------------------------------------------- running a job
@@ -218,11 +198,7 @@ def conversation_job_run(job_id: str) -> ConversationJob:
     ConversationJob.objects.filter(id=job.id).update(status=JobStatus.RUNNING, started_at=timezone.now(),
                                                      attempts=job.attempts + 1)
     extracted = _extract(job)
-    with transaction.atomic():
-        job = ConversationJob.objects.select_for_update().get(id=job.id)
-        if job.status == JobStatus.DONE:  # a concurrent delivery finished first
-            return job
-        _apply_job(job, extracted, deadline)
+    job, extracted = _apply_retrying(job, extracted, deadline)
     for user_id, ids in extracted.outcome.forgotten_ids.items():  # Redis keeps recent texts: not these
         try:
             working_memory_clear(job.tenant.id, user_id, memory_ids=ids)
@@ -239,6 +215,41 @@ def conversation_job_run(job_id: str) -> ConversationJob:
         # Reflection builds on memories: it is asked by task name, never imported from here.
         reflection_nudge(job.tenant.id, sorted({m.user_id for m in added}), on_commit=False)
     return job
+
+
+def _apply_retrying(job: ConversationJob, extracted: Extracted, deadline: float) -> tuple[ConversationJob, Extracted]:
+    """The job's one transaction, run again from the start when it fails for a transient reason (a
+    deadlock, a serialization failure, a lost connection: memories.transient): it rolled back whole, so
+    nothing is written twice. Each run starts from the extraction's own outcome. Transient failures that
+    keep coming are raised as retryable ExtractionError (the task retries the job later, then fails it)."""
+    tenant_id, job_id = job.tenant_id, job.id
+    runs: list[Extracted] = []
+
+    def apply_once() -> ConversationJob:
+        attempt = replace(extracted, outcome=JobOutcome(warnings=list(extracted.outcome.warnings)))
+        runs.append(attempt)
+        with transaction.atomic():
+            # The speakers' write locks first, then the job's row: a job waiting for a user's lock holds
+            # no row another job's forget (erasure.forget_in_jobs) or writes would wait for.
+            users_write_lock(tenant_id, extracted.speakers.values())
+            locked = ConversationJob.objects.select_for_update().get(id=job_id)
+            if locked.status != JobStatus.DONE:  # else a concurrent delivery finished first
+                _apply_job(locked, attempt, deadline)
+            return locked
+
+    def count_retry(cause: str, _attempt: int) -> None:
+        metrics.observe_job_retry(cause=cause)
+
+    try:
+        done = run_retrying(apply_once, attempts=settings.TRANSIENT_RETRIES, base=settings.TRANSIENT_RETRY_BACKOFF,
+                            deadline=deadline, what=f"conversation job {job_id}", on_retry=count_retry)
+    except DatabaseError as exc:
+        cause = transient_cause(exc)
+        if cause is None:
+            raise
+        raise ExtractionError(f"{cause} {settings.TRANSIENT_RETRIES + 1} times running the job: {exc}",
+                              retryable=True) from exc
+    return done, runs[-1]
 
 
 def _extract(job: ConversationJob) -> Extracted:
@@ -264,8 +275,7 @@ def _extract(job: ConversationJob) -> Extracted:
 def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> None:
     """Under the speakers' write locks: each statement decided and applied, the episodes kept, the job done."""
     speakers, outcome = extracted.speakers, extracted.outcome
-    for user_id in sorted(set(speakers.values())):
-        user_write_lock(job.tenant.id, user_id)
+    users_write_lock(job.tenant.id, speakers.values())  # held already (taken before the job's row): free
     # Under the same per-user lock erasure takes: a user erased after this
     # job was queued gets nothing written from it.
     erased = erased_since(job.tenant, set(speakers.values()), job.created_at, job.agent_id, job.api_key_id)
@@ -563,12 +573,6 @@ def _record_applied(outcome: JobOutcome, applied: Applied, user_id: str, text: s
         outcome.record(applied.operation, user_id=user_id, text=text, memory_id=memory_id,
                        reason="new information" if applied.operation == "ADD" and applied.invalidated is None
                        else applied.reason)
-
-
-def job_failure_reason(exc: Exception) -> str:
-    if isinstance(exc, ExtractionError):
-        return f"extraction failed: {exc}"
-    return f"{type(exc).__name__}: {exc}"
 
 
 def memory_save_inferred(*, tenant: Tenant, spec: MemorySpec, actor: str, role: str = KeyRole.AGENT,

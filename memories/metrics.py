@@ -18,6 +18,11 @@ TASKS = Counter("memory_tasks_total", "Celery tasks that ended, by outcome", ["t
 QUERY_VECTORS = Counter("memory_query_vector_cache_total",
                         "Search and context query vectors: taken from the per-process cache or embedded",
                         ["outcome"])
+JOBS_FAILED = Counter("memory_conversation_jobs_failed_total", "Conversation jobs that ended failed, by cause",
+                      ["cause"])
+JOB_RETRIES = Counter("memory_conversation_job_retries_total",
+                      "Conversation job transactions run again after a transient database failure, by cause",
+                      ["cause"])
 REFLECTION_SECONDS = Histogram("memory_reflection_cycle_duration_seconds", "Reflection cycle duration",
                                ["status"], buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300))
 
@@ -40,3 +45,11 @@ def observe_reflection_cycle(*, status: str, seconds: float) -> None:
 
 def observe_query_vector(*, cached: bool) -> None:
     QUERY_VECTORS.labels(outcome="hit" if cached else "miss").inc()
+
+
+def observe_job_failed(*, cause: str) -> None:
+    JOBS_FAILED.labels(cause=cause).inc()
+
+
+def observe_job_retry(*, cause: str) -> None:
+    JOB_RETRIES.labels(cause=cause).inc()

@@ -46,7 +46,7 @@ from memories.models import (
 )
 from memories.search import scope_filter
 from memories.vectors import embed_items, refresh_planner_statistics, store_vectors
-from memories.writing import MemorySpec, memory_create_batch, refuse_sensitive_identifiers
+from memories.writing import MemorySpec, memory_create_batch, refuse_sensitive_identifiers, users_write_lock
 
 SOURCES = ("memory-items", "agent-memories", "mem0", "jsonl")
 OLD_TYPES = {"profile": MemoryType.PROFILE, "task": MemoryType.TASK, "fact": MemoryType.FACT,
@@ -417,6 +417,7 @@ def _write_batch(tenant: Tenant, batch: list[ImportRecord], actor: str, dry_run:
         report.added += len(batch)
         return
     with transaction.atomic():
+        users_write_lock(tenant.id, {r.spec.user_id for r in batch} | {r.spec.user_id for r, _ in held})
         _hold_for_review(tenant, held, actor)
         results = memory_create_batch(tenant=tenant, specs=[r.spec for r in batch], actor=actor,
                                       enqueue_embedding=False, count_for_reflection=False) if batch else []

@@ -7,20 +7,18 @@ import time
 
 from celery import shared_task
 from django.conf import settings
+from django.db import DatabaseError
 
 from memories.access import flush_access_counts as flush
 from memories.embedding import EmbeddingError
 from memories.extraction import ExtractionError
-from memories.ingestion import (
-    conversation_job_mark,
-    conversation_job_run,
-    conversation_turns_expire,
-    job_failure_reason,
-)
+from memories.ingestion import conversation_job_run
+from memories.job_states import conversation_job_fail, conversation_job_mark, conversation_turns_expire
 from memories.maintenance import embeddings_sweep
 from memories.models import ConversationJob, JobStatus
 from memories.queue import holding_work
 from memories.reclaim import jobs_reclaim
+from memories.transient import transient_cause
 from memories.vectors import embed_waiting, mark_embedding_failed
 from memories.writing import memories_archive_expired
 
@@ -75,9 +73,16 @@ def _run_conversation_job(self, job_id: str) -> dict:
             # Erased with its user while it waited, or a message left on a shared broker: nothing to do.
             logger.warning("conversation job %s no longer exists; skipped", job_id)
             return {"status": "missing"}
-        except ExtractionError as exc:
-            if not exc.retryable or attempt >= settings.EXTRACTION_MAX_RETRIES:
-                conversation_job_mark(job_id, JobStatus.FAILED, job_failure_reason(exc))
+        except (ExtractionError, DatabaseError) as exc:
+            # A database failure outside the job's transaction (reading, marking it running) that a retry can
+            # cure is retried like a retryable extraction error; any other is a crash.
+            retryable = exc.retryable if isinstance(exc, ExtractionError) else transient_cause(exc) is not None
+            if isinstance(exc, DatabaseError) and not retryable:
+                logger.exception("conversation job %s crashed", job_id)
+                conversation_job_fail(job_id, exc)
+                raise
+            if not retryable or attempt >= settings.EXTRACTION_MAX_RETRIES:
+                conversation_job_fail(job_id, exc)
                 return {"status": JobStatus.FAILED, "error": str(exc)}
             delay = settings.EXTRACTION_RETRY_BACKOFF * (2 ** attempt)
             conversation_job_mark(job_id, JobStatus.RETRYING, f"attempt {attempt + 1} failed: {exc}")
@@ -87,7 +92,7 @@ def _run_conversation_job(self, job_id: str) -> dict:
             attempt += 1
         except Exception as exc:
             logger.exception("conversation job %s crashed", job_id)
-            conversation_job_mark(job_id, JobStatus.FAILED, job_failure_reason(exc))
+            conversation_job_fail(job_id, exc)
             raise
 
 

@@ -191,6 +191,14 @@ if DB_POOL_MAX_SIZE > 0:
 else:
     _database["CONN_MAX_AGE"] = env_int("CONN_MAX_AGE", 60)
     _database["CONN_HEALTH_CHECKS"] = True
+# Checks that every writer takes its users' write locks before it writes or locks a row (issue 51: jobs of
+# the same people deadlocked): a late lock raises writing.LockOrderViolation, and the keyword-statistics
+# trigger refuses rows of a user whose lock was not taken first (the memory.write_lock_check option). On in
+# the test suite; a development aid, it costs a pg_locks read per lock.
+WRITE_LOCK_ORDER_CHECK = env_bool("WRITE_LOCK_ORDER_CHECK", False)
+if WRITE_LOCK_ORDER_CHECK:
+    _database["OPTIONS"]["options"] = " ".join(
+        filter(None, [_database["OPTIONS"].get("options", ""), "-c memory.write_lock_check=on"]))
 DATABASES = {"default": _database}
 # A read replica (PostgreSQL streaming replication of the default database): searches and context read
 # there (memories/replicas.py, memory_project/routers.py); writes and everything else use the primary.
@@ -296,6 +304,12 @@ JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 64)
 CONVERSATION_SYNC_CHARS = env_int("CONVERSATION_SYNC_CHARS", 2000)
 EAGER_BACKGROUND_WORKERS = env_int("EAGER_BACKGROUND_WORKERS", 1)
 CONVERSATION_JOB_TIME_LIMIT = env_int("CONVERSATION_JOB_TIME_LIMIT", 120)
+# A job whose transaction is a deadlock victim, a serialization failure or loses its connection is run
+# again from the start (memories/transient.py) up to this many times, with jittered backoff doubling from
+# TRANSIENT_RETRY_BACKOFF seconds, inside CONVERSATION_JOB_TIME_LIMIT; then the task's own retries
+# (EXTRACTION_MAX_RETRIES) take over, and only then does the job fail.
+TRANSIENT_RETRIES = env_int("TRANSIENT_RETRIES", 6)
+TRANSIENT_RETRY_BACKOFF = env_float("TRANSIENT_RETRY_BACKOFF", 0.1)
 # Tasks one process's in-process pool holds (waiting or running) before new background work is refused
 # (429 with Retry-After; work already recorded stays queued for the reclaim sweep). 0: no bound.
 EAGER_BACKGROUND_QUEUE_MAX = env_int("EAGER_BACKGROUND_QUEUE_MAX", 50)

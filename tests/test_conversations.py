@@ -207,7 +207,7 @@ def test_raw_turns_are_emptied_after_the_retention_and_the_outcome_stays(api, se
 
     from django.utils import timezone
 
-    from memories.ingestion import conversation_turns_expire
+    from memories.job_states import conversation_turns_expire
     from memories.models import ConversationJob, MemorySource
 
     job = converse(api, ["I have a cat named Miso.", "I live in Porto."])

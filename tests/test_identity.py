@@ -11,6 +11,7 @@ from django.core.management import call_command
 from memories.identity import normalize_identifier, strip_invisible
 from memories.models import MemoryItem
 from memories.text import content_hash
+from memories.writing import users_write_lock
 
 NFC = "jos\u00e9"
 SAME_USER = [NFC, "jose\u0301", "\uff4a\uff4f\uff53\u00e9"]  # NFC, NFD, fullwidth letters
@@ -59,7 +60,9 @@ def test_the_normalize_command_renames_old_ids_and_reports_collisions(api, tenan
     api.remember("rene", "René likes chess.")
     api.remember("other", "Other likes chess.")
     api.remember("zoe", "Zoë likes go.")
-    # Rows written before ids were normalised: an NFD id, and one that collides with an existing user.
+    # Rows written before ids were normalised: an NFD id, and one that collides with an existing user
+    # (as any writer does, the users' write locks first).
+    users_write_lock(tenant_a.id, ["rene", "rene\u0301", "other", "\uff5a\uff4f\uff45"])
     MemoryItem.objects.filter(user_id="rene").update(user_id="rene\u0301")
     MemoryItem.objects.filter(user_id="other").update(user_id="\uff5a\uff4f\uff45")  # fullwidth "zoe"
     out = StringIO()

@@ -20,7 +20,7 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from memories.ingestion import conversation_turns_expire
+from memories.job_states import conversation_turns_expire
 from memories.keys import api_key_create
 from memories.models import ApiKey, ConversationJob, JobStatus, MemoryItem, Tenant
 from memories.queue import drain_background, holding_work

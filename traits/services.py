@@ -26,6 +26,8 @@ from memories.writing import (
     memory_create,
     memory_note,
     memory_set_status,
+    users_write_lock,
+    writers_lock,
 )
 from memories.writing.core import apply_change_beside
 from traits import lifecycle
@@ -86,6 +88,7 @@ def trait_create(*, tenant: Tenant, user_id: str, text: str, subtype: str, conte
     """A new trait (a trend unless told otherwise) with its first supporting evidence."""
     now = timezone.now()
     with transaction.atomic():
+        users_write_lock(tenant.id, [user_id])
         memory = memory_create(tenant=tenant, actor=actor, spec=MemorySpec(
             user_id=user_id, text=text, memory_type="trait", importance=0.6, confidence=confidence,
             data=data or {}, tags=[subtype, context]), count_for_reflection=False).memory
@@ -226,6 +229,7 @@ def trait_carry_support(*, trait_id, from_memory_ids: Sequence[str], to: Sequenc
     version (the old evidence is marked withdrawn, the new one recorded at the same quality), and neither
     confidence nor stage moves."""
     with transaction.atomic():
+        _trait_owner_lock(trait_id)
         trait = Trait.objects.select_related("memory").get(pk=trait_id)
         old = list(TraitEvidence.objects.filter(trait=trait, memory_id__in=[uuid.UUID(m) for m in from_memory_ids],
                                                 kind=EvidenceKind.SUPPORTING, withdrawn_at__isnull=True))
@@ -243,12 +247,21 @@ def trait_carry_support(*, trait_id, from_memory_ids: Sequence[str], to: Sequenc
         return TraitChange(trait, trait.stage, trait.stage, evidence_added=len(old))
 
 
+def _trait_owner_lock(trait_id: Any) -> None:
+    """The write lock of the trait's user, taken first in every transaction that changes a trait: the
+    trait's row is a memory (writing.users_write_lock)."""
+    owner = MemoryItem.objects.filter(id=trait_id).values_list("tenant_id", "user_id").first()
+    if owner is not None:
+        writers_lock([owner])
+
+
 def _optimistically(trait_id: Any, step: Callable[[Trait], TraitChange | None]) -> TraitChange:
     """The optimistic lock every evidence write takes: `step` runs on the trait as read in a transaction
     and returns None when its compare-and-set lost (the transaction rolls back, the trait is read again,
     up to MAX_ATTEMPTS times). A dissolved trait takes no more evidence."""
     for _attempt in range(MAX_ATTEMPTS):
         with transaction.atomic():
+            _trait_owner_lock(trait_id)
             trait = Trait.objects.select_related("memory").get(pk=trait_id)
             if trait.stage == TraitStage.DISSOLVED:
                 return TraitChange(trait, trait.stage, trait.stage)
@@ -286,6 +299,7 @@ def _compare_and_set(trait: Trait, state: lifecycle.TraitState, now: datetime, *
 def trait_set_stage(*, trait: Trait, stage: str, actor: str, reason: str) -> TraitChange:
     """Move a trait to a stage by decision (an operator's dissolve, a beat job)."""
     with transaction.atomic():
+        _trait_owner_lock(trait.pk)
         locked = Trait.objects.select_for_update().select_related("memory").get(pk=trait.pk)
         old = locked.stage
         if old == stage:
@@ -304,6 +318,7 @@ def trait_set_stage(*, trait: Trait, stage: str, actor: str, reason: str) -> Tra
 def trait_pin(*, trait: Trait, pinned: bool, actor: str) -> Trait:
     """An operator pins a trait (it keeps its confidence) or unpins it: a versioned change of its memory."""
     with transaction.atomic():
+        _trait_owner_lock(trait.pk)
         locked = Trait.objects.select_for_update().select_related("memory").get(pk=trait.pk)
         Trait.objects.filter(pk=trait.pk).update(pinned=pinned)
         apply_change_beside(locked.memory, actor=actor, event=HistoryEvent.UPDATE, old_data={"pinned": locked.pinned},

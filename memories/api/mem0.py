@@ -612,6 +612,7 @@ class BatchView(Mem0View):
         changes = [(_newest(request, i["memory_id"]).id, _update_fields(i, f"memories[{n}]"))
                    for n, i in enumerate(items)]
         with transaction.atomic():
+            writing.memories_write_lock(request.user.tenant, [memory_id for memory_id, _ in changes])
             held = sum(_change(request, memory_id, **fields).candidate is not None for memory_id, fields in changes)
         return Response({"message": f"Successfully updated {len(changes) - held} memories",
                          "updated": len(changes) - held, "held_for_review": held})
@@ -623,6 +624,7 @@ class BatchView(Mem0View):
         # The same memory named twice is one deletion (dict.fromkeys keeps the order, drops repeats).
         ids = list(dict.fromkeys(_newest(request, i["memory_id"]).id for i in _batch_items(self.body())))
         with transaction.atomic():
+            writing.memories_write_lock(request.user.tenant, ids)
             held = sum(_change(request, memory_id, archive=True).candidate is not None for memory_id in ids)
         return Response({"message": f"Successfully deleted {len(ids) - held} memories",
                          "deleted": len(ids) - held, "held_for_review": held})

@@ -34,16 +34,20 @@ from memories.writing.change import (
 )
 from memories.writing.core import (
     INDEXED_TEXT,
+    LockOrderViolation,
     MemorySpec,
     WriteResult,
     apply_change,
     apply_change_unless_same,
     current_memories,
     default_expiry,
+    memories_write_lock,
     refuse_sensitive_identifiers,
     search_document,
     user_write_lock,
+    users_write_lock,
     validate_spec,
+    writers_lock,
 )
 from memories.writing.create import (
     memory_create,
@@ -113,5 +117,9 @@ __all__ = [
     "ErasureScope",
     "WHOLE_USER",
     "user_write_lock",
+    "users_write_lock",
+    "writers_lock",
+    "memories_write_lock",
+    "LockOrderViolation",
     "validate_spec",
 ]

@@ -46,7 +46,9 @@ from memories.writing.core import (
     _sync_vector_status,
     apply_change,
     apply_change_unless_same,
+    memories_write_lock,
     search_document,
+    users_write_lock,
     validate_spec,
 )
 from memories.writing.erase import HISTORY_HAS_CONTENT
@@ -231,6 +233,7 @@ def merged_text_of(memories: Sequence[MemoryItem]) -> str:
 
 def _lock_for_merge(tenant: Tenant, ids: list[str], expected_versions: dict[str, int]) -> list[MemoryItem]:
     """The memories to merge, locked: all found, one user's, each at the version the caller saw."""
+    memories_write_lock(tenant, ids)
     memories = list(MemoryItem.objects.select_for_update().filter(tenant=tenant, id__in=ids).order_by("id"))
     if len(memories) != len(ids):
         raise MemoryNotFound("one or more memories to merge were not found")
@@ -350,12 +353,25 @@ def memory_set_status(
 
 def memories_archive_expired(*, now: datetime | None = None, limit: int = 500) -> int:
     """Archive memories past their expires_at (search already skips them), each
-    with a DELETE history row saying so; returns how many. Rows locked by a
-    writer are left for the next run."""
+    with a DELETE history row saying so; returns how many. One transaction per user, its write lock
+    first; rows locked by a writer are left for the next run."""
     now = now or timezone.now()
+    owners = (MemoryItem.objects.filter(vocabulary.is_expired(now)).order_by("expires_at")
+              .values_list("tenant_id", "user_id")[:limit])
+    archived = 0
+    for tenant_id, user_id in dict.fromkeys(owners):
+        archived += _archive_expired_of(tenant_id, user_id, now, limit - archived)
+        if archived >= limit:
+            break
+    return archived
+
+
+def _archive_expired_of(tenant_id: int, user_id: str, now: datetime, limit: int) -> int:
     with transaction.atomic():
+        users_write_lock(tenant_id, [user_id])
         expired = list(MemoryItem.objects.select_for_update(skip_locked=True)
-                       .filter(vocabulary.is_expired(now)).order_by("expires_at")[:limit])
+                       .filter(vocabulary.is_expired(now), tenant_id=tenant_id, user_id=user_id)
+                       .order_by("expires_at")[:limit])
         history = []
         for memory in expired:
             moment = memory.expires_at.isoformat() if memory.expires_at else ""

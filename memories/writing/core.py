@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVector
+from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import QuerySet, Value
 from django.utils import timezone
@@ -176,15 +177,87 @@ def _copy_sources(originals: Iterable[MemoryItem], to: MemoryItem) -> None:
     )
 
 
-def user_write_lock(tenant_id: int, user_id: str) -> None:
-    """Serialise writes for one user until the transaction ends: ingestion
-    holds it while it decides and applies a job (parallel jobs cannot add the
-    same memory twice), erasure while it erases (a job never writes between)."""
+class LockOrderViolation(RuntimeError):
+    """A transaction asked for a user's write lock after it had already written or locked rows: two such
+    transactions can each hold what the other waits for (issue 51's deadlocks). A programming error, raised
+    only with WRITE_LOCK_ORDER_CHECK (the test suite): the fix is to take the lock first."""
+
+
+def write_lock_key(tenant_id: int, user_id: str) -> str:
+    """The advisory lock's name for one user's writes; the keyword-statistics trigger builds the same
+    ('ingest:' || tenant_id || ':' || user_id), so a writer that holds it never waits inside the trigger."""
+    return f"ingest:{tenant_id}:{user_id}"
+
+
+def writers_lock(owners: Iterable[tuple[int, str]]) -> None:
+    """The write locks of (tenant id, user id) pairs across tenants (a sweep that writes many users' rows),
+    in the one order: tenant, then user id in code-point order."""
+    by_tenant: dict[int, set[str]] = {}
+    for tenant_id, user_id in owners:
+        by_tenant.setdefault(tenant_id, set()).add(user_id)
+    for tenant_id in sorted(by_tenant):
+        users_write_lock(tenant_id, by_tenant[tenant_id])
+
+
+def users_write_lock(tenant_id: int, user_ids: Iterable[str]) -> None:
+    """Serialise writes for these users until the transaction ends, taking their locks in one order
+    (code-point order of the user ids, the order the trigger uses too) and before any row lock: a job
+    for A and B and a job for B and A queue behind each other instead of deadlocking. Ingestion holds
+    them while it decides and applies a job (parallel jobs cannot add the same memory twice), erasure
+    while it erases (a job never writes between), every other writer for its one change. Taking a lock
+    already held is free (PostgreSQL counts it again)."""
+    keys = [write_lock_key(tenant_id, user_id) for user_id in sorted(set(user_ids))]
+    if not keys:
+        return
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"ingest:{tenant_id}:{user_id}"])
+        if settings.WRITE_LOCK_ORDER_CHECK:
+            _check_lock_order(cursor, keys)
+        for key in keys:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [key])
+
+
+def user_write_lock(tenant_id: int, user_id: str) -> None:
+    """One user's write lock (users_write_lock)."""
+    users_write_lock(tenant_id, [user_id])
+
+
+LOCKS_HELD_SQL = """
+SELECT k.key,
+       EXISTS (SELECT 1 FROM pg_locks l
+                WHERE l.pid = pg_backend_pid() AND l.locktype = 'advisory' AND l.objsubid = 1
+                  AND l.classid = ((k.h >> 32) & 4294967295)::oid AND l.objid = (k.h & 4294967295)::oid) AS held,
+       EXISTS (SELECT 1 FROM pg_locks l
+                WHERE l.pid = pg_backend_pid() AND l.locktype = 'transactionid') AS wrote
+  FROM (SELECT key, hashtextextended(key, 0) AS h FROM unnest(%s::text[]) AS key) AS k
+"""
+
+
+def _check_lock_order(cursor: Any, keys: list[str]) -> None:
+    """WRITE_LOCK_ORDER_CHECK: refuse a new user lock once the transaction holds a transaction id (it has
+    written or locked a row): the lock must come first. Locks already held pass."""
+    if connection.atomic_blocks and getattr(connection.atomic_blocks[0], "_from_testcase", False):
+        return  # inside a test's wrapping transaction, which wrote its fixtures: no other writer runs there
+    cursor.execute(LOCKS_HELD_SQL, [keys])
+    late = [key for key, held, wrote in cursor.fetchall() if wrote and not held]
+    if late:
+        raise LockOrderViolation(f"write lock {', '.join(late)} asked for after this transaction wrote or "
+                                 "locked rows: take users' write locks first (writing.users_write_lock)")
+
+
+def memories_write_lock(tenant: Tenant, memory_ids: Iterable[uuid.UUID | str]) -> None:
+    """The write locks of the users who own these memories (read without locking), taken before the rows
+    are locked: a memory's owner never changes."""
+    try:
+        owners = set(MemoryItem.objects.filter(tenant=tenant, id__in=list(memory_ids))
+                     .values_list("user_id", flat=True))
+    except (ValueError, TypeError, ValidationError):  # a malformed id: the lookup after this says not found
+        return
+    users_write_lock(tenant.id, owners)
 
 
 def _lock_memory(tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
+    """One memory locked for a change, its user's write lock taken first."""
+    memories_write_lock(tenant, [memory_id])
     locked: MemoryItem = get_or_not_found(MemoryItem.objects.select_for_update().filter(tenant=tenant), "memory",
                                           id=memory_id)
     return locked

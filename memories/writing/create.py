@@ -38,6 +38,7 @@ from memories.writing.core import (
     _new_item,
     _snapshot,
     apply_change,
+    users_write_lock,
     validate_spec,
 )
 
@@ -71,6 +72,7 @@ def memory_create_batch(
     for attempt in range(3):
         try:
             with transaction.atomic():
+                users_write_lock(tenant.id, {spec.user_id for spec in specs})
                 results = _create_batch(tenant, specs, actor, job_id, enqueue_embedding)
                 added = sorted({r.memory.user_id for r in results if r.operation == "ADD"})
                 if count_for_reflection and added:

@@ -7,12 +7,12 @@ listed for an operator to decide (merge in the admin, or erase one)."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand
-from django.db import connection
+from django.db import connection, transaction
 
 from memories.identity import invisible_characters, normalize_identifier
 from memories.models import MemoryItem
 from memories.text import content_hash
-from memories.writing import current_memories, memory_refresh_content_hash
+from memories.writing import current_memories, memory_refresh_content_hash, users_write_lock
 
 # Every (table, column) that stores an id, with the tenant column that scopes it.
 ID_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -45,7 +45,9 @@ class Command(BaseCommand):
                     refused.append(f"{table}.{column} tenant {tenant_id}: {value!r}")
                     continue
                 target = normalize_identifier(value, field=column)
-                with connection.cursor() as cursor:
+                with transaction.atomic(), connection.cursor() as cursor:
+                    if column == "user_id":  # both spellings' writers wait while the rows move
+                        users_write_lock(tenant_id, [value, target])
                     cursor.execute(f"SELECT 1 FROM {table} WHERE tenant_id = %s AND {column} = %s LIMIT 1",
                                    [tenant_id, target])
                     if cursor.fetchone() and column == "user_id":
