@@ -247,7 +247,7 @@ def _apply_retrying(job: ConversationJob, extracted: Extracted, deadline: float)
         cause = transient_cause(exc)
         if cause is None:
             raise
-        raise ExtractionError(f"{cause} {settings.TRANSIENT_RETRIES + 1} times running the job: {exc}",
+        raise ExtractionError(f"database {cause} {settings.TRANSIENT_RETRIES + 1} times running the job: {exc}",
                               retryable=True) from exc
     return done, runs[-1]
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from memories import metrics
 from memories.extraction import ExtractionError
 from memories.models import ConversationJob, JobStatus
-from memories.transient import transient_cause
+from memories.transient import CONNECTION, DEADLOCK, SERIALIZATION
 
 
 def conversation_turns_expire(*, now: datetime | None = None, batch: int = 1000) -> int:
@@ -43,20 +43,47 @@ def job_failure_reason(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def job_failure_cause(exc: BaseException) -> str:
-    """The label a failed job is counted under (metrics, the dashboard): a transient database failure
-    that kept coming (memories.transient), the job's time limit, the extractor or embedder, or a crash."""
-    transient = transient_cause(exc.__cause__ if isinstance(exc, ExtractionError) and exc.__cause__ else exc)
-    if transient:
-        return transient
-    if isinstance(exc, ExtractionError):
-        if "CONVERSATION_JOB_TIME_LIMIT" in str(exc):
-            return "time limit"
-        return "embedding" if str(exc).startswith("embedding failed") else "extraction"
+# What a failed job's stored error says, first match wins, -> the cause it is counted under (metrics, the
+# dashboard). Transient database failures that kept coming are "database <cause> N times" (ingestion).
+FAILURE_CAUSES: tuple[tuple[str, str], ...] = (
+    ("database deadlock", DEADLOCK), ("deadlock detected", DEADLOCK),
+    ("database serialization failure", SERIALIZATION), ("could not serialize", SERIALIZATION),
+    ("database connection lost", CONNECTION), ("CONVERSATION_JOB_TIME_LIMIT", "time limit"),
+    ("the worker running it stopped", "worker stopped"), ("extraction failed: embedding failed", "embedding"),
+    ("extraction failed", "extraction"),
+)
+BROKEN_CONNECTION = ("OperationalError: ", "InterfaceError: ")
+
+
+def failure_cause(error: str) -> str:
+    """The cause a failed job is counted under, read off its stored error: a transient database failure
+    that kept coming (memories.transient), the job's time limit, a worker that died, the extractor or the
+    embedder, or a crash (any other exception)."""
+    for words, cause in FAILURE_CAUSES:
+        if words in error:
+            return cause
+    if error.startswith(BROKEN_CONNECTION) and "connection" in error:
+        return CONNECTION
     return "crash"
 
 
 def conversation_job_fail(job_id: str, exc: Exception) -> None:
     """The job ends `failed` with the reason (its turns kept for `POST /jobs/{id}/retry`), counted by cause."""
-    conversation_job_mark(job_id, JobStatus.FAILED, job_failure_reason(exc))
-    metrics.observe_job_failed(cause=job_failure_cause(exc))
+    reason = job_failure_reason(exc)
+    conversation_job_mark(job_id, JobStatus.FAILED, reason)
+    metrics.observe_job_failed(cause=failure_cause(reason))
+
+
+FAILED_JOBS_READ = 5000  # the newest failed jobs whose errors a breakdown reads (a scrape, the dashboard)
+
+
+def failed_jobs_by_cause(tenant_id: int | None = None) -> dict[str, int]:
+    """Failed conversation jobs by the cause their stored error says (newest FAILED_JOBS_READ; tenant None:
+    every tenant): the dashboard's and /metrics' breakdown of what an operator has to look at."""
+    scope = {"tenant_id": tenant_id} if tenant_id is not None else {}
+    counts: dict[str, int] = {}
+    for error in (ConversationJob.objects.filter(status=JobStatus.FAILED, **scope).order_by("-finished_at")
+                  .values_list("error", flat=True)[:FAILED_JOBS_READ]):
+        cause = failure_cause(error)
+        counts[cause] = counts.get(cause, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

@@ -30,6 +30,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memories import metrics, vocabulary
+from memories.job_states import failure_cause
 from memories.models import ConversationJob, JobStatus
 from memories.queue import enqueue, holding_work
 
@@ -80,7 +81,7 @@ def _reclaim_one(job_id: uuid.UUID, now: datetime, cutoff: datetime) -> str:
                          "by the sweep); POST /jobs/{id}/retry runs it again")
             job.save(update_fields=["status", "error", "finished_at"])
             logger.warning("conversation job %s failed: its worker stopped %s times", job.id, job.attempts)
-            metrics.observe_job_failed(cause="worker stopped")
+            metrics.observe_job_failed(cause=failure_cause(job.error))
             return "failed"
         was = job.status
         job.status, job.started_at = JobStatus.QUEUED, now  # started_at: when the sweep moved it last

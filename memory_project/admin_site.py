@@ -77,6 +77,7 @@ class MemoryAdminSite(admin.AdminSite):
 
     def index(self, request, extra_context=None):
         from memories.admin import operator_tenant, request_scope, visible_tenants
+        from memories.job_states import failed_jobs_by_cause
         from memories.selectors import dashboard_stats
 
         extra_context = extra_context or {}
@@ -87,6 +88,7 @@ class MemoryAdminSite(admin.AdminSite):
             if tenant is None and request.GET.get("tenant"):  # one tenant's dashboard, for who sees them all
                 tenant = next((t for t in tenants if str(t.id) == request.GET["tenant"]), None)
             stats = dashboard_stats(tenant=tenant)
+            stats["failed_by_cause"] = failed_jobs_by_cause(tenant.id if tenant else None)
             stats["charts"] = dashboard_charts(stats)
             stats["tenants"], stats["chosen"] = tenants, tenant
             extra_context["dashboard"] = stats

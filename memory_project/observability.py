@@ -226,6 +226,7 @@ class StateCollector:
     def collect(self):
         from prometheus_client.core import GaugeMetricFamily
 
+        from memories.job_states import failed_jobs_by_cause
         from memories.queue import queue_depth
         from memories.selectors import operational_counts
 
@@ -242,6 +243,11 @@ class StateCollector:
         jobs.add_metric(["waiting"], counts.jobs_waiting)
         jobs.add_metric(["failed"], counts.jobs_failed)
         yield jobs
+        failed = GaugeMetricFamily("memory_conversation_jobs_failed", "Failed conversation jobs by the cause their "
+                                   "error says (memories.job_states.failure_cause)", labels=["cause"])
+        for cause, count in failed_jobs_by_cause().items():
+            failed.add_metric([cause], count)
+        yield failed
         depth = queue_depth()
         yield GaugeMetricFamily("memory_queue_depth", "Messages waiting on the Celery queue (-1: broker unreachable)",
                                 value=-1 if depth is None else depth)

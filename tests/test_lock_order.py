@@ -19,7 +19,7 @@ from django.db import DatabaseError, IntegrityError, InterfaceError, Operational
 
 from memories.extraction import ExtractionError
 from memories.ingestion import conversation_job_create, conversation_job_run
-from memories.job_states import job_failure_cause
+from memories.job_states import failure_cause, job_failure_reason
 from memories.models import ConversationJob, JobStatus, MemoryItem, Tenant
 from memories.transient import CONNECTION, DEADLOCK, SERIALIZATION, backoff_seconds, run_retrying, transient_cause
 from memories.writing import LockOrderViolation, MemorySpec, memory_create, users_write_lock
@@ -49,20 +49,23 @@ def test_which_failures_a_retry_cures(error, cause):
 
 
 @pytest.mark.parametrize(("error", "cause"), [
-    (ExtractionError("deadlock detected 7 times running the job", retryable=True), "extraction"),
+    (ExtractionError("database deadlock 7 times running the job: deadlock detected", retryable=True), DEADLOCK),
+    (ExtractionError("database serialization failure 7 times running the job", retryable=True), SERIALIZATION),
+    (ExtractionError("database connection lost 7 times running the job", retryable=True), CONNECTION),
     (ExtractionError("the job took longer than 120 s (CONVERSATION_JOB_TIME_LIMIT)", retryable=False), "time limit"),
     (ExtractionError("embedding failed: TimeoutError", retryable=True), "embedding"),
+    (ExtractionError("LLM answered 500; connection reset", retryable=True), "extraction"),
     (_wrapped(OperationalError, psycopg.errors.DeadlockDetected("deadlock detected")), DEADLOCK),
+    (_wrapped(OperationalError, psycopg.OperationalError("server closed the connection unexpectedly")), CONNECTION),
     (RuntimeError("a bug"), "crash"),
 ])
-def test_a_failed_job_is_counted_by_its_cause(error, cause):
-    assert job_failure_cause(error) == cause
+def test_a_failed_job_is_counted_by_the_cause_its_stored_error_says(error, cause):
+    assert failure_cause(job_failure_reason(error)) == cause
 
 
-def test_a_repeated_deadlock_behind_an_extraction_error_is_counted_as_a_deadlock():
-    error = ExtractionError("deadlock detected 7 times running the job", retryable=True)
-    error.__cause__ = _wrapped(OperationalError, psycopg.errors.DeadlockDetected("deadlock detected"))
-    assert job_failure_cause(error) == DEADLOCK
+def test_a_job_the_sweep_failed_is_counted_as_its_worker_stopping():
+    assert failure_cause("the worker running it stopped (4 runs, the last 301 s ago, reclaimed by the sweep)") == \
+        "worker stopped"
 
 
 @pytest.mark.parametrize("attempt", range(8))
@@ -208,3 +211,31 @@ def test_jobs_for_a_and_b_and_for_b_and_a_side_by_side_all_finish(settings):
         for name, user in participants.items():
             marker = f"Lisbon{n}{name}" if (n % 2 == 0) == (name == "Ana") else f"Oslo{n}{name}"
             assert MemoryItem.objects.filter(tenant=tenant, user_id=user, text__contains=marker).exists(), marker
+
+
+def test_a_failed_job_is_visible_where_an_operator_looks(client, tenant_a, operator, settings):
+    """The dashboard counts failed jobs (a link to them) by cause, the job's page shows its error, and
+    /metrics counts them by cause."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from memories.job_states import conversation_job_fail
+
+    reviewer = Client()
+    reviewer.force_login(operator("rita", "reviewers"))
+
+    job = conversation_job_create(tenant=tenant_a, user_id="ana", session_id="s1",
+                                  messages=[{"role": "user", "content": "I like tea."}])
+    error = ExtractionError("database deadlock 7 times running the job: deadlock detected", retryable=True)
+    conversation_job_fail(str(job.id), error)
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED and job.messages  # its turns kept for POST /jobs/{id}/retry
+    page = reviewer.get(reverse("admin:index")).content.decode()
+    failed = page.split('id="failed-jobs"')[1].split("</table>")[0]
+    assert "status__exact=failed" in failed and ">1</a>" in failed and "<th>deadlock</th><td>1</td>" in failed
+    job_page = reviewer.get(reverse("admin:memories_conversationjob_change", args=[job.id])).content.decode()
+    assert "database deadlock 7 times running the job" in job_page
+    settings.METRICS_ALLOWED_NETWORKS, settings.METRICS_TOKEN = ["127.0.0.0/8"], ""
+    metrics = client.get("/metrics").content.decode()
+    assert 'memory_conversation_jobs_failed{cause="deadlock"} 1.0' in metrics
+    assert 'memory_conversation_jobs_failed_total{cause="deadlock"}' in metrics
