@@ -125,16 +125,22 @@ def locomo_workload(path: Path, copies: int) -> list[dict]:
 # ----------------------------------------------------------------------------- sending
 
 
-def post(port: int, key: str, path: str, body: dict) -> tuple[int, dict]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    try:
-        conn.request("POST", f"/api/v1/{path}", json.dumps(body),
-                     {"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
-        response = conn.getresponse()
-        raw = response.read()
-        return response.status, (json.loads(raw) if raw else {})
-    finally:
-        conn.close()
+def post(port: int, key: str, path: str, body: dict, *, patience: float = 600) -> tuple[int, dict]:
+    """One request; a 429 (a full background queue) is sent again after its Retry-After, as a client does."""
+    deadline = time.monotonic() + patience
+    while True:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        try:
+            conn.request("POST", f"/api/v1/{path}", json.dumps(body),
+                         {"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+            response = conn.getresponse()
+            raw = response.read()
+            wait = float(response.getheader("Retry-After") or 1)
+        finally:
+            conn.close()
+        if response.status != 429 or time.monotonic() + wait > deadline:
+            return response.status, (json.loads(raw) if raw else {})
+        time.sleep(wait)
 
 
 def send_group(port: int, key: str, group: dict, sent: list, refused: list, lock: threading.Lock) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from memories import relations
 from memories.text import han_pairs, has_han, normalize_text, query_tokens
 
 Operation = Literal["ADD", "UPDATE", "INVALIDATE", "DELETE", "NOOP"]
@@ -58,6 +59,7 @@ class Proposal:
     replaces: bool = False  # an update or correction of something remembered
     slot: str = ""  # what it is about (home, work, diet, ...), when the intent model read it
     names: tuple[str, ...] = ()  # whose memories these are: words that say nothing of what a memory is about
+    about: frozenset[str] | None = None  # whom it is about (relations.whom: empty for the user); None: unread
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class Neighbour:
     slot: str = ""  # what it is about, read by the intent model (updates and forget requests only)
     meaning: float = -1.0  # cosine in the multilingual encoder's space (-1: not measured)
     twins: frozenset[str] = frozenset()  # other neighbours that say the same thing (the habit said three times)
+    about: frozenset[str] | None = None  # whom it is about (relations.whom: empty for the user); None: unread
 
     @property
     def closeness(self) -> float:
@@ -136,10 +139,39 @@ def takes_back(candidate: Proposal, neighbour: Neighbour) -> bool:
     return neighbour.slot not in ANSWER_SLOTS or candidate.slot in ANSWER_SLOTS or not candidate.slot
 
 
+# Slots one correction may cross: a routine said as a schedule, a partner as family. Any other two different
+# slots are different matters ("I started at the Co-op" never retires "Marcus lives in Leeds"); a slot the
+# intent model could not name (LOOSE_SLOTS) crosses to any.
+SLOT_GROUPS: dict[str, str] = {"hobby": "activity", "sport": "activity", "routine": "activity",
+                               "schedule": "activity", "travel": "activity", "partner": "relationship",
+                               "family": "relationship", "answer_style": "answers", "language": "answers"}
+LOOSE_SLOTS = frozenset({"", "none", "other", "preference"})
+
+
+def same_matter(candidate_slot: str, neighbour_slot: str) -> bool:
+    """Whether two slots may be one matter (see SLOT_GROUPS)."""
+    if candidate_slot in LOOSE_SLOTS or neighbour_slot in LOOSE_SLOTS:
+        return True
+    return SLOT_GROUPS.get(candidate_slot, candidate_slot) == SLOT_GROUPS.get(neighbour_slot, neighbour_slot)
+
+
+def same_person(candidate: Proposal, neighbour: Neighbour) -> bool:
+    """Whether the two are about one person (both the user's, or one relative's): a boyfriend's move never
+    retires the user's, a mother's health is never the user's. Unread on either side: assumed."""
+    if candidate.about is None or neighbour.about is None:
+        return True
+    return relations.same_person(candidate.about, neighbour.about)
+
+
 def replaceable(candidate: Proposal, neighbour: Neighbour) -> bool:
-    """Who the user is ("User's name is Amara") is replaced only by a statement about their name: an
-    update about a job ("Big news: I switched jobs") had taken its place."""
-    return neighbour.key != "name" or candidate.key == "name" or candidate.slot == "name"
+    """What a correction may replace: the same person's memory about the same matter. Who the user is
+    ("User's name is Amara") is replaced only by a statement about their name (an update about a job had
+    taken its place); a standing wish about the answers only by one about the answers."""
+    if neighbour.key == "name" and candidate.key != "name" and candidate.slot != "name":
+        return False
+    if neighbour.slot in ANSWER_SLOTS and candidate.slot not in ANSWER_SLOTS:
+        return False
+    return same_person(candidate, neighbour) and same_matter(candidate.slot, neighbour.slot)
 
 
 def forget_decision(candidate: Proposal, neighbours: list[Neighbour]) -> Decision:
@@ -212,7 +244,7 @@ def decide(candidate: Proposal, neighbours: list[Neighbour], *, near_duplicate: 
         return replacement_decision(candidate, neighbours)
 
     near = neighbours[0] if neighbours and neighbours[0].similarity >= near_duplicate else None
-    if near is not None:
+    if near is not None and same_person(candidate, near):
         if shared_words(candidate.text, near.text) >= 1.0:
             return Decision(NOOP, near.id, reason=f"near duplicate (cosine {near.similarity:.3f}) with nothing new")
         return Decision(UPDATE, near.id, reason=f"refines a near duplicate (cosine {near.similarity:.3f})")

@@ -54,6 +54,7 @@ from memories.models import (
 )
 from memories.queue import background_queue_full, enqueue
 from memories.quota import refuse_when_busy
+from memories.relations import whom
 from memories.search import SearchQuery, memory_search, nearest_memories, profile_display_name
 from memories.text import content_hash, has_han
 from memories.transient import run_retrying, transient_cause
@@ -453,12 +454,14 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
                                          contradicts=statement.contradicts, text=statement.text,
                                          forget=statement.forget, fresh=fresh.get(user_id, []),
                                          limit=TARGET_NEIGHBOURS if targeted else NEIGHBOURS)
+    names = (statement.subject, *speakers_of(job))
     if targeted:
-        neighbours = read_by_meaning(statement.text, neighbours, names=(statement.subject, *speakers_of(job)))
+        neighbours = read_by_meaning(statement.text, neighbours, names=names)
+    neighbours = [replace(n, about=whom(n.text, names)) for n in neighbours]
     decision = decide(Proposal(text=statement.text, key=statement.key, value=statement.value,
                                contradicts=statement.contradicts, forget=statement.forget,
-                               replaces=statement.replaces, slot=statement.slot,
-                               names=(statement.subject, *speakers_of(job))),
+                               replaces=statement.replaces, slot=statement.slot, names=names,
+                               about=whom(statement.text, names)),
                       neighbours, near_duplicate=settings.MEMORY_NEAR_DUPLICATE)
     target = rows.get(decision.target) if decision.target else None
     if statement.forget and target is not None and not decision.unclear:

@@ -1,0 +1,93 @@
+"""Whom a statement or a stored memory is about: the user, or someone in the user's life.
+
+A memory is written with the user's name ("Marcus lives in Leeds", "林晓雨周末去滨江跑步"), and one about
+someone else names them after it ("Marcus's sister Ana lives in Bristol", "林晓雨的妈妈腿不好") or opens with
+their name ("Ana moved to Glasgow"). What someone said in the first person names them the same way ("my
+boyfriend moved to Shanghai", "我婆婆住院了"). `whom` reads that into a set of identifiers (a relation code,
+the same for every language and spelling, and the person's name when given): empty for the user. Two texts
+are about the same person when both sets are empty or they share one identifier ("sister" and "ana").
+
+Issue 52: a boyfriend's move retired the user's own move, a mother's health was the user's; a replacement
+now needs the same person (dedupe.same_person).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# Relation code -> the words for it (English, then Chinese). The code is what two texts compare.
+RELATION_WORDS: dict[str, tuple[str, ...]] = {
+    "mother": ("mother", "mom", "mum", "mommy", "mummy", "mama", "妈妈", "母亲", "老妈", "妈"),
+    "father": ("father", "dad", "daddy", "papa", "爸爸", "父亲", "老爸", "爸"),
+    "parents": ("parents", "父母", "爸妈"),
+    "partner": ("wife", "husband", "partner", "girlfriend", "boyfriend", "fiancé", "fiancée", "fiance", "fiancee",
+                "spouse", "妻子", "老婆", "丈夫", "老公", "爱人", "女朋友", "男朋友", "对象", "未婚夫", "未婚妻"),
+    "son": ("son", "儿子"),
+    "daughter": ("daughter", "女儿"),
+    "child": ("kid", "kids", "child", "children", "baby", "孩子", "宝宝", "小孩"),
+    "brother": ("brother", "哥哥", "弟弟", "哥", "弟"),
+    "sister": ("sister", "姐姐", "妹妹", "姐", "妹"),
+    "grandmother": ("grandmother", "grandma", "granny", "nan", "nana", "奶奶", "外婆", "姥姥"),
+    "grandfather": ("grandfather", "grandpa", "grandad", "爷爷", "外公", "姥爷"),
+    "mother_in_law": ("mother-in-law", "婆婆", "岳母", "丈母娘"),
+    "father_in_law": ("father-in-law", "公公", "岳父", "老丈人"),
+    "aunt": ("aunt", "auntie", "阿姨", "姑姑", "姨妈", "舅妈"),
+    "uncle": ("uncle", "叔叔", "舅舅", "伯伯", "姑父"),
+    "cousin": ("cousin", "表哥", "表姐", "表弟", "表妹", "堂哥", "堂姐", "堂弟", "堂妹"),
+    "niece_nephew": ("niece", "nephew", "侄子", "侄女", "外甥", "外甥女"),
+    "friend": ("friend", "best friend", "mate", "bestie", "朋友", "好朋友", "闺蜜", "哥们", "最好的朋友"),
+    "boss": ("boss", "manager", "supervisor", "老板", "领导", "上司"),
+    "colleague": ("colleague", "coworker", "co-worker", "同事"),
+    "roommate": ("roommate", "flatmate", "housemate", "室友", "舍友"),
+    "neighbour": ("neighbour", "neighbor", "邻居"),
+    "pet": ("dog", "cat", "puppy", "kitten", "狗", "猫", "狗狗", "猫咪"),
+}
+CODE_OF: dict[str, str] = {word.casefold(): code for code, words in RELATION_WORDS.items() for word in words}
+
+_EN_WORDS = sorted((w for w in CODE_OF if not re.search(r"[\u4e00-\u9fff]", w)), key=len, reverse=True)
+_ZH_WORDS = sorted((w for w in CODE_OF if re.search(r"[\u4e00-\u9fff]", w)), key=len, reverse=True)
+_EN_RELATION = "|".join(re.escape(w) + "s?" for w in _EN_WORDS)
+_ZH_RELATION = "|".join(re.escape(w) for w in _ZH_WORDS)
+# "my sister", "my older sister Ana", "Marcus's mum", "User's best friend Lena"
+_EN_OWNED = re.compile(rf"^(?:(?:and|but|also|so|oh|btw|actually)[,]?\s+)*(?P<owner>my|[\w.-]+(?: [\w.-]+)?'s)\s+"
+                       rf"(?:(?:older|younger|big|little|elder|twin|best|new|ex-?)\s+)?(?P<relation>{_EN_RELATION})\b"
+                       rf"(?:,?\s+(?P<name>(?-i:[A-Z][a-z]+))\b)?", re.I)
+_ZH_OWNED = re.compile(rf"^(?:其实|对了|还有|所以|但是|然后)?[，,]?(?P<owner>我的?|[^\s的，。,]{{1,8}}的)"
+                       rf"(?P<relation>{_ZH_RELATION})")
+# A text that opens with someone's name: "Ana moved to Glasgow", "Ana's new job".
+_EN_NAMED = re.compile(r"^(?:(?:and|but|also|so|oh|btw|actually)[,]?\s+)*(?P<name>[A-Z][a-z]{1,})(?:'s\b|\s+(?=[a-z]))")
+_NOT_A_NAME = frozenset("i the this that it my we you they he she there what when where why how yes yeah no ok okay "
+                        "thanks sorry monday tuesday wednesday thursday friday saturday sunday today tomorrow "
+                        "yesterday also but and so oh btw just please big quick one again actually user".split())
+
+
+_LEAD_IN = re.compile(r"^[A-Za-z ]{2,15}:\s+(?=\S)|^[\u4e00-\u9fff]{1,6}[：:]\s*(?=\S)")  # "Big news: ", "好消息："
+
+
+def relation_code(word: str) -> str:
+    """The code of a relation word ("mum" -> "mother", "老公" -> "partner"), or "" for none."""
+    word = word.casefold().strip()
+    return CODE_OF.get(word) or CODE_OF.get(word.rstrip("s"), "")
+
+
+def whom(text: str, names: Iterable[str] = ()) -> frozenset[str]:
+    """Who the text is about: empty for the user (whose `names` the memories are written with), else the
+    other person's relation code and, when given, their name (lower case)."""
+    own = {n.casefold() for n in names if n}
+    stripped = _LEAD_IN.sub("", text.strip())
+    if match := _ZH_OWNED.match(stripped):  # "我婆婆…", "林晓雨的妈妈…": the relative, whoever's they are
+        return frozenset({relation_code(match.group("relation"))})
+    if match := _EN_OWNED.match(stripped):
+        code, name = relation_code(match.group("relation")), match.group("name")
+        return frozenset({code, name.casefold()} if name and name.casefold() not in _NOT_A_NAME else {code})
+    if match := _EN_NAMED.match(stripped):
+        name = match.group("name").casefold()
+        if name not in own and name not in _NOT_A_NAME and not relation_code(name):
+            return frozenset({name})
+    return frozenset()
+
+
+def same_person(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two `whom` readings are one person: both the user, or one identifier in common."""
+    return a == b or bool(a & b)
