@@ -6,8 +6,9 @@ memories (third person, as the service writes them: theirs, a relative's, a wish
 three things the user says in a new session, and which stored memories that must retire (`replaces`) and which
 must stay (`must_stay`: the trap, another person's fact or another slot that shares the topic).
 
-The memories are saved through `POST /memories` (as written); the turns go through `POST /conversations` as a
-chat app sends them (the offline default extractor, the local model), in a fresh user per case. Outcomes:
+The memories are saved through the writer as written (as if a reviewer had approved a relative's health);
+the turns go through `POST /conversations` as a chat app sends them (the offline default extractor, the
+local model), in a fresh user per case. Outcomes:
 
 - right: every memory to replace is replaced (invalidated, superseded or archived), and nothing else is;
 - wrong: a memory that had to stay was replaced, or one the case did not name (the failure this bench is for);
@@ -33,14 +34,17 @@ CASES = Path(__file__).resolve().parent / "replacement_cases.json"
 
 
 def run_case(case: dict, tenant, post) -> dict:
-    from memories.models import Candidate, MemoryItem
+    from memories.models import Candidate, ConversationJob, MemoryItem
+    from memories.vectors import embed_items
     from memories.vocabulary import is_current
+    from memories.writing import MemorySpec, memory_create_batch
 
-    user = f"{case['id']}-{uuid.uuid4().hex[:6]}"
-    ids = []
-    for text in case["memories"]:
-        body = post("memories", {"user_id": user, "text": text})
-        ids.append(body["memory"]["id"])
+    user = "case-" + uuid.uuid4().hex[:12].translate(str.maketrans("0123456789", "ghijklmnop"))  # no digit runs
+    # Saved as the service keeps them once written (a relative's health too, as if a reviewer approved it).
+    saved = memory_create_batch(tenant=tenant, actor="bench", enqueue_embedding=False, count_for_reflection=False,
+                                specs=[MemorySpec(user_id=user, text=text) for text in case["memories"]])
+    ids = [str(result.memory.id) for result in saved]
+    embed_items(ids)
     # The user's name is known (a profile line), as it is once they said it.
     post("conversations", {"user_id": user, "session_id": f"{user}-s2", "messages": [
         {"role": "user", "name": case["user"], "content": turn} for turn in case["turns"]]})
@@ -49,6 +53,8 @@ def run_case(case: dict, tenant, post) -> dict:
     replaced = {index for index, memory_id in enumerate(ids) if memory_id not in current}
     expected = set(case["replaces"])
     held = Candidate.objects.filter(tenant=tenant, user_id=user).exists()
+    job = ConversationJob.objects.filter(tenant=tenant, user_id=user).first()
+    operations = [f"{o['operation']} {o['text']} ({o.get('reason', '')[:60]})" for o in (job.operations if job else [])]
     if replaced - expected:
         outcome = "wrong"
     elif expected and replaced == expected:
@@ -59,7 +65,7 @@ def run_case(case: dict, tenant, post) -> dict:
         outcome = "review"
     else:
         outcome = "missed"
-    return {"outcome": outcome, "replaced": sorted(replaced), "held": held}
+    return {"outcome": outcome, "replaced": sorted(replaced), "held": held, "operations": operations}
 
 
 def main() -> None:
@@ -92,7 +98,8 @@ def main() -> None:
             if args.show_wrong and result["outcome"] in ("wrong", "missed"):
                 print(f"{split} {case['id']} {case['kind']} {result['outcome']}: replaced {result['replaced']} "
                       f"expected {case['replaces']}\n  said: {case['turns']}\n  "
-                      + "\n  ".join(f"{i}: {m}" for i, m in enumerate(case["memories"])), file=sys.stderr)
+                      + "\n  ".join(f"{i}: {m}" for i, m in enumerate(case["memories"]))
+                      + "\n  operations: " + " | ".join(result["operations"]), file=sys.stderr)
             if number % 20 == 0:
                 print(f"{split}: {number}/{len(corpus[split])}", file=sys.stderr, flush=True)
         total: dict[str, int] = {}

@@ -171,7 +171,11 @@ def replaceable(candidate: Proposal, neighbour: Neighbour) -> bool:
         return False
     if neighbour.slot in ANSWER_SLOTS and candidate.slot not in ANSWER_SLOTS:
         return False
-    return same_person(candidate, neighbour) and same_matter(candidate.slot, neighbour.slot)
+    if not same_person(candidate, neighbour):
+        return False
+    # The slot rule is for the user's own memories: a relative's facts are read as "family" whatever they say.
+    about_user = not candidate.about and not neighbour.about
+    return not about_user or same_matter(candidate.slot, neighbour.slot)
 
 
 def forget_decision(candidate: Proposal, neighbours: list[Neighbour]) -> Decision:

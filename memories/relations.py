@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from memories.text import has_han
+
 # Relation code -> the words for it (English, then Chinese). The code is what two texts compare.
 RELATION_WORDS: dict[str, tuple[str, ...]] = {
     "mother": ("mother", "mom", "mum", "mommy", "mummy", "mama", "妈妈", "母亲", "老妈", "妈"),
@@ -23,6 +25,8 @@ RELATION_WORDS: dict[str, tuple[str, ...]] = {
     "parents": ("parents", "父母", "爸妈"),
     "partner": ("wife", "husband", "partner", "girlfriend", "boyfriend", "fiancé", "fiancée", "fiance", "fiancee",
                 "spouse", "妻子", "老婆", "丈夫", "老公", "爱人", "女朋友", "男朋友", "对象", "未婚夫", "未婚妻"),
+    "ex_partner": ("ex", "ex-wife", "ex-husband", "ex-girlfriend", "ex-boyfriend", "ex-partner", "前夫", "前妻",
+                   "前男友", "前女友", "前任"),
     "son": ("son", "儿子"),
     "daughter": ("daughter", "女儿"),
     "child": ("kid", "kids", "child", "children", "baby", "孩子", "宝宝", "小孩"),
@@ -55,6 +59,9 @@ _EN_OWNED = re.compile(rf"^(?:(?:and|but|also|so|oh|btw|actually)[,]?\s+)*(?P<ow
                        rf"(?:,?\s+(?P<name>(?-i:[A-Z][a-z]+))\b)?", re.I)
 _ZH_OWNED = re.compile(rf"^(?:其实|对了|还有|所以|但是|然后)?[，,]?(?P<owner>我的?|[^\s的，。,]{{1,8}}的)"
                        rf"(?P<relation>{_ZH_RELATION})")
+SOMEONE = "someone"  # a person spoken of by a pronoun only: not the user, and no one in particular
+_PRONOUN_SUBJECT = re.compile(r"^(?:he|she|they|him|her)(?:'s|'d|'ll|'re)?\b|^(?:他|她)(?!们)", re.I)
+_ZH_RELATION_AT = re.compile(rf"(?:{_ZH_RELATION})")
 # A text that opens with someone's name: "Ana moved to Glasgow", "Ana's new job".
 _EN_NAMED = re.compile(r"^(?:(?:and|but|also|so|oh|btw|actually)[,]?\s+)*(?P<name>[A-Z][a-z]{1,})(?:'s\b|\s+(?=[a-z]))")
 _NOT_A_NAME = frozenset("i the this that it my we you they he she there what when where why how yes yeah no ok okay "
@@ -81,9 +88,16 @@ def whom(text: str, names: Iterable[str] = ()) -> frozenset[str]:
     if match := _EN_OWNED.match(stripped):
         code, name = relation_code(match.group("relation")), match.group("name")
         return frozenset({code, name.casefold()} if name and name.casefold() not in _NOT_A_NAME else {code})
+    if _PRONOUN_SUBJECT.match(stripped):  # "He's basically living here now": someone, not the user
+        return frozenset({SOMEONE})
+    for name in own:  # "林晓雨妈上个月…", "陈静婆婆回东北了": the relation right after the user's name
+        if has_han(name) and stripped.startswith(name) and (match := _ZH_RELATION_AT.match(stripped[len(name):])):
+            return frozenset({relation_code(match.group(0))})
     if match := _EN_NAMED.match(stripped):
         name = match.group("name").casefold()
-        if name not in own and name not in _NOT_A_NAME and not relation_code(name):
+        if relation_code(name):  # "Dad's finally retired", "Mum is"
+            return frozenset({relation_code(name)})
+        if name not in own and name not in _NOT_A_NAME:
             return frozenset({name})
     return frozenset()
 

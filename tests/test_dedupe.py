@@ -108,6 +108,11 @@ WHOM = [
     ("所以林晓雨也搬到上海了", set()),
     ("林晓雨对助手回答的要求：简短", set()),
     ("林晓雨的哥们在深圳", {"friend"}),
+    ("He's basically living here now", {"someone"}),
+    ("她下个月搬走", {"someone"}),
+    ("Dad's finally retired from the taxi", {"father"}),
+    ("黄建国儿子从上海调回西安了", {"son"}),
+    ("刘芳前夫再婚了", {"ex_partner"}),
 ]
 
 
@@ -115,4 +120,4 @@ WHOM = [
 def test_whom_a_text_is_about(text, expected):
     from memories.relations import whom
 
-    assert set(whom(text, ["Marcus", "林晓雨", "Priya"])) == expected
+    assert set(whom(text, ["Marcus", "林晓雨", "Priya", "黄建国", "刘芳"])) == expected

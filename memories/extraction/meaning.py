@@ -302,6 +302,55 @@ def forget_topic(text: str) -> str:
     return re.sub(r"\s+", " ", topic).strip(" ,.!?")
 
 
+# A correction's lead-in ("I got that wrong before", "上次说错了"): it says only that what follows corrects
+# something said before. It is never a memory itself; the clauses after it in the same turn replace.
+_CORRECTION_LEAD_EN = re.compile(
+    r"^(?:(?:oh|ok|okay|btw|actually|sorry|wait|hmm)[,!]?\s+)*(?:i (?:got|had) (?:that|it|this) wrong|i was wrong|"
+    r"i (?:said|told you) (?:that |it )?wrong|i made a mistake|i misspoke|correction|my (?:bad|mistake))"
+    r"(?:\s+(?:before|earlier|last time))?[\s,:;.!—-]*", re.I)
+_CORRECTION_LEAD_ZH = re.compile(r"^(?:其实|对了|哦|不好意思|抱歉)?[，,]?(?:我)?(?:上次|之前|刚才|前面)?(?:我)?"
+                                 r"(?:说错了|记错了|讲错了|搞错了|弄错了)[，,。！!：:\s]*")
+# What a correction says the old value was not ("not Dalston", "不是建设银行"): a fragment, never a memory.
+_ONLY_NOT = re.compile(r"^(?:and |but )?not (?:in |at |on )?[\w' -]{1,40}[.!]?$|^(?:而)?不是[^，,。]{1,12}[。！!]?$",
+                       re.I)
+# A restatement ("Still loving Leeds", "工作还是原来那家"): it confirms what is known, it changes nothing.
+_STILL = re.compile(r"\b(?:still|as before|same as before|no change)\b|还是|仍然|依然|照旧|没变", re.I)
+
+
+# A fact said as a change ("I've just moved to York", "I started at the Co-op", "我也搬到上海了"): it replaces
+# what was known about the same matter, if anything is (dedupe.replacement_decision: the same person, the same
+# matter, close in meaning), though the intent model read a plain fact. Only for slots that hold one value.
+_CHANGE_EN = re.compile(r"\b(?:now|just moved|moved (?:to|in|back|out)|moving to|started (?:at|as|in|a new)|"
+                        r"started working|new job|switched|changed|quit|left (?:the|my|his|her)|no longer|any ?more|"
+                        r"these days|from now on|broke up|split up|got (?:engaged|married|divorced)|retired|"
+                        r"passed away|pushed|moved (?:it|the)|rescheduled|put (?:\w+ )?down)\b", re.I)
+_CHANGE_ZH = re.compile(r"搬到|搬去|搬回|搬家|换了|换工作|跳槽|辞职|离职|现在|不再|改成|改到|推迟|提前|分手|结婚|"
+                        r"离婚|退休|迷上了|调回|调到|去世|走了|回来了|关了")
+CHANGEABLE_SLOTS = frozenset({"home", "work", "education", "partner", "family", "pet", "diet", "hobby", "sport",
+                              "routine", "schedule", "travel", "health", "answer_style", "language"})
+
+
+def said_as_a_change(text: str, slot: str) -> bool:
+    """Whether a fact is said as a change of something that holds one value (see _CHANGE_EN)."""
+    return slot in CHANGEABLE_SLOTS and bool((_CHANGE_ZH if has_han(text) else _CHANGE_EN).search(text))
+
+
+def correction_lead(text: str) -> str:
+    """The correction's lead-in at the start of a clause ("" when none)."""
+    match = (_CORRECTION_LEAD_ZH if has_han(text) else _CORRECTION_LEAD_EN).match(text.strip())
+    return match.group(0) if match else ""
+
+
+def only_what_it_is_not(text: str) -> bool:
+    """A clause that says only what something is not ("not Dalston", "不是滨江")."""
+    return bool(_ONLY_NOT.match(text.strip()))
+
+
+def restates(text: str) -> bool:
+    """An update read in a clause that only says something still holds."""
+    return bool(_STILL.search(text))
+
+
 def announces_a_change(text: str) -> bool:
     """An update that says only that something changed ("I moved!", "我换工作了"): what changed is said in
     the clauses after it, which replace what was known."""
@@ -421,6 +470,7 @@ class MeaningExtractor:
         people = People()
         out: list[ExtractedStatement] = []
         before: SaidClause | None = None
+        corrected_turn = -1  # the turn a correction's lead-in opened: its statements replace
         with_an_assistant = any(message.role != "user" for message in messages) or len(speakers) < 2
         for clause, reading in zip(said, readings, strict=True):
             clause.reading = reading
@@ -439,9 +489,28 @@ class MeaningExtractor:
                     out.pop()
             announced = before is not None and before.index == clause.index and before.reading is not None \
                 and before.reading.intent == intents.UPDATE and announces_a_change(before.text)
+            lead = correction_lead(clause.text)
+            if lead:  # "上次说错了，其实我住在上城区": what follows in the turn is the correction
+                corrected_turn = clause.index
+                clause.text = as_said(clause.text[len(lead):], [])
+                if len(clause.text) < 2:
+                    before = clause
+                    continue
+            if only_what_it_is_not(clause.text):
+                before = clause
+                continue
+            if reading.intent == intents.UPDATE and restates(clause.text):
+                reading = clause.reading = intents.Reading(intents.FACT_SELF, reading.confidence, reading.slot)
             statement = ROUTES[reading.intent](clause, people)
             if announced and statement is not None and reading.intent in (intents.FACT_SELF, intents.PLAN):
                 statement.replaces = True  # "I moved! Got a studio on Regent Street": the change, said after
+            if statement is not None and reading.intent in (intents.FACT_SELF, intents.FACT_OTHER) and \
+                    not statement.forget and said_as_a_change(clause.text, reading.slot):
+                statement.replaces = True
+            if corrected_turn == clause.index and statement is not None and not statement.forget and \
+                    reading.intent in (intents.FACT_SELF, intents.FACT_OTHER, intents.PLAN, intents.UPDATE):
+                statement.replaces = True  # the first statement after the lead-in is the correction
+                corrected_turn = -1
             people.note(clause)
             before = clause
             if statement is not None and reads_as_memory(clause, statement):
