@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 from django.utils import timezone
@@ -33,7 +34,7 @@ from django.utils import timezone
 from memories import profile, vocabulary
 from memories.embedding import embed_query, get_embedder
 from memories.excerpts import episode_excerpt
-from memories.extraction import load_prompt
+from memories.extraction import UNKNOWN_SPEAKER, load_prompt
 from memories.models import MemoryItem, MemoryType, Tenant
 from memories.search import (
     CharacterFill,
@@ -466,6 +467,8 @@ def compose_block(tenant: Tenant, request: ContextRequest, gathered: GatheredLin
                   status: dict[str, str | list[str]]) -> PromptContext:
     """The block from the gathered lines: collapsed, in the block's language, rendered within max_chars."""
     lines = kept_lines(gathered, limit)
+    if gathered.named and request.user_id:
+        lines = [replace(line, text=with_the_users_name(line.text, gathered.named)) for line in lines]
     language = block_language(request.language or settings.CONTEXT_LANGUAGE, request.query, lines)
     status["language"] = language
     # The block is headed with the name the user gave ("What you know about Maria"), else their id.
@@ -478,6 +481,16 @@ def compose_block(tenant: Tenant, request: ContextRequest, gathered: GatheredLin
     by_id = {str(r.memory.id): r for r in [*gathered.found, *gathered.extra]}
     scored = [by_id[line.id] for line in shown if line.id in by_id]
     return PromptContext(text=text, format=request.format, lines=shown, memories=scored, status=status)
+
+
+_PLACEHOLDER_EN = re.compile(rf"\b{UNKNOWN_SPEAKER['en']}\b")
+_PLACEHOLDER_ZH = re.compile(rf"^{UNKNOWN_SPEAKER['zh']}|{UNKNOWN_SPEAKER['zh']}(?=的)")
+
+
+def with_the_users_name(text: str, name: str) -> str:
+    """A line kept before the user gave their name says "User" / "用户" (the placeholder extraction writes
+    until then); the agent reads the name the user gave, as the block's title says it (issue 52)."""
+    return _PLACEHOLDER_ZH.sub(name, _PLACEHOLDER_EN.sub(name, text))
 
 
 # --------------------------------------------------------------------------- the optional LLM summary

@@ -136,3 +136,26 @@ def test_a_trait_has_no_placeholder_for_the_user(text, expected):
 ])
 def test_the_users_name_is_replaced_as_a_whole_word(text, names, expected):
     assert said_by_the_user(text, names) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("User is allergic to cats", "Maria is allergic to cats"),
+    ("User's wish for the answers: keep them short", "Maria's wish for the answers: keep them short"),
+    ("Maria read them on User's phone", "Maria read them on Maria's phone"),
+    ("Users of the app like it", "Users of the app like it"),  # the word, not the placeholder
+    ("用户周末去滨江跑步", "Maria周末去滨江跑步"),
+    ("用户的妈妈腿不好", "Maria的妈妈腿不好"),
+    ("她在做用户体验设计", "她在做用户体验设计"),  # the word "user experience", not the placeholder
+])
+def test_a_line_kept_before_the_name_was_given_reads_with_the_name(text, expected):
+    from memories.context import with_the_users_name
+
+    assert with_the_users_name(text, "Maria") == expected
+
+
+def test_the_block_calls_the_user_by_the_name_given_later(api):
+    converse(api, ["I'm allergic to cats."], user_id="alice", session_id="before-the-name")
+    converse(api, ["My name is Maria."], user_id="alice", session_id="the-name")
+    assert MemoryItem.objects.filter(user_id="alice", text__startswith="User").exists()  # kept as said then
+    block = api.post("context", {"user_id": "alice", "query": "Can I get a kitten?"}).json()["context"]
+    assert "Maria" in block and "allergic to cats" in block and "User" not in block, block
