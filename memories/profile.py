@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from memories import vocabulary
 from memories.models import MemoryItem
+from memories.relations import whom
 from memories.text import query_tokens
 
 PROFILE_SHARE = 0.25  # of the block's characters, at most
@@ -49,16 +50,28 @@ def _same_words(a: set[str], b: set[str]) -> bool:
     return bool(a and b) and len(a & b) / min(len(a), len(b)) >= 0.8
 
 
+# What a person has one of at a time: the profile shows the newest line of each person's (relations.whom).
+ONE_VALUE_SLOTS = frozenset({"name", "home", "work", "partner"})
+
+
 def profile_order(memories: Sequence[MemoryItem]) -> list[MemoryItem]:
     """Wishes first, then the key facts in PROFILE_SLOTS order; newest first within each; a line that
-    repeats one already chosen (most of its words) once. `memories` come newest first."""
+    repeats one already chosen (most of its words) once, and one line per person for a slot that holds
+    one value (two current homes of the user: the newest; the sister's home beside the user's stays).
+    `memories` come newest first."""
     ranked = sorted((m for m in memories if profile_slot(m) and says_something(m.text)),
                     key=lambda m: PROFILE_ORDER.index(profile_slot(m)))  # stable: newest first stays
     chosen: list[tuple[MemoryItem, set[str]]] = []
+    held: set[tuple[str, frozenset[str]]] = set()
     for memory in ranked:
         words = set(query_tokens(memory.text))
-        if not any(_same_words(words, other) for _, other in chosen):
-            chosen.append((memory, words))
+        slot = profile_slot(memory)
+        one_of = (slot, whom(memory.text)) if slot in ONE_VALUE_SLOTS else None
+        if one_of in held or any(_same_words(words, other) for _, other in chosen):
+            continue
+        if one_of is not None:
+            held.add(one_of)
+        chosen.append((memory, words))
     return [m for m, _ in chosen]
 
 

@@ -159,3 +159,20 @@ def test_the_block_calls_the_user_by_the_name_given_later(api):
     assert MemoryItem.objects.filter(user_id="alice", text__startswith="User").exists()  # kept as said then
     block = api.post("context", {"user_id": "alice", "query": "Can I get a kitten?"}).json()["context"]
     assert "Maria" in block and "allergic to cats" in block and "User" not in block, block
+
+
+def test_the_profile_shows_one_line_per_person_for_a_slot_that_holds_one_value():
+    from memories.profile import profile_order
+    from memories.vocabulary import SLOT_KEY
+
+    def fact(text: str, slot: str) -> MemoryItem:
+        return MemoryItem(text=text, data={SLOT_KEY: slot}, tags=[])
+
+    newest_first = [fact("Marcus lives in York now", "home"), fact("Marcus's sister Ana lives in Bristol", "home"),
+                    fact("Marcus lives in Leeds", "home"), fact("Marcus works at the Co-op warehouse", "work"),
+                    fact("Marcus works as a nurse at St James's", "work"), fact("Marcus is vegetarian", "diet"),
+                    fact("Marcus avoids dairy", "diet")]
+    assert [m.text for m in profile_order(newest_first)] == [
+        "Marcus is vegetarian", "Marcus avoids dairy",  # diet holds more than one thing
+        "Marcus lives in York now", "Marcus's sister Ana lives in Bristol",
+        "Marcus works at the Co-op warehouse"]
