@@ -335,6 +335,17 @@ def said_as_a_change(text: str, slot: str) -> bool:
     return slot in CHANGEABLE_SLOTS and bool((_CHANGE_ZH if has_han(text) else _CHANGE_EN).search(text))
 
 
+def is_a_replacement(reading: intents.Reading, text: str, *, announced: bool, correcting: bool) -> bool:
+    """Whether a statement replaces what was known though its intent is not an update: the change announced
+    in the clause before ("I moved! Got a studio on Regent Street"), the first statement after a correction's
+    lead-in, or a fact said as a change (said_as_a_change)."""
+    if announced and reading.intent in (intents.FACT_SELF, intents.PLAN):
+        return True
+    if correcting and reading.intent in (intents.FACT_SELF, intents.FACT_OTHER, intents.PLAN, intents.UPDATE):
+        return True
+    return reading.intent in (intents.FACT_SELF, intents.FACT_OTHER) and said_as_a_change(text, reading.slot)
+
+
 def correction_lead(text: str) -> str:
     """The correction's lead-in at the start of a clause ("" when none)."""
     match = (_CORRECTION_LEAD_ZH if has_han(text) else _CORRECTION_LEAD_EN).match(text.strip())
@@ -489,28 +500,19 @@ class MeaningExtractor:
                     out.pop()
             announced = before is not None and before.index == clause.index and before.reading is not None \
                 and before.reading.intent == intents.UPDATE and announces_a_change(before.text)
-            lead = correction_lead(clause.text)
-            if lead:  # "上次说错了，其实我住在上城区": what follows in the turn is the correction
-                corrected_turn = clause.index
-                clause.text = as_said(clause.text[len(lead):], [])
-                if len(clause.text) < 2:
-                    before = clause
-                    continue
-            if only_what_it_is_not(clause.text):
+            if lead := correction_lead(clause.text):  # "上次说错了，其实我住在上城区": the rest corrects
+                corrected_turn, clause.text = clause.index, as_said(clause.text[len(lead):], [])
+            if len(clause.text) < 2 or only_what_it_is_not(clause.text):
                 before = clause
                 continue
             if reading.intent == intents.UPDATE and restates(clause.text):
                 reading = clause.reading = intents.Reading(intents.FACT_SELF, reading.confidence, reading.slot)
             statement = ROUTES[reading.intent](clause, people)
-            if announced and statement is not None and reading.intent in (intents.FACT_SELF, intents.PLAN):
-                statement.replaces = True  # "I moved! Got a studio on Regent Street": the change, said after
-            if statement is not None and reading.intent in (intents.FACT_SELF, intents.FACT_OTHER) and \
-                    not statement.forget and said_as_a_change(clause.text, reading.slot):
+            correcting = corrected_turn == clause.index
+            if statement is not None and not statement.forget and is_a_replacement(
+                    reading, clause.text, announced=announced, correcting=correcting):
                 statement.replaces = True
-            if corrected_turn == clause.index and statement is not None and not statement.forget and \
-                    reading.intent in (intents.FACT_SELF, intents.FACT_OTHER, intents.PLAN, intents.UPDATE):
-                statement.replaces = True  # the first statement after the lead-in is the correction
-                corrected_turn = -1
+                corrected_turn = -1 if correcting else corrected_turn  # the first statement is the correction
             people.note(clause)
             before = clause
             if statement is not None and reads_as_memory(clause, statement):
