@@ -45,6 +45,20 @@ def sessions(sample: dict) -> list[tuple[str, list[dict]]]:
     return list(by_session.items())
 
 
+def session_messages(sample: dict) -> list[tuple[str, list[dict], list[dict]]]:
+    """Each session of a LoCoMo conversation: its name, its turns, and its turns as a chat app sends them
+    (every speaker a user, named, with the session's time)."""
+    out = []
+    for session, turns in sessions(sample):
+        messages = []
+        for turn in turns:
+            speaker, text = turn["text"].split(": ", 1)
+            messages.append({"role": "user", "name": speaker, "content": text,
+                             "created_at": turn["valid_at"].isoformat()})
+        out.append((session, turns, messages))
+    return out
+
+
 def carried(block: str, lines: list[dict], fact_turns: dict[str, set[str]], turn_text: dict[str, str],
             evidence: list[str]) -> bool:
     """An evidence turn reaches the block: a shown fact line sourced from it, or its words quoted."""
@@ -103,13 +117,9 @@ def main() -> None:
         dia_of: dict[tuple[str, int], str] = {}
         turn_text: dict[str, str] = {}
         all_turns = []
-        for session, turns in sessions(sample):
-            messages = []
-            for turn in turns:
-                speaker, text = turn["text"].split(": ", 1)
-                messages.append({"role": "user", "name": speaker, "content": text,
-                                 "created_at": turn["valid_at"].isoformat()})
-                turn_text[turn["dia_id"]] = text
+        for session, turns, messages in session_messages(sample):
+            for turn, message in zip(turns, messages, strict=True):
+                turn_text[turn["dia_id"]] = message["content"]
                 all_turns.append(turn)
             job = post("conversations", {"user_id": users[conv["speaker_a"]], "session_id": f"{group}-{session}",
                                          "group_id": group, "participants": users, "messages": messages}, auth)

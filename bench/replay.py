@@ -99,7 +99,7 @@ def synthetic_workload(people: int, sessions: int, seed: int = 7) -> list[dict]:
 
 
 def locomo_workload(path: Path, copies: int) -> list[dict]:
-    from context_evidence import sessions
+    from context_evidence import session_messages
 
     samples = json.loads(path.read_text())
     groups = []
@@ -108,15 +108,9 @@ def locomo_workload(path: Path, copies: int) -> list[dict]:
             conv = sample["conversation"]
             group = f"{sample['sample_id']}-{copy}"
             users = {conv["speaker_a"]: f"{group}-a", conv["speaker_b"]: f"{group}-b"}
-            out_sessions = []
-            for session, turns in sessions(sample):
-                messages = []
-                for turn in turns:
-                    speaker, text = turn["text"].split(": ", 1)
-                    messages.append({"role": "user", "name": speaker, "content": text,
-                                     "created_at": turn["valid_at"].isoformat()})
-                out_sessions.append({"session": session, "messages": messages, "markers": [],
-                                     "dia": [t["dia_id"] for t in turns]})
+            out_sessions = [{"session": session, "messages": messages, "markers": [],
+                             "dia": [t["dia_id"] for t in turns]}
+                            for session, turns, messages in session_messages(sample)]
             groups.append({"group": group, "users": users, "sessions": out_sessions,
                            "senders": [users[conv["speaker_a"]]], "sample": sample})
     return groups

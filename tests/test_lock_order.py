@@ -76,28 +76,20 @@ def test_backoff_doubles_with_jitter_under_a_cap(attempt):
     assert len(set(waits)) > 1  # two victims do not come back in step
 
 
-def test_a_permanent_failure_is_raised_at_once():
+@pytest.mark.parametrize(("error", "runs_expected"), [
+    (_wrapped(IntegrityError, psycopg.errors.UniqueViolation("duplicate key")), 1),  # permanent: at once
+    (_wrapped(OperationalError, psycopg.errors.DeadlockDetected("deadlock detected")), 4),  # 3 retries, then raised
+], ids=["permanent", "transient that keeps coming"])
+def test_a_failure_is_raised_at_once_or_after_the_retries(error, runs_expected):
     runs = []
 
     def work():
         runs.append(1)
-        raise _wrapped(IntegrityError, psycopg.errors.UniqueViolation("duplicate key"))
+        raise error
 
-    with pytest.raises(IntegrityError):
-        run_retrying(work, attempts=5, base=0.001)
-    assert len(runs) == 1
-
-
-def test_transient_failures_that_keep_coming_are_raised_after_the_retries():
-    runs = []
-
-    def work():
-        runs.append(1)
-        raise _wrapped(OperationalError, psycopg.errors.DeadlockDetected("deadlock detected"))
-
-    with pytest.raises(OperationalError):
+    with pytest.raises(type(error)):
         run_retrying(work, attempts=3, base=0.001)
-    assert len(runs) == 4
+    assert len(runs) == runs_expected
 
 
 @pytest.mark.django_db(transaction=True)
