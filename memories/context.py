@@ -469,6 +469,7 @@ def compose_block(tenant: Tenant, request: ContextRequest, gathered: GatheredLin
     lines = kept_lines(gathered, limit)
     if gathered.named and request.user_id:
         lines = [replace(line, text=with_the_users_name(line.text, gathered.named)) for line in lines]
+        lines = [line for line in lines if not only_names(line.text, gathered.named)]
     language = block_language(request.language or settings.CONTEXT_LANGUAGE, request.query, lines)
     status["language"] = language
     # The block is headed with the name the user gave ("What you know about Maria"), else their id.
@@ -491,6 +492,13 @@ def with_the_users_name(text: str, name: str) -> str:
     """A line kept before the user gave their name says "User" / "用户" (the placeholder extraction writes
     until then); the agent reads the name the user gave, as the block's title says it (issue 52)."""
     return _PLACEHOLDER_ZH.sub(name, _PLACEHOLDER_EN.sub(name, text))
+
+
+def only_names(text: str, name: str) -> bool:
+    """A line that says only the name the block's title gives ("Nadia's name is Nadia", "周琳叫周琳"): what a
+    line kept before the name was known ("User's name is Nadia") reads as once the name is put in."""
+    return bool(re.fullmatch(rf"{re.escape(name)}(?:'s name is| is called|叫|的名字是)\s*{re.escape(name)}[.。]?",
+                             text.strip()))
 
 
 # --------------------------------------------------------------------------- the optional LLM summary

@@ -153,6 +153,14 @@ def test_a_line_kept_before_the_name_was_given_reads_with_the_name(text, expecte
     assert with_the_users_name(text, "Maria") == expected
 
 
+@pytest.mark.parametrize("text, alone", [("Maria's name is Maria", True), ("Maria叫Maria", True),
+                                         ("Maria's name is on the lease", False), ("Maria is Maria's friend", False)])
+def test_a_line_that_only_repeats_the_title_s_name_is_left_out(text, alone):
+    from memories.context import only_names
+
+    assert only_names(text, "Maria") is alone
+
+
 def test_the_block_calls_the_user_by_the_name_given_later(api):
     converse(api, ["I'm allergic to cats."], user_id="alice", session_id="before-the-name")
     converse(api, ["My name is Maria."], user_id="alice", session_id="the-name")
