@@ -16,8 +16,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memories.text import has_han
-
 # Relation code -> the words for it (English, then Chinese). The code is what two texts compare.
 RELATION_WORDS: dict[str, tuple[str, ...]] = {
     "mother": ("mother", "mom", "mum", "mommy", "mummy", "mama", "妈妈", "母亲", "老妈", "妈"),
@@ -91,7 +89,7 @@ def whom(text: str, names: Iterable[str] = ()) -> frozenset[str]:
     if _PRONOUN_SUBJECT.match(stripped):  # "He's basically living here now": someone, not the user
         return frozenset({SOMEONE})
     for name in own:  # "林晓雨妈上个月…", "陈静婆婆回东北了": the relation right after the user's name
-        if has_han(name) and stripped.startswith(name) and (match := _ZH_RELATION_AT.match(stripped[len(name):])):
+        if stripped.casefold().startswith(name) and (match := _ZH_RELATION_AT.match(stripped[len(name):])):
             return frozenset({relation_code(match.group(0))})
     if match := _EN_NAMED.match(stripped):
         name = match.group("name").casefold()
@@ -100,6 +98,12 @@ def whom(text: str, names: Iterable[str] = ()) -> frozenset[str]:
         if name not in own and name not in _NOT_A_NAME:
             return frozenset({name})
     return frozenset()
+
+
+def opening_relation_zh(text: str) -> str:
+    """The relation word a Chinese clause opens with as its subject ("我婆婆腰不好" -> "婆婆"), or ""."""
+    match = _ZH_OWNED.match(_LEAD_IN.sub("", text.strip()))
+    return match.group("relation") if match else ""
 
 
 def same_person(a: frozenset[str], b: frozenset[str]) -> bool:

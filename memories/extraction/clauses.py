@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from memories.relations import opening_relation_zh
 from memories.text import has_han
 
 # ASCII punctuation ends a sentence only before whitespace ("alice.smith@example.com" stays whole).
@@ -112,7 +113,9 @@ def _chinese_clauses(sentence: str) -> list[str]:
             continue
         body = _ZH_OPENER.sub("", part).strip(" ，,")
         if first_person and out and not _ZH_SUBJECT.match(body) and "我" not in body:
-            body = "我" + body  # "我住在杭州，在医院当护士": the second clause is the speaker's too
+            # "我住在杭州，在医院当护士": the second clause is the speaker's too; "我婆婆腰不好，走不了太远": the
+            # mother-in-law's (a clause without its subject continues the one before)
+            body = f"我{opening_relation_zh(out[-1])}{body}"
         out.append(body or part)
     return out
 

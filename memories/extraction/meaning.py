@@ -46,6 +46,7 @@ from memories.extraction.rules import (
     with_continuations,
 )
 from memories.models import MemoryType
+from memories.relations import SOMEONE, opening_relation_zh, whom
 from memories.text import has_han
 
 # Slots that say who the speaker is: their memories are profile memories.
@@ -311,8 +312,8 @@ _CORRECTION_LEAD_EN = re.compile(
 _CORRECTION_LEAD_ZH = re.compile(r"^(?:其实|对了|哦|不好意思|抱歉)?[，,]?(?:我)?(?:上次|之前|刚才|前面)?(?:我)?"
                                  r"(?:说错了|记错了|讲错了|搞错了|弄错了)[，,。！!：:\s]*")
 # What a correction says the old value was not ("not Dalston", "不是建设银行"): a fragment, never a memory.
-_ONLY_NOT = re.compile(r"^(?:and |but )?not (?:in |at |on )?[\w' -]{1,40}[.!]?$|^(?:而)?不是[^，,。]{1,12}[。！!]?$",
-                       re.I)
+_ONLY_NOT = re.compile(r"^(?:and |but )?not (?:in |at |on )?[\w' -]{1,40}[.!]?$|"
+                       r"^(?:我[\u4e00-\u9fff]{0,3}?)?(?:而)?不是[^，,。]{1,12}[。！!]?$", re.I)
 # A restatement ("Still loving Leeds", "工作还是原来那家"): it confirms what is known, it changes nothing.
 _STILL = re.compile(r"\b(?:still|as before|same as before|no change)\b|还是|仍然|依然|照旧|没变", re.I)
 
@@ -333,6 +334,21 @@ CHANGEABLE_SLOTS = frozenset({"home", "work", "education", "partner", "family", 
 def said_as_a_change(text: str, slot: str) -> bool:
     """Whether a fact is said as a change of something that holds one value (see _CHANGE_EN)."""
     return slot in CHANGEABLE_SLOTS and bool((_CHANGE_ZH if has_han(text) else _CHANGE_EN).search(text))
+
+
+# A Chinese clause that opens with its own subject (a person, "这"/"那", someone's something).
+_ZH_OPENS_WITH_SUBJECT = re.compile("^(?:我|你|他|她|它|咱|用户|这|那|[\u4e00-\u9fff]{1,4}的)")
+
+
+def continues_a_relative(text: str, before: str) -> str:
+    """A Chinese clause said without its subject right after a clause about a relative continues the
+    relative ("我婆婆腰不好，走不了太远": the mother-in-law cannot walk far, not the user): the clause with
+    the relative as its subject ("我婆婆走不了太远"), else the clause as it was. (The clause splitter does
+    the same where it puts the elided subject back: clauses._chinese_clauses.)"""
+    relation = opening_relation_zh(before) if has_han(text) and has_han(before) else ""
+    if not relation or _ZH_OPENS_WITH_SUBJECT.match(text) or opening_relation_zh(text):
+        return text
+    return f"我{relation}{text}"
 
 
 def is_a_replacement(reading: intents.Reading, text: str, *, announced: bool, correcting: bool) -> bool:
@@ -469,6 +485,16 @@ def one_memory_per_matter(statements: list[ExtractedStatement]) -> list[Extracte
     return out
 
 
+def about_others_marked(statements: list[ExtractedStatement]) -> list[ExtractedStatement]:
+    """A statement whose text opens with a relative of the speaker ("Sam婆婆腰不好", "Sam's mum is…") is about
+    them, whichever route wrote it: tagged so (never the speaker's trait, profile or habit)."""
+    for statement in statements:
+        about = whom(statement.text, [statement.subject, speaker_name(statement.subject, has_han(statement.text))])
+        if about and SOMEONE not in about and ABOUT_OTHER_TAG not in statement.tags and not statement.forget:
+            statement.tags = [*statement.tags, ABOUT_OTHER_TAG]
+    return statements
+
+
 class MeaningExtractor:
     """Offline extraction by meaning (see the module docstring)."""
 
@@ -502,6 +528,8 @@ class MeaningExtractor:
                 and before.reading.intent == intents.UPDATE and announces_a_change(before.text)
             if lead := correction_lead(clause.text):  # "上次说错了，其实我住在上城区": the rest corrects
                 corrected_turn, clause.text = clause.index, as_said(clause.text[len(lead):], [])
+            if before is not None and before.index == clause.index:
+                clause.text = continues_a_relative(clause.text, before.text)
             if len(clause.text) < 2 or only_what_it_is_not(clause.text):
                 before = clause
                 continue
@@ -517,7 +545,7 @@ class MeaningExtractor:
             before = clause
             if statement is not None and reads_as_memory(clause, statement):
                 out.append(statement)
-        out = one_memory_per_matter(out)
+        out = one_memory_per_matter(about_others_marked(out))
         for message in messages:
             subject = RulesExtractor._subject(message, speakers)
             if subject is not None:
