@@ -16,7 +16,7 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import Error, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -244,7 +244,7 @@ def _apply_retrying(job: ConversationJob, extracted: Extracted, deadline: float)
     try:
         done = run_retrying(apply_once, attempts=settings.TRANSIENT_RETRIES, base=settings.TRANSIENT_RETRY_BACKOFF,
                             deadline=deadline, what=f"conversation job {job_id}", on_retry=count_retry)
-    except DatabaseError as exc:
+    except Error as exc:  # Django's DatabaseError, and InterfaceError for a connection already closed
         cause = transient_cause(exc)
         if cause is None:
             raise
@@ -274,9 +274,9 @@ def _extract(job: ConversationJob) -> Extracted:
 
 
 def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> None:
-    """Under the speakers' write locks: each statement decided and applied, the episodes kept, the job done."""
-    speakers, outcome = extracted.speakers, extracted.outcome
-    users_write_lock(job.tenant.id, speakers.values())  # held already (taken before the job's row): free
+    """Under the speakers' write locks (taken before the job's row): each statement decided and applied, the
+    episodes kept, the job done."""
+    speakers, outcome = extracted.speakers, extracted.outcome  # their write locks: taken by _apply_retrying
     # Under the same per-user lock erasure takes: a user erased after this
     # job was queued gets nothing written from it.
     erased = erased_since(job.tenant, set(speakers.values()), job.created_at, job.agent_id, job.api_key_id)

@@ -7,7 +7,7 @@ import time
 
 from celery import shared_task
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import Error
 
 from memories.access import flush_access_counts as flush
 from memories.embedding import EmbeddingError
@@ -73,11 +73,11 @@ def _run_conversation_job(self, job_id: str) -> dict:
             # Erased with its user while it waited, or a message left on a shared broker: nothing to do.
             logger.warning("conversation job %s no longer exists; skipped", job_id)
             return {"status": "missing"}
-        except (ExtractionError, DatabaseError) as exc:
+        except (ExtractionError, Error) as exc:
             # A database failure outside the job's transaction (reading, marking it running) that a retry can
             # cure is retried like a retryable extraction error; any other is a crash.
             retryable = exc.retryable if isinstance(exc, ExtractionError) else transient_cause(exc) is not None
-            if isinstance(exc, DatabaseError) and not retryable:
+            if isinstance(exc, Error) and not retryable:
                 logger.exception("conversation job %s crashed", job_id)
                 conversation_job_fail(job_id, exc)
                 raise

@@ -42,8 +42,8 @@ def transient_cause(exc: BaseException) -> str | None:
 
 
 def backoff_seconds(attempt: int, *, base: float, cap: float, rng: random.Random | None = None) -> float:
-    """Exponential backoff with full jitter (attempt 0 waits up to `base`): two transactions that
-    deadlocked do not come back in step and collide again."""
+    """Exponential backoff with jitter: a wait between half and all of base x 2^attempt (capped), so two
+    transactions that deadlocked do not come back in step and collide again."""
     ceiling = min(cap, base * (2 ** attempt))
     return (rng or random).uniform(ceiling / 2, ceiling)
 
