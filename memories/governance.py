@@ -10,7 +10,6 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -204,13 +203,8 @@ def candidate_pending(*, tenant: Tenant) -> list[Candidate]:
 
 def _candidate_owner_lock(tenant: Tenant, candidate_id: uuid.UUID | str) -> None:
     """The write lock of the candidate's user, before its row is locked: deciding it writes that user's
-    memories (writing.users_write_lock)."""
-    try:
-        owner = Candidate.objects.filter(tenant=tenant, id=candidate_id).values_list("user_id", flat=True).first()
-    except (ValueError, TypeError, ValidationError):  # a malformed id: the lookup after this says not found
-        return
-    if owner is not None:
-        writing.user_write_lock(tenant.id, owner)
+    memories (writing.owners_write_lock)."""
+    writing.owners_write_lock(Candidate.objects.filter(tenant=tenant, id=candidate_id))
 
 
 def _lock_candidate(tenant: Tenant, candidate_id: uuid.UUID | str) -> Candidate:

@@ -26,8 +26,8 @@ from memories.writing import (
     memory_create,
     memory_note,
     memory_set_status,
+    owners_write_lock,
     users_write_lock,
-    writers_lock,
 )
 from memories.writing.core import apply_change_beside
 from traits import lifecycle
@@ -250,9 +250,7 @@ def trait_carry_support(*, trait_id, from_memory_ids: Sequence[str], to: Sequenc
 def _trait_owner_lock(trait_id: Any) -> None:
     """The write lock of the trait's user, taken first in every transaction that changes a trait: the
     trait's row is a memory (writing.users_write_lock)."""
-    owner = MemoryItem.objects.filter(id=trait_id).values_list("tenant_id", "user_id").first()
-    if owner is not None:
-        writers_lock([owner])
+    owners_write_lock(MemoryItem.objects.filter(id=trait_id))
 
 
 def _optimistically(trait_id: Any, step: Callable[[Trait], TraitChange | None]) -> TraitChange:

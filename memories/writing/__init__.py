@@ -42,6 +42,7 @@ from memories.writing.core import (
     current_memories,
     default_expiry,
     memories_write_lock,
+    owners_write_lock,
     refuse_sensitive_identifiers,
     search_document,
     user_write_lock,
@@ -120,6 +121,7 @@ __all__ = [
     "users_write_lock",
     "writers_lock",
     "memories_write_lock",
+    "owners_write_lock",
     "LockOrderViolation",
     "validate_spec",
 ]

@@ -244,15 +244,20 @@ def _check_lock_order(cursor: Any, keys: list[str]) -> None:
                                  "locked rows: take users' write locks first (writing.users_write_lock)")
 
 
-def memories_write_lock(tenant: Tenant, memory_ids: Iterable[uuid.UUID | str]) -> None:
-    """The write locks of the users who own these memories (read without locking), taken before the rows
-    are locked: a memory's owner never changes."""
+def owners_write_lock(rows: QuerySet[Any]) -> None:
+    """The write locks of the users who own these rows (memories, traits' memories, review candidates: any
+    row with tenant_id and user_id), read without locking and taken before the rows are locked; an owner
+    never changes. A malformed id in the filter locks nothing: the lookup after this says not found."""
     try:
-        owners = set(MemoryItem.objects.filter(tenant=tenant, id__in=list(memory_ids))
-                     .values_list("user_id", flat=True))
-    except (ValueError, TypeError, ValidationError):  # a malformed id: the lookup after this says not found
+        owners = set(rows.values_list("tenant_id", "user_id"))
+    except (ValueError, TypeError, ValidationError):
         return
-    users_write_lock(tenant.id, owners)
+    writers_lock(owners)
+
+
+def memories_write_lock(tenant: Tenant, memory_ids: Iterable[uuid.UUID | str]) -> None:
+    """The write locks of the users who own these memories (owners_write_lock)."""
+    owners_write_lock(MemoryItem.objects.filter(tenant=tenant, id__in=list(memory_ids)))
 
 
 def _lock_memory(tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
