@@ -39,10 +39,10 @@ def main() -> None:
     import numpy as np
 
     from memories import dedupe
+    from memories.closeness import without_names
     from memories.dedupe import Neighbour, Proposal, decide
     from memories.extraction import intent
     from memories.extraction.meaning import ROUTES, People, SaidClause, third_person
-    from memories.ingestion import without_names
     from memories.text import has_han
 
     clauses = intent.corpus_clauses(intent.read_corpus())

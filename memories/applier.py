@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from django.db import transaction
 from django.utils import timezone
 
 from memories.dedupe import DELETE, INVALIDATE, NOOP, UPDATE, Decision
@@ -26,6 +27,7 @@ from memories.governance import (
     was_approved_by_operator,
 )
 from memories.models import Candidate, CandidateOperation, ConversationJob, MemoryItem, Tenant
+from memories.people.reading import About, PeopleReader
 from memories.permissions import change_needs_review
 from memories.writing import (
     MemorySpec,
@@ -34,6 +36,7 @@ from memories.writing import (
     memory_forget,
     memory_invalidate,
     memory_supersede,
+    users_write_lock,
 )
 
 AppliedOperation = Literal["ADD", "NOOP", "UPDATE", "DELETE", "REVIEW"]
@@ -50,6 +53,7 @@ class Submitter:
     job: ConversationJob | None = None
     source_messages: tuple[int, ...] = ()
     split_sensitive: tuple[str, ...] = ()  # kinds split over the source turns and the speaker's next or last
+    people: PeopleReader | None = None  # whom statements are about (a job's reader has heard its turns)
 
 
 @dataclass
@@ -107,13 +111,18 @@ def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | N
         held = _hold(tenant, operation, target, spec, reasons, "; ".join(details), submitter)
         return Applied("REVIEW", target, candidate=held, reason=held.reason_detail)
 
+    reader = submitter.people or PeopleReader(tenant, spec.user_id, actor=submitter.actor)
+    about = _about(reader, spec)
     if decision.operation == UPDATE:
         assert target is not None
         memory = memory_supersede(tenant=tenant, memory_id=target.id, new_text=spec.text, actor=submitter.actor,
-                                  reason=decision.reason, job_id=_job_id(submitter))
+                                  reason=decision.reason, job_id=_job_id(submitter), subject=about.subject.id)
+        reader.said(memory, about)
         return Applied("UPDATE", memory, superseded=target, reason=f"supersedes {target.id}: {decision.reason}")
     result = memory_create(tenant=tenant, spec=spec, actor=submitter.actor, job_id=_job_id(submitter),
                            count_for_reflection=submitter.job is None)
+    if result.operation == "ADD":
+        reader.said(result.memory, about)
     if decision.operation == INVALIDATE and target is not None:
         for ended in [target, *(m for m in also if not _protected(tenant, m, submitter.role))]:
             memory_invalidate(tenant=tenant, memory_id=ended.id, invalid_at=spec.valid_at or timezone.now(),
@@ -136,8 +145,17 @@ def apply_saves(*, tenant: Tenant, specs: Sequence[MemorySpec], submitter: Submi
     split = sensitive_across_turns([spec.text for spec in specs]) if turns else {}
     holds = [save_hold(spec, split.get(index, ())) for index, spec in enumerate(specs)]
     passed = [spec for spec, hold in zip(specs, holds, strict=True) if not hold.held]
-    written = iter(memory_create_batch(tenant=tenant, specs=passed, actor=submitter.actor,
-                                       job_id=_job_id(submitter)) if passed else [])
+    with transaction.atomic():  # the people the saves name, and the saves, under the users' write locks
+        users_write_lock(tenant.id, {spec.user_id for spec in passed})
+        readers: dict[str, PeopleReader] = {}
+        abouts = [_about(readers.setdefault(spec.user_id, PeopleReader(tenant, spec.user_id, actor=submitter.actor)),
+                         spec) for spec in passed]
+        results = memory_create_batch(tenant=tenant, specs=passed, actor=submitter.actor,
+                                      job_id=_job_id(submitter)) if passed else []
+        for spec, about, result in zip(passed, abouts, results, strict=True):
+            if result.operation == "ADD":
+                readers[spec.user_id].said(result.memory, about)
+    written = iter(results)
     applied: list[Applied] = []
     for spec, hold in zip(specs, holds, strict=True):
         if hold.held:
@@ -160,6 +178,13 @@ def _hold_unclear(tenant: Tenant, decision: Decision, target: MemoryItem | None,
     held = _hold(tenant, operation, target, spec, ["unclear_target"], detail, submitter,
                  text=target.text if forget and target is not None else None)
     return Applied("REVIEW", target, candidate=held, reason=held.reason_detail)
+
+
+def _about(reader: PeopleReader, spec: MemorySpec) -> About:
+    """Whom the spec is about, written into it (subject and object entity) before it is saved."""
+    about = reader.about(spec.text)
+    spec.subject_entity_id, spec.object_entity_id = about.subject.id, about.obj.id if about.obj else None
+    return about
 
 
 def _job_id(submitter: Submitter) -> str:

@@ -22,7 +22,8 @@ from django.utils.dateparse import parse_datetime
 
 from memories import erasure, metrics, vocabulary
 from memories.applier import Applied, Submitter, apply_decision
-from memories.dedupe import TWIN_CLOSENESS, Neighbour, Proposal, decide, says_forgotten
+from memories.closeness import read_by_meaning, said_with
+from memories.dedupe import Neighbour, Proposal, decide, says_forgotten
 from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.erasure import erased_since
 from memories.errors import InvalidOperation, get_or_not_found
@@ -38,7 +39,6 @@ from memories.extraction import (
     group_profile_candidates,
     introduced_name,
 )
-from memories.extraction.intent import meaning_vectors, read_slots
 from memories.governance import redact_sensitive, redact_sensitive_turns, sensitive_across_turns
 from memories.models import (
     CURRENT_STATUSES,
@@ -47,11 +47,11 @@ from memories.models import (
     JobStatus,
     KeyRole,
     MemoryItem,
-    MemorySource,
     MemoryStatus,
     MemoryType,
     Tenant,
 )
+from memories.people.reading import PeopleReader
 from memories.queue import background_queue_full, enqueue
 from memories.quota import refuse_when_busy
 from memories.relations import whom
@@ -164,6 +164,11 @@ def _speakers(job: ConversationJob, messages: list[Message]) -> dict[str, str]:
             or introduced_name([m.content for m in messages if m.role == "user"])
             or profile_display_name(job.tenant_id, job.user_id) or UNKNOWN_SPEAKER["en"])
     return {name: job.user_id}
+
+
+def _speaker_of(message: Message, speakers: dict[str, str]) -> str | None:
+    """The user who said a user turn: the one speaker, or the participant it names."""
+    return next(iter(speakers.values())) if len(speakers) == 1 else speakers.get(message.name or "")
 
 
 def _related(tenant: Tenant, speakers: dict[str, str], messages: list[Message]) -> list[ExistingMemory]:
@@ -283,6 +288,8 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
     embedder = get_embedder()
     split = _split_sensitive(extracted.messages)
     fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
+    people = {user_id: PeopleReader(job.tenant, user_id, names=(label, *speakers_of(job)), job_id=str(job.id),
+                                    actor=ACTOR) for label, user_id in speakers.items() if user_id not in erased}
     # Forget requests last: within one conversation they reach what was said in it, whatever the order the
     # extractor found things in.
     for statement in sorted(extracted.statements, key=lambda s: s.forget):
@@ -294,8 +301,12 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
                                   "(CONVERSATION_JOB_TIME_LIMIT); send the conversation in smaller parts",
                                   retryable=False)
         kinds = sorted({kind for index in statement.source_messages for kind in split.get(index, [])})
+        reader = people[speakers[statement.subject]]
+        for index, message in enumerate(extracted.messages[:max(statement.source_messages, default=-1) + 1]):
+            if message.role == "user" and _speaker_of(message, speakers) == reader.user_id:
+                reader.hear(index, message.content, extracted.now)  # who "she" is, by the turn it was said in
         _apply_statement(job, statement, speakers[statement.subject], embedder, outcome, fresh, extracted.now,
-                         split_sensitive=tuple(kinds))
+                         split_sensitive=tuple(kinds), people=reader)
     for user_id, forgotten in sorted(outcome.forgotten.items()):  # what earlier episodes said of it goes too
         redacted = episode_forget_turns(tenant=job.tenant, user_id=user_id, actor=ACTOR, job_id=str(job.id),
                                         says_it=_forgotten_matcher(forgotten, speakers))
@@ -440,7 +451,8 @@ def gather_neighbours(tenant: Tenant, user_id: str, vector: np.ndarray, embedder
 
 
 def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_id: str, embedder: Embedder,
-                     outcome: JobOutcome, fresh: dict, now: datetime, *, split_sensitive: tuple[str, ...] = ()) -> None:
+                     outcome: JobOutcome, fresh: dict, now: datetime, *, split_sensitive: tuple[str, ...] = (),
+                     people: PeopleReader | None = None) -> None:
     """Gather neighbours -> decide -> apply (applier.apply_decision: written, or held for review)."""
     if statement.importance < settings.MEMORY_IMPORTANCE_THRESHOLD:
         outcome.count("dropped")
@@ -481,7 +493,8 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
     applied = apply_decision(tenant=job.tenant, decision=decision, target=target, spec=spec,
                              confidence=statement.confidence, submitter=Submitter(
                                  actor=ACTOR, role=_job_role(job), api_key_id=job.api_key_id, job=job,
-                                 source_messages=tuple(statement.source_messages), split_sensitive=split_sensitive),
+                                 source_messages=tuple(statement.source_messages), split_sensitive=split_sensitive,
+                                 people=people),
                              also=[rows[i] for i in decision.unclear or decision.also if i in rows])
     if statement.forget:  # whatever was stored as a fact, the turns that say it go too
         outcome.forgotten.setdefault(user_id, []).append(statement.text)
@@ -498,59 +511,9 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
         outcome.added.append(applied.memory)
 
 
-# A fact kept from the same turn as a forgotten one goes with it when it is at least this close in meaning:
-# "我之前借了点网贷还没还完，每个月要还两千" is one matter said in two clauses; "I'm allergic to peanuts and I
-# live in Porto" is two (USE cosine 0.2-0.3 between such unrelated clauses).
-SIBLING_CLOSENESS = 0.45
-
-
-def said_with(tenant: Tenant, user_id: str, memory: MemoryItem) -> list[MemoryItem]:
-    """The user's other current facts kept from the same turn as `memory` and about the same matter:
-    a compound turn became several memories, and forgetting one part forgets the matter."""
-    sources = list(MemorySource.objects.filter(item=memory).exclude(job_id="").values_list("job_id",
-                                                                                            "message_indices"))
-    if not sources:
-        return []
-    same_turn = MemorySource.objects.none()
-    for job_id, indices in sources:
-        same_turn = same_turn | MemorySource.objects.filter(job_id=job_id, message_indices__overlap=indices or [-1])
-    ids = set(same_turn.exclude(item=memory).values_list("item_id", flat=True))
-    candidates = list(current_memories(tenant.id, user_id).exclude(memory_type=MemoryType.TRAIT).exclude(
-        tags__contains=[EPISODE_TAG]).filter(id__in=ids))
-    if not candidates:
-        return []
-    names = (memory.text.split(" ")[0], *UNKNOWN_SPEAKER.values())
-    vectors = meaning_vectors([without_names(t, names) for t in (memory.text, *(m.text for m in candidates))])
-    return [m for i, m in enumerate(candidates) if float(np.dot(vectors[0], vectors[i + 1])) >= SIBLING_CLOSENESS]
-
-
 def speakers_of(job: ConversationJob) -> tuple[str, ...]:
     """The names a job's memories may be written with (participants, the unknown speaker's words)."""
     return (*(job.participants or {}), *UNKNOWN_SPEAKER.values())
-
-
-def without_names(text: str, names: Sequence[str]) -> str:
-    """A memory's text without whose it is: every memory of a user starts with their name, and in the
-    encoder's space that shared name made all of them look alike (Chinese ones most)."""
-    for name in sorted({n for n in names if n}, key=len, reverse=True):
-        text = text.replace(f"{name}'s ", "").replace(f"{name}的", "").replace(name, "")
-    return text.strip(" ,，")
-
-
-def read_by_meaning(text: str, neighbours: list[Neighbour], *, names: Sequence[str] = ()) -> list[Neighbour]:
-    """The neighbours with their closeness to `text` in the multilingual encoder's space and what each
-    is about (the intent model's slot), the speaker's name left out of both: how an update or forget
-    request finds its target whatever the words or language either was said in."""
-    if not neighbours:
-        return neighbours
-    texts = [without_names(t, names) for t in (text, *(n.text for n in neighbours))]
-    vectors = meaning_vectors(texts)
-    slots = read_slots(texts[1:])
-    mutual = vectors[1:] @ vectors[1:].T
-    return [replace(n, meaning=float(np.dot(vectors[0], vectors[i + 1])), slot=slots[i],
-                    twins=frozenset(m.id for j, m in enumerate(neighbours)
-                                    if j != i and mutual[i, j] >= TWIN_CLOSENESS))
-            for i, n in enumerate(neighbours)]
 
 
 def _job_role(job: ConversationJob) -> str:

@@ -15,6 +15,7 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 
+from memories.closeness import without_names
 from memories.extraction import (
     HABITUAL_PRESENT,
     ExtractionError,
@@ -26,7 +27,6 @@ from memories.extraction import (
 from memories.extraction.habits import HABIT_OR_AGAIN_EN, HABITUAL_ZH
 from memories.extraction.intent import meaning_vectors
 from memories.extraction.rules import UNKNOWN_SPEAKER
-from memories.ingestion import without_names
 from memories.models import MemoryItem
 from memories.search import profile_display_name
 from memories.text import has_han, query_tokens

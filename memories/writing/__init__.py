@@ -7,6 +7,7 @@ change    update, supersede, invalidate, merge, archive/restore, expiry; trait a
 episodes  a session's original turns as episodic memories
 derived   columns computed from the content (hash, embedding state, full text, reads, provenance)
 erase     one user's memories, vectors, sources, traits and history content
+people    the edges a forgotten memory said; memories moved between entities a reviewer merged or split
 
 Each public function is one transaction and writes its MemoryHistory rows in
 it; embedding is enqueued only after commit. Views, admin actions, tasks and
@@ -75,8 +76,11 @@ from memories.writing.erase import (
     ErasureScope,
     user_forget,
 )
+from memories.writing.people import memories_about_move, people_forget_said
 
 __all__ = [
+    "memories_about_move",
+    "people_forget_said",
     "FORGOTTEN_TURN",
     "episode_forget_turns",
     "apply_change_unless_same",

@@ -52,6 +52,7 @@ from memories.writing.core import (
     validate_spec,
 )
 from memories.writing.erase import HISTORY_HAS_CONTENT
+from memories.writing.people import people_forget_said
 
 # --------------------------------------------------------------------------- change
 
@@ -134,12 +135,15 @@ def memory_supersede(
     reason: str = "",
     expected_version: int | None = None,
     job_id: str = "",
+    subject: uuid.UUID | None | object = UNCHANGED,
 ) -> MemoryItem:
-    """Replace a memory's text with a new version; the old row is expired, never overwritten."""
+    """Replace a memory's text with a new version; the old row is expired, never overwritten. `subject`:
+    whom the new words are about, when the caller read it (UNCHANGED: the old version's)."""
     with transaction.atomic():
         memory = _lock_memory(tenant, memory_id)
         _check_version(memory, expected_version)
-        return _supersede_locked(memory, new_text=new_text, actor=actor, reason=reason, job_id=job_id)
+        return _supersede_locked(memory, new_text=new_text, actor=actor, reason=reason, job_id=job_id,
+                                 subject=subject)
 
 
 def _supersede_locked(
@@ -154,9 +158,11 @@ def _supersede_locked(
     job_id: str = "",
     event: str = HistoryEvent.SUPERSEDE,
     expires_at: datetime | None | object = UNCHANGED,
+    subject: uuid.UUID | None | object = UNCHANGED,
 ) -> MemoryItem:
     """The new version of a locked memory, with its history; `expires_at`: the new version's expiry
-    (UNCHANGED keeps the old one's), written with it so the ADD row records it."""
+    (UNCHANGED keeps the old one's), written with it so the ADD row records it; `subject`: whom the new
+    words are about (UNCHANGED: the old version's)."""
     now = timezone.now()
     clash = _current_with_text(memory.tenant_id, memory.user_id, content_hash(new_text), exclude_id=memory.id)
     if clash:
@@ -169,6 +175,8 @@ def _supersede_locked(
         tags=list(memory.tags) if tags is None else tags, data=memory.data if data is None else data,
         agent_id=memory.agent_id, session_id=memory.session_id, group_id=memory.group_id,
         valid_at=memory.valid_at, status=memory.status,
+        subject_entity_id=memory.subject_entity_id if subject is UNCHANGED else subject,  # type: ignore[arg-type]
+        object_entity_id=memory.object_entity_id if subject is UNCHANGED else None,
     )
     memory.expired_at = now
     memory.updated_at = now
@@ -460,6 +468,7 @@ def memory_forget(*, tenant: Tenant, memory_id: uuid.UUID | str, actor: str) -> 
             MemoryHistory.objects.filter(tenant=tenant, user_id=memory.user_id, reason__contains=said).update(
                 reason=FORGOTTEN_TURN)
         MemoryVector.objects.filter(item_id__in=ids).delete()
+        people_forget_said(tenant, memory.user_id, ids)
         now = timezone.now()
         rows = []
         for row in chain:

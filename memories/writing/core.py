@@ -58,6 +58,8 @@ class MemorySpec:
     status: str = MemoryStatus.ACTIVE
     source_session_id: str = ""
     source_message_indices: list[int] = field(default_factory=list)
+    subject_entity_id: uuid.UUID | None = None  # whom it is about (memories.people): None, the user's by default
+    object_entity_id: uuid.UUID | None = None
 
 
 @dataclass
@@ -110,6 +112,8 @@ def _snapshot(memory: MemoryItem) -> dict[str, Any]:
         "invalid_at": memory.invalid_at.isoformat() if memory.invalid_at else None,
         "expires_at": memory.expires_at.isoformat() if memory.expires_at else None,
         "version": memory.version,
+        "subject_entity_id": str(memory.subject_entity_id) if memory.subject_entity_id else None,
+        "object_entity_id": str(memory.object_entity_id) if memory.object_entity_id else None,
     }
 
 
@@ -359,6 +363,8 @@ def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides: Any)
         created_at=now,
         updated_at=now,
         embedding_state=EmbeddingState.PENDING,
+        subject_entity_id=spec.subject_entity_id,
+        object_entity_id=spec.object_entity_id,
     )
     values.update(overrides)
     return MemoryItem(**values)

@@ -141,6 +141,12 @@ class MemoryItem(models.Model):
         max_length=16, choices=EmbeddingState.choices, default=EmbeddingState.PENDING
     )
     embedding_error = models.TextField(blank=True, default="")
+    # Whom it is about (seed 004 §2.3): the user's own entity for a memory about the user, the person's for
+    # one about someone in their life ("Sheila is diabetic"), and the object where the fact has one.
+    subject_entity = models.ForeignKey("memories.Person", null=True, blank=True, on_delete=models.SET_NULL,
+                                       related_name="+", db_index=False)
+    object_entity = models.ForeignKey("memories.Person", null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="+", db_index=False)
     # Full-text document: jieba-segmented, lower-cased text fed to to_tsvector('simple').
     search_vector = SearchVectorField(null=True, editable=False)
 
@@ -174,6 +180,10 @@ class MemoryItem(models.Model):
             models.Index(fields=["tenant", "user_id", "-created_at"], name="memory_profile_name",
                          condition=Q(data__key="name")),
             GinIndex(fields=["tags"], name="memory_tags"),
+            # A person's current facts (their page, a question naming them, search's person filter).
+            models.Index(fields=["tenant", "user_id", "subject_entity"], name="memory_user_subject",
+                         condition=Q(subject_entity__isnull=False)),
+            models.Index(fields=["object_entity"], name="memory_object", condition=Q(object_entity__isnull=False)),
         ]
         constraints = [
             models.CheckConstraint(
@@ -528,3 +538,17 @@ class ScheduledRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} at {self.ran_at}"
+
+
+# The people in a user's life (issue 53): their own module, the same app and migrations.
+from memories.models.people import (  # noqa: E402, F401
+    EdgePredicate,
+    Person,
+    PersonAlias,
+    PersonEdge,
+    PersonEvent,
+    PersonHistory,
+    PersonKind,
+    PersonStatus,
+)
+

@@ -1,0 +1,255 @@
+"""Who a text names, and what it says holds of them: pure readings of one text, no database.
+
+`mentions_in` finds the people (and pets) a user's turn or a stored memory names: "my mum", "Marcus's sister
+Ana", "我婆婆", "林晓雨的妈妈", "my boss Dave", "Ana is my cousin", "我们领导叫老张". Each mention carries the
+relation code (the same for "mum", "Mom" and "妈妈": relations.RELATION_WORDS), the user's own word, the name
+when one is given, and whether it is the text's subject. A capitalised word elsewhere is only a candidate
+name (`known_only`): it counts when the user already named someone so ("I had lunch with Ana"), because a
+capitalised word is as often a place or a brand.
+
+`stated_edges` reads where someone lives or works, and where they moved from ("moved from Leeds to York",
+"从哈尔滨搬到了三亚", "跳槽去了腾讯"). `relation_change` reads a change of relation ("we broke up", "分手了").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memories.relations import CODE_OF, RELATION_WORDS, relation_code
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_EN_WORDS = sorted((w for w in CODE_OF if not _HAN.search(w)), key=len, reverse=True)
+_ZH_WORDS = sorted((w for w in CODE_OF if _HAN.search(w)), key=len, reverse=True)
+_EN_RELATION = "|".join(re.escape(w) + "s?" for w in _EN_WORDS)
+_ZH_RELATION = "|".join(re.escape(w) for w in _ZH_WORDS)
+_ADJECTIVE = r"(?:(?:older|younger|big|little|elder|twin|best|new|old|eldest|oldest|youngest|baby|ex-?|late)\s+)?"
+_NAME = r"(?-i:[A-Z][a-z]+(?:-[A-Z][a-z]+)?)"
+_ZH_NAME = r"(?:老|小|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff]{2,3}"
+
+# "my (older) sister (Ana)", "Marcus's mum", "my boss, Dave"
+_EN_OWNED = re.compile(rf"\b(?P<owner>my|our|{_NAME}'s)\s+{_ADJECTIVE}(?P<relation>{_EN_RELATION})\b(?!')"
+                       rf"(?:,?\s+(?P<name>{_NAME})\b(?!'s\s+(?:{_EN_RELATION})))?", re.I)
+# "my friend's dog Rex", "my sister's husband": someone of a relative's, not the user's own
+_EN_THEIRS = re.compile(rf"\b(?:my|our)\s+{_ADJECTIVE}(?P<owner>{_EN_RELATION})'s?\s+{_ADJECTIVE}"
+                        rf"(?P<relation>{_EN_RELATION})\b(?:,?\s+(?P<name>{_NAME})\b)?", re.I)
+# "My 婆婆 is staying with us": English with the Chinese word for the relation
+_MIXED_OWNED = re.compile(rf"\b(?:my|our)\s*(?P<relation>{_ZH_RELATION})", re.I)
+# "Ana is my cousin", "Dave, my boss,"
+_EN_NAME_IS = re.compile(rf"\b(?P<name>{_NAME})(?:\s+is|,)\s+(?:my|our)\s+{_ADJECTIVE}(?P<relation>{_EN_RELATION})\b",
+                         re.I)
+# "my mum is called Sheila", "my boss's name is Dave"
+_EN_CALLED = re.compile(rf"\bmy\s+{_ADJECTIVE}(?P<relation>{_EN_RELATION})(?:'s name is|\s+is (?:called|named))\s+"
+                        rf"(?P<name>{_NAME})", re.I)
+# "Mum said", "Dad's retired": a relation word used as a name, capitalised
+_EN_TITLE = re.compile(r"\b(?P<relation>(?-i:Mum|Mom|Mummy|Mommy|Mama|Dad|Daddy|Papa|Grandma|Grandpa|Granny|Nana|"
+                       r"Nan|Grandad))\b")
+_ZH_OWNED = re.compile(rf"(?P<owner>我们?的?|[\u4e00-\u9fffA-Za-z]{{1,6}}的)(?P<relation>{_ZH_RELATION})"
+                       rf"(?:叫|是)?(?P<name>{_ZH_NAME})?")
+_ZH_BARE = re.compile(rf"(?:^|[，。！？,.!?；;\s和跟与给陪带])(?P<relation>{_ZH_RELATION})")
+_ZH_NAME_IS = re.compile(rf"(?P<name>{_ZH_NAME})是我(?:的)?(?P<relation>{_ZH_RELATION})")
+_ZH_CALLED = re.compile(rf"我(?:的)?(?P<relation>{_ZH_RELATION})(?:的名字)?叫(?P<name>{_ZH_NAME})")
+_CAPITALISED = re.compile(rf"\b{_NAME}\b")
+_SUBJECT_START = re.compile(r"^(?:(?:and|but|also|so|oh|btw|actually|anyway|well|ugh|guess what)[,!]?\s+)*", re.I)
+_LEAD_IN = re.compile(r"^[A-Za-z ]{2,15}:\s+(?=\S)|^[\u4e00-\u9fff]{1,6}[：:]\s*(?=\S)")
+_PRONOUN_SUBJECT = re.compile(r"^(?:he|she|they)(?:'s|'d|'ll|'re)?\b|^(?:他|她)(?!们)", re.I)
+NOT_A_NAME = frozenset(
+    "i the this that it my we you they he she there what when where why how yes yeah no ok okay thanks sorry "
+    "monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday also but and so oh btw "
+    "just please big quick one again actually user hi hey hello well anyway ugh guess good great lol omg "
+    "january february march april may june july august september october november december christmas easter "
+    "english chinese mandarin french spanish german italian japanese korean "
+    "mum mom dad mummy mommy mama papa daddy grandma grandpa granny nana nan grandad".split())
+# A Chinese "name" that is a word of the sentence, not a name: what follows a relation word too often.
+_ZH_NOT_A_NAME = re.compile(r"^(?:最近|现在|今天|昨天|明天|去年|今年|上周|下周|一直|已经|每天|经常|总是|"
+                            r"也|都|还|又|就|说|在|是|要|会|的|了|和|跟|给|让|把|被|很|太|有|没|不|去|来|住|搬|找|做|身体|工作|上班|退休|生日|家|那边|这边|一起)")
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One person named in a text: the relation code and the user's word for it (empty when only a name is
+    given), the name (empty when only a relation is), whether they are the text's subject, and whether the
+    name alone counts only when the user already named someone so."""
+
+    code: str = ""
+    word: str = ""
+    name: str = ""
+    subject: bool = False
+    known_only: bool = False
+    owner: str = ""  # whose relative when not the user's ("Priya's mum": "Priya"); empty for the user's own
+
+
+def _user_owned(owner: str, user_names: set[str]) -> bool:
+    owner = owner.casefold().removesuffix("'s").removesuffix("的")
+    return owner in ("my", "our", "我", "我们") or owner in user_names
+
+
+def _zh_name(raw: str | None) -> str:
+    """A name after a Chinese relation word ("我们领导老张"), when it reads as one."""
+    if not raw or _ZH_NOT_A_NAME.match(raw):
+        return ""
+    return raw if raw.startswith(("老", "小", "阿")) and len(raw) == 2 else ""
+
+
+def mentions_in(text: str, user_names: Iterable[str] = ()) -> list[Mention]:
+    """Every person (or pet) the text names, in order, the subject first marked (see the module docstring).
+    `user_names`: the user's own names (a memory says "Marcus's sister" for the user Marcus)."""
+    own = {n.casefold() for n in user_names if n}
+    body = _LEAD_IN.sub("", text.strip())
+    start = len(_SUBJECT_START.match(body).group(0)) if _SUBJECT_START.match(body) else 0  # type: ignore[union-attr]
+    found: list[tuple[int, Mention]] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(match: re.Match[str], mention: Mention, span: tuple[int, int] | None = None) -> None:
+        span = span or match.span()
+        if any(a < span[1] and span[0] < b for a, b in taken):
+            return
+        taken.append(span)
+        found.append((span[0], mention))
+
+    for pattern in (_EN_CALLED, _EN_NAME_IS, _ZH_CALLED, _ZH_NAME_IS):
+        for match in pattern.finditer(body):
+            word = match.group("relation")
+            add(match, Mention(code=relation_code(word), word=word, name=match.group("name"),
+                               subject=match.start() <= start))
+    for match in _EN_THEIRS.finditer(body):
+        owner, word, name = match.group("owner"), match.group("relation"), match.group("name") or ""
+        add(match, Mention(code="other", word=f"{owner}'s {word}", name="" if name.casefold() in NOT_A_NAME else name,
+                           subject=match.start() <= start, owner=owner), (match.end("owner") + 1, match.end()))
+        add(match, Mention(code=relation_code(owner), word=owner), (match.start(), match.end("owner")))
+    for match in _MIXED_OWNED.finditer(body):
+        word = match.group("relation")
+        add(match, Mention(code=relation_code(word), word=word, subject=match.start() <= start))
+    for match in _EN_OWNED.finditer(body):
+        word, owner, name = match.group("relation"), match.group("owner"), match.group("name") or ""
+        name = "" if name.casefold() in NOT_A_NAME or name.casefold() in own else name
+        theirs = _user_owned(owner, own)
+        add(match, Mention(code=relation_code(word) if theirs else "other", word=word if theirs else
+                           f"{owner} {word}", name=name, subject=match.start() <= start,
+                           owner="" if theirs else owner.removesuffix("'s")))
+    for match in _ZH_OWNED.finditer(body):
+        word, owner = match.group("relation"), match.group("owner")
+        theirs = _user_owned(owner, own) or owner.removesuffix("的") in own
+        name = _zh_name(match.group("name"))
+        span = (match.start(), match.end("name") if name else match.end("relation"))
+        add(match, Mention(code=relation_code(word) if theirs else "other", word=word if theirs else
+                           f"{owner}{word}", name=name, subject=match.start() <= start,
+                           owner="" if theirs else owner.removesuffix("的")), span)
+    for match in _EN_TITLE.finditer(body):
+        word = match.group("relation")
+        add(match, Mention(code=relation_code(word), word=word, subject=match.start() <= start))
+    for match in _ZH_BARE.finditer(body):
+        word = match.group("relation")
+        if len(word) >= 2:  # "妈妈", "老公": a bare one-character word is too often part of another
+            add(match, Mention(code=relation_code(word), word=word, subject=match.start("relation") <= start),
+                match.span("relation"))
+    for match in _CAPITALISED.finditer(body):
+        name = match.group(0)
+        if name.casefold() in NOT_A_NAME or name.casefold() in own or relation_code(name):
+            continue
+        add(match, Mention(name=name, subject=match.start() <= start, known_only=match.start() > start))
+    return [mention for _, mention in sorted(found, key=lambda item: item[0])]
+
+
+def pronoun_subject(text: str) -> bool:
+    """Whether the text opens with "he"/"she"/"他"/"她": someone named before, not the user."""
+    return bool(_PRONOUN_SUBJECT.match(_SUBJECT_START.sub("", _LEAD_IN.sub("", text.strip()))))
+
+
+# --------------------------------------------------------------------------- where someone lives or works
+
+@dataclass(frozen=True)
+class StatedEdge:
+    """Where the subject lives or works as the text says it; `before`: where they moved from, when said."""
+
+    predicate: str  # "lives_in" | "works_at"
+    value: str
+    before: str = ""
+
+
+_PLACE = r"(?P<value>(?-i:[A-Z][\w&'.-]*(?:\s+(?:of\s+|upon\s+|on\s+)?(?-i:[A-Z][\w&'.-]*))*))"
+_FROM = r"(?:from\s+(?P<before>(?-i:[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)*))\s+)?"
+_ZH_PLACE = r"(?P<value>[\u4e00-\u9fffA-Za-z]{2,10}?)"
+_ZH_END = r"(?=了|工作|上班|实习|读书|住|去|那边|那里|附近|定居|生活|养老|，|。|！|,|\.|!|$|的|啦|呢|吧)"
+_EN_EDGES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("lives_in", re.compile(rf"\b(?:moved|moving|moves|relocated|relocating|move)\s+(?:back\s+)?{_FROM}"
+                            rf"(?:to|into)\s+{_PLACE}", re.I)),
+    ("lives_in", re.compile(rf"\b(?:lives?|living|lived|based|settled|stays?|staying)\s+in\s+{_PLACE}", re.I)),
+    ("works_at", re.compile(rf"\b(?:works?|working|worked)\s+(?:at|for)\s+{_PLACE}", re.I)),
+    ("works_at", re.compile(rf"\b(?:job|position|role|internship|placement|post)\s+(?:at|with)\s+{_PLACE}", re.I)),
+    ("works_at", re.compile(rf"\b(?:joined|joining|joins|started at|starting at|starts at|hired by)\s+{_PLACE}",
+                            re.I)),
+)
+_ZH_EDGES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("lives_in", re.compile(rf"(?:从(?P<before>[\u4e00-\u9fff]{{2,6}}?))?搬(?:到|去|回|家到|家去)了?"
+                            rf"{_ZH_PLACE}{_ZH_END}")),
+    ("lives_in", re.compile(rf"(?:住在|定居在|生活在|住到了?){_ZH_PLACE}{_ZH_END}")),
+    ("works_at", re.compile(rf"(?:跳槽|入职|调)(?:到|去)?了?{_ZH_PLACE}{_ZH_END}")),
+    ("works_at", re.compile(rf"在{_ZH_PLACE}(?:工作|上班|实习)")),
+)
+_GENERIC = re.compile(r"^(?:一家|一个|家里|公司|单位|那边|这边|新的|老家|那家|这家)")
+_ZH_NOT_PLACE = re.compile(r"^(?:家|家里|公司|单位|这|那|一起|附近|外面|里面|上面|这里|那里|哪|新家|老家)$")
+
+
+def stated_edges(text: str) -> list[StatedEdge]:
+    """Where the text says someone lives or works (see the module docstring); nothing for a flat, "a new
+    job" or a place not named."""
+    out: list[StatedEdge] = []
+    for predicate, pattern in _EN_EDGES + _ZH_EDGES:
+        for match in pattern.finditer(text):
+            value = match.group("value").strip(" .,'")
+            if not value or _ZH_NOT_PLACE.match(value) or _GENERIC.match(value):
+                continue
+            if value.casefold() in NOT_A_NAME:
+                continue
+            before = (match.groupdict().get("before") or "").strip()
+            if all(edge.value != value for edge in out):
+                out.append(StatedEdge(predicate, value, before))
+    return out
+
+
+# --------------------------------------------------------------------------- a relation that changes
+
+_BROKE_UP = re.compile(r"\b(?:broke up|broken up|split up|splitting up|divorced|divorcing|separated|dumped)\b|"
+                       r"分手|离婚|离了婚|分开了", re.I)
+_GOT_TOGETHER = re.compile(r"\b(?:got engaged|getting married|got married|are engaged|we're engaged|proposed|"
+                           r"moved in together|is my (?:girlfriend|boyfriend|partner) now|started dating)\b|"
+                           r"订婚|结婚|领证|在一起了", re.I)
+# (from, to): what a relation may become without a person checking (a relation changed in any other way is a
+# different person, or a slip for a reviewer: the relation stays and the mention is its own entity).
+RELATION_CHANGES = frozenset({
+    ("partner", "ex_partner"), ("ex_partner", "partner"), ("friend", "partner"), ("colleague", "boss"),
+    ("boss", "colleague"), ("colleague", "friend"), ("friend", "roommate"), ("roommate", "friend"),
+    ("friend", "colleague"), ("neighbour", "friend"),
+})
+
+
+def relation_change(text: str, current: str) -> str:
+    """The relation a partner's text says they now have ("we broke up" -> ex_partner), or "" for none."""
+    if current == "partner" and _BROKE_UP.search(text):
+        return "ex_partner"
+    if current in ("ex_partner", "friend") and _GOT_TOGETHER.search(text):
+        return "partner"
+    return ""
+
+
+def may_change(current: str, new: str) -> bool:
+    """Whether a relation may become another without review (RELATION_CHANGES; an unknown one may)."""
+    return not current or current == new or (current, new) in RELATION_CHANGES
+
+
+# --------------------------------------------------------------------------- kinds
+
+PET_CODES = frozenset({"pet"})
+SINGLE_CODES = frozenset({"mother", "father", "partner", "mother_in_law", "father_in_law", "boss", "parents"})
+
+
+def kind_of(code: str) -> str:
+    """The kind of entity a relation names."""
+    return "pet" if code in PET_CODES else "person"
+
+
+def relation_words(code: str) -> tuple[str, ...]:
+    """Every word for a relation code (English, then Chinese)."""
+    return RELATION_WORDS.get(code, ())

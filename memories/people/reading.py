@@ -1,0 +1,122 @@
+"""Whom each memory is about, read while a conversation job or a save is applied.
+
+One `PeopleReader` per user per job: it hears the user's turns in order (every person named becomes or
+finds their entity; the last one named is who a following "she"/"他" is), gives each statement its subject
+and object entity before it is written (a fact about Sheila is Sheila's; one about no one else is the
+user's own entity), and after it is written records what it says of where the subject lives or works and a
+relation that changed ("Tom and I broke up"). The caller holds the user's write lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.utils import timezone
+
+from memories.models import CURRENT_STATUSES, MemoryItem, Person, PersonKind, Tenant
+from memories.people.graph import (
+    ACTOR,
+    edge_from_memory,
+    known_people,
+    person_for_mention,
+    person_relation_changed,
+    user_entity,
+)
+from memories.people.mentions import Mention, mentions_in, pronoun_subject, relation_change, stated_edges
+from memories.people.resolve import Known
+
+
+def profile_name(tenant: Tenant, user_id: str) -> str:
+    """The name the user gave (the profile's `name` fact), or ""."""
+    row = (MemoryItem.objects.filter(tenant=tenant, user_id=user_id, data__key="name", expired_at__isnull=True,
+                                     status__in=CURRENT_STATUSES).order_by("-created_at").values("data").first())
+    return str(((row or {}).get("data") or {}).get("value") or "")
+
+
+@dataclass(frozen=True)
+class About:
+    """Whom a statement is about: its subject entity (the user's own when no one else) and its object."""
+
+    subject: Person
+    obj: Person | None = None
+
+
+@dataclass
+class PeopleReader:
+    """One user's people while one job or save is applied (see the module docstring)."""
+
+    tenant: Tenant
+    user_id: str
+    names: Sequence[str] = ()
+    job_id: str = ""
+    actor: str = ACTOR
+    _known: list[Known] | None = None
+    _user: Person | None = None
+    last: Person | None = None
+    heard_until: int = -1
+    _all_names: tuple[str, ...] = field(default=())
+
+    @property
+    def known(self) -> list[Known]:
+        if self._known is None:
+            self._known = known_people(self.tenant, self.user_id)
+        return self._known
+
+    @property
+    def user(self) -> Person:
+        if self._user is None:
+            name = profile_name(self.tenant, self.user_id)
+            self._user = user_entity(self.tenant, self.user_id, name, actor=self.actor)
+            self._all_names = tuple(dict.fromkeys(n for n in (*self.names, name, self._user.name) if n))
+        return self._user
+
+    @property
+    def user_names(self) -> tuple[str, ...]:
+        _ = self.user
+        return self._all_names
+
+    def _person(self, mention: Mention, now: datetime) -> Person | None:
+        return person_for_mention(self.tenant, self.user_id, mention, self.known, now=now, actor=self.actor,
+                                  job_id=self.job_id)
+
+    def hear(self, index: int, text: str, now: datetime | None = None) -> None:
+        """A user turn (its index in the conversation): the people it names, once; the last one named is
+        who a pronoun after it is."""
+        if index <= self.heard_until:
+            return
+        self.heard_until = index
+        for mention in mentions_in(text, self.user_names):
+            person = self._person(mention, now or timezone.now())
+            if person is not None and mention.code != "other" or person is not None and mention.subject:
+                self.last = person
+
+    def about(self, text: str, now: datetime | None = None) -> About:
+        """Whom a statement is about (see the module docstring)."""
+        now = now or timezone.now()
+        mentions = mentions_in(text, self.user_names)
+        subject: Person | None = None
+        if mentions and mentions[0].subject:
+            subject = self._person(mentions[0], now)
+        elif pronoun_subject(text) and self.last is not None:
+            subject = self.last
+        others = [m for m in mentions if not m.subject]
+        obj = next((p for p in (self._person(m, now) for m in others) if p is not None), None)
+        if subject is None:
+            return About(self.user, obj)
+        self.last = subject
+        return About(subject, obj if obj is not None and obj.id != subject.id else None)
+
+    def said(self, memory: MemoryItem, about: About) -> None:
+        """What a written memory says of where its subject lives or works, and of a relation that changed
+        ("Tom and I broke up", "我和男朋友分手了": the partner named, subject or object)."""
+        for stated in stated_edges(memory.text):
+            edge_from_memory(about.subject, stated, memory, actor=self.actor, job_id=self.job_id)
+        for person in (about.subject, about.obj):
+            if person is not None and person.kind == PersonKind.PERSON and (
+                    new := relation_change(memory.text, person.relation)):
+                person_relation_changed(person, new, actor=self.actor, reason=f"said: {memory.text}"[:500],
+                                        job_id=self.job_id)
+                self._known = None
+                break
