@@ -15,7 +15,8 @@ from rest_framework.exceptions import APIException
 from memories.context import FORMATS
 from memories.errors import InvalidOperation
 from memories.identity import normalize_identifier
-from memories.models import MemoryHistory, MemoryItem, MemoryType
+from memories.models import MemoryHistory, MemoryItem, MemoryType, Person
+from memories.people.selectors import person_label
 from memories.permissions import public_actor
 from memories.search import MODES
 from memories.text import query_tokens
@@ -306,11 +307,56 @@ def _iso_utc(value: datetime, zone: tzinfo) -> str:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
+_ABOUT_FIELDS = ("subject", "object", "emotion")
+
+
+def _entity(context: dict, person_id) -> dict | None:
+    """{id, name} of an entity, its name looked up once per answer (preload_entities)."""
+    if person_id is None:
+        return None
+    names = context.setdefault("_entity_names", {})
+    if person_id not in names:
+        preload_entities(context, [person_id])
+    return {"id": str(person_id), "name": names.get(person_id, "")}
+
+
+def preload_entities(context: dict, person_ids) -> None:
+    """The names of these entities, in one query, for the memories an answer renders."""
+    names = context.setdefault("_entity_names", {})
+    wanted = {i for i in person_ids if i is not None and i not in names}
+    if wanted:
+        for person in Person.objects.filter(id__in=wanted).only("id", "name", "kind", "relation", "relation_word",
+                                                                  "user_id"):
+            names[person.id] = person_label(person)
+
+
+class MemoryListSerializer(serializers.ListSerializer):
+    """Many memories: the entities they name are read in one query, not one per memory."""
+
+    def to_representation(self, data):
+        items = list(data.all() if hasattr(data, "all") else data)
+        preload_entities(self.child.context, [i for m in items for i in (m.subject_entity_id, m.object_entity_id)])
+        return [self.child.to_representation(item) for item in items]
+
+
 class MemorySerializer(serializers.ModelSerializer):
     """A memory. Lists, searches and context leave `data` out unless the
     request asks for it (`?include=data`): answers stay small."""
 
     superseded_by = serializers.UUIDField(source="superseded_by_id", read_only=True, allow_null=True)
+    subject = serializers.SerializerMethodField(help_text="whom it is about: {id, name}; the user's own entity "
+                                                "when about the user, null for a memory written before people")
+    object = serializers.SerializerMethodField(help_text="the other entity the fact names, when one: {id, name}")
+    emotion = serializers.SerializerMethodField(help_text="{valence -1..1, arousal 0..1, label}, when read")
+
+    def get_subject(self, instance) -> dict | None:
+        return _entity(self.context, instance.subject_entity_id)
+
+    def get_object(self, instance) -> dict | None:
+        return _entity(self.context, instance.object_entity_id)
+
+    def get_emotion(self, instance) -> dict | None:
+        return (instance.data or {}).get("emotion")
 
     def to_representation(self, instance):
         """The same body DRF's fields would render (tests/test_read_path.py compares them), built
@@ -319,6 +365,9 @@ class MemorySerializer(serializers.ModelSerializer):
         zone = timezone.get_current_timezone()
         for name in self.Meta.fields:
             if name == "data" and not self.context.get("include_data", True):
+                continue
+            if name in _ABOUT_FIELDS:
+                body[name] = getattr(self, f"get_{name}")(instance)
                 continue
             value = getattr(instance, "superseded_by_id" if name == "superseded_by" else name)
             if value is None or isinstance(value, (str, int, float, bool, dict)):
@@ -339,8 +388,9 @@ class MemorySerializer(serializers.ModelSerializer):
             "id", "user_id", "agent_id", "session_id", "group_id", "memory_type", "text", "data", "tags",
             "importance", "confidence", "status", "version", "content_hash", "valid_at", "invalid_at",
             "created_at", "expired_at", "updated_at", "archived_at", "expires_at", "superseded_by", "embedding_state",
-            "access_count", "last_accessed_at",
+            "access_count", "last_accessed_at", "subject", "object", "emotion",
         ]
+        list_serializer_class = MemoryListSerializer
         # Output only. `data` is not required in the schema: answers leave it out unless asked.
         read_only_fields = [name for name in fields if name != "data"]
         extra_kwargs = {"data": {"required": False}}

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memories.api import views
+from memories.api import people, views
 
 urlpatterns = [
     path("memories", views.MemoryListCreateView.as_view(), name="memory-list"),
@@ -10,6 +10,8 @@ urlpatterns = [
     path("memories/<uuid:memory_id>", views.MemoryDetailView.as_view(), name="memory-detail"),
     path("memories/<uuid:memory_id>/history", views.MemoryHistoryView.as_view(), name="memory-history"),
     path("users/<str:user_id>/memories", views.UserMemoriesView.as_view(), name="user-memories"),
+    path("users/<str:user_id>/people", people.PeopleView.as_view(), name="user-people"),
+    path("users/<str:user_id>/people/<uuid:person_id>", people.PersonDetailView.as_view(), name="user-person"),
     path("conversations", views.ConversationView.as_view(), name="conversations"),
     path("jobs/<uuid:job_id>", views.JobDetailView.as_view(), name="job-detail"),
     path("jobs/<uuid:job_id>/retry", views.JobRetryView.as_view(), name="job-retry"),

@@ -96,7 +96,7 @@ def mentions_in(text: str, user_names: Iterable[str] = ()) -> list[Mention]:
     """Every person (or pet) the text names, in order, the subject first marked (see the module docstring).
     `user_names`: the user's own names (a memory says "Marcus's sister" for the user Marcus)."""
     own = {n.casefold() for n in user_names if n}
-    body = _LEAD_IN.sub("", text.strip())
+    body = as_first_person(_LEAD_IN.sub("", text.strip()), user_names)
     start = len(_SUBJECT_START.match(body).group(0)) if _SUBJECT_START.match(body) else 0  # type: ignore[union-attr]
     found: list[tuple[int, Mention]] = []
     taken: list[tuple[int, int]] = []
@@ -150,6 +150,19 @@ def mentions_in(text: str, user_names: Iterable[str] = ()) -> list[Mention]:
             continue
         add(match, Mention(name=name, subject=match.start() <= start, known_only=match.start() > start))
     return [mention for _, mention in sorted(found, key=lambda item: item[0])]
+
+
+def as_first_person(text: str, user_names: Iterable[str]) -> str:
+    """A memory written with the user's name read as the user said it: "Marcus's sister" -> "my sister",
+    "林晓雨婆婆" / "林晓雨的婆婆" -> "我婆婆" (the memory's own words are kept; this is only how they are read)."""
+    for name in sorted({n for n in user_names if n}, key=len, reverse=True):
+        if text.startswith(f"{name}'s "):
+            return "my " + text[len(name) + 3:]
+        if text.startswith(name) and _HAN.match(text[len(name):len(name) + 1] or "x"):
+            rest = text[len(name):].removeprefix("的")
+            if re.match(_ZH_RELATION, rest):
+                return "我" + rest
+    return text
 
 
 def pronoun_subject(text: str) -> bool:

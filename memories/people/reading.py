@@ -22,6 +22,7 @@ from memories.people.graph import (
     known_people,
     person_for_mention,
     person_relation_changed,
+    person_rename,
     user_entity,
 )
 from memories.people.mentions import Mention, mentions_in, pronoun_subject, relation_change, stated_edges
@@ -111,6 +112,10 @@ class PeopleReader:
     def said(self, memory: MemoryItem, about: About) -> None:
         """What a written memory says of where its subject lives or works, and of a relation that changed
         ("Tom and I broke up", "我和男朋友分手了": the partner named, subject or object)."""
+        if (memory.data or {}).get("key") == "name" and about.subject.kind == PersonKind.USER and (
+                name := str((memory.data or {}).get("value") or "")):
+            person_rename(about.subject, name, actor=self.actor, reason="the name the user gave")
+            self._all_names = (*self._all_names, name)
         for stated in stated_edges(memory.text):
             edge_from_memory(about.subject, stated, memory, actor=self.actor, job_id=self.job_id)
         for person in (about.subject, about.obj):
