@@ -36,6 +36,7 @@ from memories.embedding import embed_query, get_embedder
 from memories.excerpts import episode_excerpt
 from memories.extraction import UNKNOWN_SPEAKER, load_prompt
 from memories.models import MemoryItem, MemoryType, Tenant
+from memories.people.selectors import PersonView, named_in, people_lines, people_of
 from memories.search import (
     CharacterFill,
     ScoredMemory,
@@ -50,7 +51,7 @@ from memories.search import (
     score_candidate,
     searchable_in_scope,
 )
-from memories.text import han_share, query_tokens
+from memories.text import han_share, has_han, query_tokens
 from memories.timing import alongside
 from memories.trait_lines import trait_lines_read
 from memories.working import WorkingMemoryUnavailable, working_memory_recent
@@ -68,7 +69,7 @@ GROUP_PROFILE_LIMIT = 5
 class ContextLine:
     """One line of the block, with what a tool-calling agent may want as data."""
 
-    section: str  # profile | traits | group_profile | memories | working_memory
+    section: str  # profile | traits | people | group_profile | memories | working_memory
     text: str
     id: str
     date: str = ""
@@ -117,8 +118,8 @@ class PromptContext:
     status: dict[str, str | list[str]]
 
     def sections(self) -> dict[str, list[dict]]:
-        out: dict[str, list[dict]] = {"profile": [], "traits": [], "group_profile": [], "memories": [],
-                                      "working_memory": []}
+        out: dict[str, list[dict]] = {"profile": [], "traits": [], "people": [], "group_profile": [],
+                                      "memories": [], "working_memory": []}
         for line in self.lines:
             out[line.section].append(line.as_dict())
         return out
@@ -176,16 +177,16 @@ def collapse_near_duplicates(lines: list[ContextLine], threshold: float) -> list
 LANGUAGES = ("en", "zh")
 HEADINGS = {
     ("en", "markdown"): {"title": "## What you know about {subject}", "profile": "### Profile", "traits": "### Traits",
-                         "group_profile": "### The group", "memories": "### Memories",
+                         "people": "### People", "group_profile": "### The group", "memories": "### Memories",
                          "working_memory": "### Just now"},
     ("en", "plain"): {"title": "What you know about {subject}:", "profile": "Profile:", "traits": "Traits:",
-                      "group_profile": "The group:",
+                      "people": "People:", "group_profile": "The group:",
                       "memories": "Memories:", "working_memory": "Just now:"},
     ("zh", "markdown"): {"title": "## 关于 {subject} 你所知道的", "profile": "### 基本情况", "traits": "### 特质",
-                         "group_profile": "### 群组",
+                         "people": "### 身边的人", "group_profile": "### 群组",
                          "memories": "### 记忆", "working_memory": "### 刚才"},
     ("zh", "plain"): {"title": "关于 {subject} 你所知道的：", "profile": "基本情况：", "traits": "特质：",
-                      "group_profile": "群组：",
+                      "people": "身边的人：", "group_profile": "群组：",
                       "memories": "记忆：", "working_memory": "刚才："},
 }
 TRAIT_KIND_NAMES = {"zh": {"behavior": "行为", "preference": "偏好", "core": "核心价值"}}
@@ -205,7 +206,7 @@ def _line_text(line: ContextLine, language: str) -> str:
     text = " ".join(line.text.split())
     if line.section == "traits":
         return f"- [{TRAIT_KIND_NAMES.get(language, {}).get(line.kind, line.kind)}] {text}"
-    if line.section == "profile":  # current versions only: the date adds nothing
+    if line.section in ("profile", "people"):  # current versions only: the date adds nothing
         return f"- {text}"
     return f"- [{line.date}] {text}" if line.date else f"- {text}"
 
@@ -309,7 +310,14 @@ def _memory_line(found: ScoredMemory, query: str) -> ContextLine | None:
                        score=found.score, excerpt=excerpt)
 
 
-def profile_lines(tenant: Tenant, request: ContextRequest, named: str | None) -> list[ContextLine]:
+def others_of(people: list[PersonView]) -> set[str]:
+    """The ids of everyone in the user's life but the user: a memory about one of them is not the user's
+    profile (a mother-in-law's back was the user's "family" line)."""
+    return {str(v.person.id) for v in people if v.person.kind != "user"}
+
+
+def profile_lines(tenant: Tenant, request: ContextRequest, named: str | None,
+                  others: set[str] = frozenset()) -> list[ContextLine]:  # type: ignore[assignment]
     """The profile the block opens with (memories.profile), in the request's scope, as many lines as a
     quarter of max_chars holds with its heading (the longer heading of the two languages: the block's
     language is decided later, and the profile must never be over its share). `named`: the name the
@@ -321,11 +329,38 @@ def profile_lines(tenant: Tenant, request: ContextRequest, named: str | None) ->
                                                        profile.PROFILE_CANDIDATES))
     if named:  # the block's title names them already
         ordered = [m for m in ordered if profile.profile_slot(m) != "name"]
+    ordered = [m for m in ordered if str(m.subject_entity_id) not in others]
     lines = [ContextLine(section="profile", id=str(m.id), text=m.text, date=_date(m), kind=profile.profile_slot(m))
              for m in ordered]
     heading = max(len(h["profile"]) for h in HEADINGS.values()) + 1
     costs = [len(_line_text(line, "en")) + 1 for line in lines]
     return [lines[i] for i in profile.fit_within(costs, profile.profile_budget(request.max_chars) - heading)]
+
+
+def people_section(people: list[PersonView], request: ContextRequest) -> list[ContextLine]:
+    """The People section: one compact line per person ("Priya — wife; teaches maths"), the people the
+    question names first, then by last mention, CONTEXT_PEOPLE_LIMIT at most, within CONTEXT_PEOPLE_SHARE of
+    max_chars with its heading."""
+    named = {v.person.id for v in named_in(request.query, people)}
+    ordered = sorted(people, key=lambda v: v.person.id not in named)
+    texts = [text for view in ordered for text in people_lines([view], chinese=has_han(
+        " ".join([view.person.name, view.person.relation_word, *(m.text for m in view.facts[:1])])))]
+    ids = [str(v.person.id) for v in ordered if v.person.kind in ("person", "pet")]
+    budget = int(request.max_chars * settings.CONTEXT_PEOPLE_SHARE) - max(len(h["people"]) for h in HEADINGS.values())
+    lines = []
+    for person_id, text in list(zip(ids, texts, strict=True))[:settings.CONTEXT_PEOPLE_LIMIT]:
+        if len(text) + 3 > budget:
+            break
+        budget -= len(text) + 3
+        lines.append(ContextLine(section="people", id=person_id, text=text, kind="person"))
+    return lines
+
+
+def asked_about_lines(people: list[PersonView], query: str) -> list[ContextLine]:
+    """A question naming a person ("how is my mum doing?") brings that person's current facts, ahead of the
+    search's results (a question about the family no longer depends on keyword luck)."""
+    return [ContextLine(section="memories", id=str(m.id), text=m.text, date=_date(m), kind=m.memory_type)
+            for view in named_in(query, people) for m in view.facts[:settings.CONTEXT_PERSON_FACTS]]
 
 
 def trait_lines(tenant: Tenant, user_id: str, limit: int) -> list[ContextLine]:
@@ -417,10 +452,13 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
     embedder = get_embedder()  # resolved here: the worker thread must not touch the database
     vector = _EMBEDDING_POOL.submit(alongside("embed", embed_query, request.query, embedder))
     named = profile_display_name(tenant.id, request.user_id) if request.user_id else None
-    lines: list[ContextLine] = profile_lines(tenant, request, named)
+    people = people_of(tenant, request.user_id) if request.user_id is not None else []
+    lines: list[ContextLine] = profile_lines(tenant, request, named, others=others_of(people))
     if request.user_id is not None:
         lines += trait_lines(tenant, request.user_id, settings.CONTEXT_TRAIT_LIMIT if request.trait_limit is None
                              else request.trait_limit)
+    lines += people_section(people, request)
+    asked_about = asked_about_lines(people, request.query)
     if request.group_id is not None:
         lines += group_profile_lines(tenant, request.group_id)
 
@@ -437,9 +475,9 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
     status["search"] = "degraded: " + ", ".join(plan.degraded) if plan.degraded else "ok"
     if plan.degraded_reason:
         status["search_reason"] = plan.degraded_reason
-    shown_ids = {line.id for line in lines}
-    memory_lines = [line for r in found if str(r.memory.id) not in shown_ids
-                    if (line := _memory_line(r, request.query)) is not None]
+    shown_ids = {line.id for line in lines} | {line.id for line in asked_about}
+    memory_lines = asked_about + [line for r in found if str(r.memory.id) not in shown_ids
+                                  if (line := _memory_line(r, request.query)) is not None]
 
     extra = _working_items(fresh, {str(r.memory.id) for r in found}, len(found) + 1, settings.CONTEXT_WORKING_LIMIT)
     working_lines = [ContextLine(section="working_memory", id=str(r.memory.id), text=r.memory.text,

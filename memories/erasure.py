@@ -30,6 +30,7 @@ from memories.models import (
     MemoryItem,
     Tenant,
 )
+from memories.people.erase import people_erase
 from memories.quota import forget_usage
 from memories.working import working_memory_clear
 from memories.writing import FORGOTTEN_TURN, ErasureScope, user_forget, user_write_lock
@@ -65,6 +66,11 @@ REGISTRY: list[Store] = [
     Store("working_memory", ("memories.WorkingMemoryEntry",), "delete",
           "the user's recent items: the Redis list, or the table's rows (ids only; they go with their memories)"),
     Store("access_counts", (), "delete", "buffered read counts (Redis and this process) of the erased memories"),
+    Store("people", ("memories.Person", "memories.PersonAlias", "memories.PersonEdge"), "delete",
+          "the people, pets, places and organisations the user named, their aliases and edges (a narrower "
+          "erasure: the edges its memories said, and the people nothing kept still names)"),
+    Store("people_history", ("memories.PersonHistory",), "scrub",
+          "audit rows of people stay with events, actors and times; data and reasons are emptied"),
 ]
 
 # A step erases (or, dry_run, counts) one store of one user: (tenant, user id, dry run, scope) -> counts
@@ -126,7 +132,7 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
             withdrawals.announce(tenant_id=tenant.id, user_id=user_id, memory_ids=memory_ids, cause="erased")
         # Caches first: the working-memory table's rows would go with the memories uncounted.
         counts: dict[str, int] = _caches(tenant, user_id, memory_ids, dry_run, whole_user=scope.whole_user)
-        for step in _STEPS_BEFORE_MEMORIES:
+        for step in (people_erase, *_STEPS_BEFORE_MEMORIES):
             counts.update(step(tenant, user_id, dry_run, scope))
         counts.update(user_forget(tenant=tenant, user_id=user_id, actor=actor, reason=reason, dry_run=dry_run,
                                   scope=scope))

@@ -460,6 +460,9 @@ CONTEXT_MEMORY_MAX = env_int("CONTEXT_MEMORY_MAX", 64)
 CONTEXT_TRAIT_LIMIT = env_int("CONTEXT_TRAIT_LIMIT", 5)
 CONTEXT_TRAIT_MIN_CONFIDENCE = env_float("CONTEXT_TRAIT_MIN_CONFIDENCE", 0.3)  # decayed confidence above
 CONTEXT_WORKING_LIMIT = env_int("CONTEXT_WORKING_LIMIT", 5)  # fresh working-memory items
+CONTEXT_PEOPLE_LIMIT = env_int("CONTEXT_PEOPLE_LIMIT", 6)  # People section: lines at most
+CONTEXT_PEOPLE_SHARE = env_float("CONTEXT_PEOPLE_SHARE", 0.15)  # ... within this share of max_chars
+CONTEXT_PERSON_FACTS = env_int("CONTEXT_PERSON_FACTS", 4)  # a person the question names: their facts first
 CONTEXT_DUPLICATE_SIMILARITY = env_float("CONTEXT_DUPLICATE_SIMILARITY", 0.8)  # share of the shorter line's words
 # /context with session_id: the session's memories rank up by this share of their score (the block still shows
 # the user's other sessions; search keeps session_id as a filter).

@@ -22,7 +22,8 @@ from memories.keys import api_key_create
 from memories.models import MemoryHistory, MemoryItem
 from tests.conftest import run_async
 
-TOOLS = {"add_memory", "search_memories", "get_context", "list_memories", "delete_memory", "end_session"}
+TOOLS = {"add_memory", "search_memories", "get_context", "list_memories", "delete_memory", "list_people",
+         "get_person", "end_session"}
 
 
 def _payload(result) -> dict:
@@ -56,6 +57,21 @@ async def _scenario(session: ClientSession, user: str) -> None:
     rest = _payload(await session.call_tool("list_memories", {"user_id": user, "before": listed["next_before"]}))
     assert {m["id"] for m in listed["results"] + rest["results"]} >= {memory_id}
 
+    told = _payload(await session.call_tool("add_memory", {"user_id": user, "session_id": "chat-2", "messages": [
+        {"role": "user", "content": "My mum Sheila lives in Leeds."}]}))
+    assert told["status"] == "done"
+    people = _payload(await session.call_tool("list_people", {"user_id": user}))
+    assert people["user_id"] == user and people["people"][0]["kind"] == "user"
+    mum = next(p for p in people["people"] if p["relation"] == "mother")
+    assert mum["name"] == "Sheila" and mum["kind"] == "person" and mum["relation_word"] == "mum"
+    assert [e["value"] for e in mum["edges"] if e["predicate"] == "lives_in"] == ["Leeds"]
+    only = _payload(await session.call_tool("list_people", {"user_id": user, "kind": "person"}))
+    assert mum["id"] in {p["id"] for p in only["people"]} and {p["kind"] for p in only["people"]} == {"person"}
+    page = _payload(await session.call_tool("get_person", {"user_id": user, "person_id": mum["id"]}))
+    assert page["id"] == mum["id"] and page["status"] == "active" and page["relation"] == "mother"
+    assert ("lives_in", "Leeds") in {(e["predicate"], e["value"]) for e in page["edges_history"]}
+    assert {"facts_history", "history", "connected"} <= set(page)
+
     resource = await session.read_resource(f"memory://{memory_id}")
     assert json.loads(resource.contents[0].text)["text"] == "Alex keeps bees in Porto."
 
@@ -68,6 +84,10 @@ async def _scenario(session: ClientSession, user: str) -> None:
         ("add_memory", {"user_id": user, "text": "x" * 100_000}, "text"),
         ("add_memory", {"user_id": "bad\u200bid", "text": "hello"}, "user_id"),
         ("delete_memory", {"memory_id": "not-a-uuid"}, "not found"),
+        ("get_person", {"user_id": user, "person_id": "not-a-uuid"}, "not found"),
+        ("get_person", {"user_id": "someone-else", "person_id": mum["id"]}, "not found"),
+        ("list_people", {"user_id": user, "kind": "robot"}, "kind"),
+        ("list_people", {"user_id": "bad\u200bid"}, "user_id"),
         ("list_memories", {"user_id": user, "before": "yesterday-ish"}, "before"),
         ("end_session", {"user_id": user, "session_id": "never-held"}, "no session"),
         ("end_session", {"user_id": user, "session_id": "bad\u200bid"}, "session_id"),
@@ -160,20 +180,27 @@ def test_streamable_http_without_a_valid_key_is_a_401_and_tenants_stay_apart(htt
 
     other = api_key_create(tenant_name="globex").raw_key
 
-    async def run() -> tuple[dict, bool]:
+    async def run() -> tuple[dict, bool, dict, bool]:
         async with streamablehttp_client(http_server, headers={"Authorization": f"Bearer {key}"}) as (r, w, _), \
                 ClientSession(r, w) as mine:
             await mine.initialize()
             saved = _payload(await mine.call_tool("add_memory", {"user_id": "u", "text": "Acme's secret plan."}))
+            _payload(await mine.call_tool("add_memory", {"user_id": "u", "messages": [
+                {"role": "user", "content": "My mum Sheila lives in Leeds."}]}))
+            mum = next(p for p in _payload(await mine.call_tool("list_people", {"user_id": "u"}))["people"]
+                       if p["relation"] == "mother")
         async with streamablehttp_client(http_server, headers={"Authorization": f"Bearer {other}"}) as (r, w, _), \
                 ClientSession(r, w) as theirs:
             await theirs.initialize()
             found = _payload(await theirs.call_tool("search_memories", {"user_id": "u", "query": "secret plan"}))
             deleted = await theirs.call_tool("delete_memory", {"memory_id": saved["memory"]["id"]})
-        return found, deleted.isError
+            people = _payload(await theirs.call_tool("list_people", {"user_id": "u"}))
+            person = await theirs.call_tool("get_person", {"user_id": "u", "person_id": mum["id"]})
+        return found, deleted.isError, people, person.isError
 
-    found, refused = run_async(run)
+    found, refused, people, person_refused = run_async(run)
     assert found["results"] == [] and refused
+    assert people["people"] == [] and person_refused
 
 
 def test_a_tool_answer_is_bounded_like_the_rest_apis(http_server, key, settings):

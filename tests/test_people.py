@@ -1,7 +1,7 @@
 """The people in a user's life (issue 53): entities, who each memory is about, edges over time, and the
 read path, end to end through POST /conversations in English and Chinese."""
 
-from memories.models import MemoryItem
+from memories.models import MemoryItem, Person, PersonEdge
 from tests.conftest import converse
 
 
@@ -36,3 +36,38 @@ def test_chinese_relatives(api):
     assert any("腰" in f["text"] for f in mil["current_facts"])
     brother = next(p for p in people.values() if p["relation"] == "brother")
     assert [e["value"] for e in brother["edges"]] == ["腾讯"]
+
+
+def test_the_block_has_a_people_section_and_a_question_naming_mum_brings_her_facts(api):
+    converse(api, [{"role": "user", "content": "I'm Priya. My mum Sheila teaches maths."},
+                   {"role": "user", "content": "I love climbing on Saturdays."}])
+    block = api.post("context", {"user_id": "alice", "query": "what should I get my mother for her birthday?",
+                                 "max_chars": 1000}).json()
+    people = block["sections"]["people"]
+    assert [line["text"] for line in people] == ["Sheila — mum; teaches maths"]
+    assert "### People\n- Sheila — mum; teaches maths" in block["context"]
+    fact = MemoryItem.objects.get(text__endswith="mum Sheila teaches maths")
+    assert people[0]["collapsed"] == [str(fact.id)]  # her fact came first, and the People line says it
+
+
+def test_chinese_block_people_section(api):
+    converse(api, [{"role": "user", "content": "我叫林晓雨。我婆婆腰不好，每天都要吃药。"}])
+    block = api.post("context", {"user_id": "alice", "query": "婆婆最近怎么样", "max_chars": 1000}).json()
+    [line] = block["sections"]["people"]
+    assert line["text"] in ("婆婆 — 腰不好", "婆婆 — 每天都要吃药")
+    assert block["sections"]["profile"] == []  # her back is not the user's profile
+    assert "### 身边的人" in block["context"]
+
+
+def test_erasure_removes_the_people_and_forgetting_a_fact_takes_it_off_their_page(api):
+    converse(api, [{"role": "user", "content": "My sister Ana lives in Bristol. My mum Sheila teaches maths."}])
+    ana = _people(api)["Ana"]
+    assert ana["edges"][0]["value"] == "Bristol"
+    converse(api, [{"role": "user", "content": "Please forget that my sister lives in Bristol."}], session_id="s9")
+    page = api.get(f"users/alice/people/{ana['id']}").json()
+    assert not any("Bristol" in str(e) for e in page["edges"] + page["edges_history"])
+    assert not any("Bristol" in f["text"] for f in page["current_facts"])
+    assert api.delete("users/alice/memories").status_code == 200
+    assert not Person.objects.filter(user_id="alice").exists() and not PersonEdge.objects.filter(
+        user_id="alice").exists()
+    assert api.get("users/alice/people").json()["people"] == []

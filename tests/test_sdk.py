@@ -13,6 +13,7 @@ from memory_client import (
     MemoryClient,
     NotFound,
     PermissionDenied,
+    Person,
     RateLimited,
     RetryPolicy,
     ServiceUnavailable,
@@ -187,6 +188,47 @@ def test_the_async_client_and_the_agent_loop(live_server, keys):
     assert "marathon" in run_async(agent_loop)
 
 
+def test_the_people_in_a_users_life(live_server, keys):
+    """people and person, sync and async: a conversation names someone, the service knows them."""
+    agent_key, _, other_key = keys
+    with MemoryClient(live_server.url, api_key=agent_key) as client:
+        job = client.add_conversation("hana", "s1", [{"role": "user", "content": "My mum Sheila lives in Leeds."}])
+        assert client.wait_for_job(job.job_id).status == "done"
+        people = client.people("hana")
+        assert people[0].kind == "user"
+        mum = next(p for p in people if p.relation == "mother")
+        assert isinstance(mum, Person) and mum.name == "Sheila" and mum.relation_word == "mum"
+        assert mum.kind == "person" and mum.raw["id"] == mum.id
+        assert [e.value for e in mum.edges if e.predicate == "lives_in"] == ["Leeds"]
+        assert all(p.kind == "person" for p in client.people("hana", kind="person"))
+        assert mum.id in {p.id for p in client.people("hana", kind="person")}
+        page = client.person("hana", mum.id)
+        assert page.id == mum.id and page.status == "active" and page.relation == "mother"
+        lived = [e for e in page.edges_history if e.predicate == "lives_in"]
+        assert [(e.value, e.invalid_at) for e in lived] == [("Leeds", None)] and lived[0].created_at.tzinfo
+        about = [m for m in client.list(user_id="hana").results if m.subject and m.subject["id"] == mum.id]
+        assert about and "Leeds" in about[0].text
+
+        with pytest.raises(ValidationError) as bad_kind:
+            client.people("hana", kind="robot")
+        assert "kind" in bad_kind.value.fields
+        with pytest.raises(NotFound):
+            client.person("hana", "00000000-0000-0000-0000-000000000000")
+        with pytest.raises(NotFound):
+            client.person("someone-else", mum.id)
+    with MemoryClient(live_server.url, api_key=other_key) as other:
+        assert other.people("hana") == []
+        with pytest.raises(NotFound):
+            other.person("hana", mum.id)
+
+    async def read() -> tuple[list[Person], Person]:
+        async with AsyncMemoryClient(live_server.url, api_key=agent_key) as memory:
+            return await memory.people("hana", kind="person"), await memory.person("hana", mum.id)
+
+    persons, again = run_async(read)
+    assert mum.id in {p.id for p in persons} and again.name == "Sheila" and again.edges_history
+
+
 def test_the_readme_agent_loop_runs_as_written(live_server, keys):
     import re
     from pathlib import Path
@@ -222,6 +264,10 @@ SAMPLES = {
     "ContextBlock": {"context": "", "format": "markdown", "new_field": 1},
     "Erasure": {"user_id": "u", "receipt_id": 1, "counts": {}, "new_field": 1},
     "ReflectionCycle": {"id": 1, "user_id": "u", "status": "done", "new_field": 1},
+    "PersonFact": {"id": "m", "text": "t", "memory_type": "fact", "new_field": 1},
+    "PersonEdge": {"id": "e", "predicate": "lives_in", "source_id": "p", "value": "Leeds", "new_field": 1},
+    "Person": {"id": "p", "name": "Sheila", "kind": "person", "current_facts": [{"id": "m", "text": "t"}],
+               "edges": [{"id": "e", "predicate": "lives_in", "source_id": "p"}], "new_field": 1},
 }
 
 

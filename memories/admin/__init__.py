@@ -8,11 +8,12 @@ operators (OperatorProfile.tenant) see only their tenant.
 base      scope, tenant-scoped admins, filters, shown times and diffs
 memory    memories: audit, edit, supersede, merge, archive, restore, search as the agent, forget a user
 review    the review queue
+people    people: aliases, edges over time, memories about them; merge, split, correct, retract
 audit     history, conversation jobs, erasure receipts (read-only)
 accounts  tenants, API keys, operator scopes, users and groups
 """
 
-from memories.admin import accounts, audit, memory, review  # noqa: F401  (each registers its pages)
+from memories.admin import accounts, audit, memory, people, review  # noqa: F401  (each registers its pages)
 from memories.admin.base import (
     TenantFilter,
     TenantScopedAdmin,

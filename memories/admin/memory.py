@@ -26,6 +26,7 @@ from memories.admin.base import (
     text_diff,
     visible_tenants,
 )
+from memories.admin.people import person_link
 from memories.api.serializers import MemorySearchSerializer
 from memories.context import ContextRequest, build_context
 from memories.errors import InvalidOperation, MemoryError_, MemoryNotFound, VersionConflict
@@ -148,25 +149,26 @@ class MergeForm(forms.Form):
 @admin.register(MemoryItem)
 class MemoryItemAdmin(TenantScopedAdmin):
     form = MemoryEditForm
-    list_display = ("short_text", "user_id", "tenant", "memory_type", "status", "version", "importance_shown",
+    list_display = ("short_text", "about", "user_id", "tenant", "memory_type", "status", "version", "importance_shown",
                     "is_current", "embedding_state", "created_at")
     list_filter = (TenantFilter, "memory_type", "status", CurrentFilter, EmbeddedFilter, ImportanceFilter,
                    CreatedFilter)
     search_fields = ("text", "=user_id", "=tags")
-    list_select_related = ("tenant",)
+    list_select_related = ("tenant", "subject_entity", "object_entity")
     ordering = ("-created_at",)
     actions = ("archive_selected", "restore_selected", "merge_selected")
     readonly_fields = ("id", "tenant", "user_id", "agent_id", "session_id", "group_id", "memory_type", "status",
                        "version", "confidence", "data", "content_hash", "valid_at", "invalid_at", "created_at",
                        "expired_at", "updated_at", "archived_at", "expires_at", "access_count", "last_accessed_at",
                        "version_chain", "embedding_state", "embedding_error",
-                       "vector_table", "source_table", "history_timeline", "standing", "waiting_candidates")
+                       "vector_table", "source_table", "history_timeline", "standing", "waiting_candidates", "about")
     change_form_template = "admin/memories/memoryitem/change_form.html"
     # What a reviewer decides on comes first: whether the memory holds (and what replaced it), its text,
     # what waits in review against it, its history; the rest below, folded.
     fieldsets = (
         ("Standing", {"fields": ("standing",)}),
         (None, {"fields": ("text", "importance", "tags", "expected_version")}),
+        ("About", {"fields": ("about",)}),
         ("Waiting for review", {"fields": ("waiting_candidates",)}),
         ("History", {"fields": ("history_timeline",)}),
         ("Who and what", {"classes": ("collapse",),
@@ -185,6 +187,15 @@ class MemoryItemAdmin(TenantScopedAdmin):
         # One line in the list (admin.css truncates it to the column); the whole text in the tooltip.
         return format_html('<span title="{}">{}</span>', obj.text, obj.text if len(obj.text) <= 300
                            else obj.text[:297] + "...")
+
+    @admin.display(description="about")
+    def about(self, obj: MemoryItem):
+        """Whom the memory is about (memories.people): its subject and, when it names one, its object."""
+        if not obj.subject_entity_id and not obj.object_entity_id:
+            return "-"
+        if not obj.object_entity_id:
+            return person_link(obj.subject_entity)
+        return format_html("{} &rarr; {}", person_link(obj.subject_entity), person_link(obj.object_entity))
 
     @admin.display(description="importance", ordering="importance")
     def importance_shown(self, obj: MemoryItem) -> str:

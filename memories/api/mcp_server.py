@@ -1,8 +1,8 @@
 """The Model Context Protocol server: the memory service as tools an agent calls.
 
-Tools: add_memory, search_memories, get_context, list_memories, delete_memory, and
-the tools apps above memories register (register_tool: reflection's end_session); one
-resource template, memory://{memory_id}. Every call is one tenant's, through one
+Tools: add_memory, search_memories, get_context, list_memories, delete_memory,
+list_people, get_person, and the tools apps above memories register (register_tool:
+reflection's end_session); one resource template, memory://{memory_id}. Every call is one tenant's, through one
 of its API keys: stdio takes the key when it starts (`manage.py mcp_server --key`);
 streamable HTTP takes it from each request's `Authorization: Bearer KEY` and
 answers 401 without one. Tools call the same service functions and serializers as
@@ -26,6 +26,7 @@ from rest_framework import serializers as drf_serializers
 
 from memories import agents, governance, ratelimit, selectors
 from memories.api.auth import ApiClient
+from memories.api.people import edge_body, event_body, person_body
 from memories.api.serializers import (
     ContextRequestSerializer,
     ConversationSerializer,
@@ -33,18 +34,21 @@ from memories.api.serializers import (
     MemoryCreateSerializer,
     MemorySearchSerializer,
     MemorySerializer,
+    path_identifier,
 )
 from memories.context import ContextRequest
 from memories.errors import MemoryError_
 from memories.keys import HeaderAuthentication, api_key_authenticate, authenticate_header
 from memories.models import ApiKey
 from memories.network import client_of, meta_of_asgi_scope
+from memories.people.selectors import people_of, person_page
 from memories.search import SearchPlan, SearchQuery, listed_in_scope
 
 INSTRUCTIONS = (
     "Long-term memory for this user. Call get_context at the start of a turn to learn what you should know; "
     "add_memory to keep a durable fact (or pass the turns as messages to let the service extract them); "
-    "search_memories to look something up; delete_memory when the user asks you to forget."
+    "search_memories to look something up; delete_memory when the user asks you to forget; "
+    "list_people and get_person for who is who in the user's life."
 )
 LIST_MAX = 200
 
@@ -215,8 +219,42 @@ def _delete_memory_tool(call: Callable[..., Any]) -> Callable[..., Any]:
     return delete_memory
 
 
+def _list_people_tool(call: Callable[..., Any]) -> Callable[..., Any]:
+    async def list_people(ctx: Context, user_id: str,
+                          kind: Literal["user", "person", "pet", "place", "organisation"] | None = None) -> dict:
+        """The people (and pets, places, organisations) in the user's life: the user first, then by last
+        mention; each with relation (mother, friend, ...), aliases, where they live or work now (edges) and
+        current facts. As GET /api/v1/users/{user_id}/people."""
+        def work(caller: ApiClient) -> dict:
+            user = path_identifier(user_id)
+            views = people_of(caller.tenant, user, kinds=[kind] if kind else ())
+            return {"user_id": user, "people": [person_body(v) for v in views]}
+        return await call(ctx, work)
+    return list_people
+
+
+def _get_person_tool(call: Callable[..., Any]) -> Callable[..., Any]:
+    async def get_person(ctx: Context, user_id: str, person_id: str) -> dict:
+        """One person of the user (an id from list_people): current facts and edges, the facts that stopped
+        holding, every edge with its valid and invalid time (where they lived before), the history of
+        changes, and who is within two hops. As GET /api/v1/users/{user_id}/people/{person_id}."""
+        def work(caller: ApiClient) -> dict:
+            page = person_page(caller.tenant, path_identifier(user_id), person_id)
+            return {**person_body(page.view), "status": page.view.person.status,
+                    "facts_history": [{"id": str(m.id), "text": m.text,
+                                       "valid_at": m.valid_at.isoformat() if m.valid_at else None,
+                                       "invalid_at": m.invalid_at.isoformat() if m.invalid_at else None,
+                                       "expired_at": m.expired_at.isoformat() if m.expired_at else None}
+                                      for m in page.facts_history],
+                    "edges_history": [edge_body(e) for e in page.edges_history],
+                    "history": [event_body(e) for e in page.events],
+                    "connected": page.connected}
+        return await call(ctx, work)
+    return get_person
+
+
 OWN_TOOLS: tuple[ToolFactory, ...] = (_add_memory_tool, _search_memories_tool, _get_context_tool,
-                                      _list_memories_tool, _delete_memory_tool)
+                                      _list_memories_tool, _delete_memory_tool, _list_people_tool, _get_person_tool)
 
 
 def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: int = 8001) -> FastMCP:

@@ -606,6 +606,7 @@ class ContextLineSerializer(serializers.Serializer):
 
 class ContextSectionsSerializer(serializers.Serializer):
     traits = ContextLineSerializer(many=True)
+    people = ContextLineSerializer(many=True)
     group_profile = ContextLineSerializer(many=True)
     memories = ContextLineSerializer(many=True)
     working_memory = ContextLineSerializer(many=True)

@@ -7,7 +7,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import { assert, check, env, rejection, report } from "./checks.mjs";
 
 const url = new URL(env("MCP_URL"));
-const TOOLS = ["add_memory", "delete_memory", "end_session", "get_context", "list_memories", "search_memories"];
+const TOOLS = ["add_memory", "delete_memory", "end_session", "get_context", "get_person", "list_memories",
+  "list_people", "search_memories"];
 
 async function connect(key) {
   const client = new Client({ name: "memory-service-node-test", version: "1.0.0" });
@@ -25,6 +26,7 @@ async function tools() {
   const session = await connect(env("AGENT_KEY"));
   const user = "node-user";
   let memoryId;
+  let mumId;
 
   await check("the tools and the resource template are listed", async () => {
     assert.deepEqual((await session.listTools()).tools.map((t) => t.name).sort(), TOOLS);
@@ -63,6 +65,19 @@ async function tools() {
     const rest = payload(await session.callTool({ name: "list_memories",
       arguments: { user_id: user, before: listed.next_before } }));
     assert.ok([...listed.results, ...rest.results].some((m) => m.id === memoryId));
+    const told = payload(await session.callTool({ name: "add_memory", arguments: { user_id: user,
+      session_id: "chat-2", messages: [{ role: "user", content: "My mum Sheila lives in Leeds." }] } }));
+    assert.equal(told.status, "done");
+    const people = payload(await session.callTool({ name: "list_people", arguments: { user_id: user } }));
+    mumId = people.people.find((p) => p.relation === "mother")?.id;
+    const mum = people.people.find((p) => p.id === mumId);
+    assert.equal(mum?.name, "Sheila", JSON.stringify(people));
+    assert.deepEqual(mum.edges.filter((e) => e.predicate === "lives_in").map((e) => e.value), ["Leeds"]);
+    const persons = payload(await session.callTool({ name: "list_people", arguments: { user_id: user, kind: "person" } }));
+    assert.ok(persons.people.every((p) => p.kind === "person") && persons.people.some((p) => p.id === mumId));
+    const page = payload(await session.callTool({ name: "get_person", arguments: { user_id: user, person_id: mumId } }));
+    assert.equal(page.relation, "mother");
+    assert.ok(page.edges_history.some((e) => e.predicate === "lives_in" && e.value === "Leeds"));
   });
 
   await check("the memory resource", async () => {
@@ -77,6 +92,8 @@ async function tools() {
       ["search_memories", { query: "x" }, "user_id"],
       ["add_memory", { user_id: user, text: "x".repeat(100_000) }, "text"],
       ["delete_memory", { memory_id: "not-a-uuid" }, "not found"],
+      ["get_person", { user_id: user, person_id: "not-a-uuid" }, "not found"],
+      ["list_people", { user_id: user, kind: "robot" }, "kind"],
       ["list_memories", { user_id: user, before: "yesterday-ish" }, "before"],
       ["end_session", { user_id: user, session_id: "never-held" }, "no session"],
       ["no_such_tool", {}, "no_such_tool"],
@@ -95,6 +112,7 @@ async function tools() {
       arguments: { user_id: user, query: "bees Porto" } }));
     assert.deepEqual(found.results, []);
     assert.ok((await theirs.callTool({ name: "delete_memory", arguments: { memory_id: memoryId } })).isError);
+    assert.ok((await theirs.callTool({ name: "get_person", arguments: { user_id: user, person_id: mumId } })).isError);
     await theirs.close();
   });
 

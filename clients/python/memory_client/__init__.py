@@ -24,6 +24,9 @@ from memory_client.models import (
     Job,
     Memory,
     Page,
+    Person,
+    PersonEdge,
+    PersonFact,
     ReflectionCycle,
     ScoreParts,
     SearchResponse,
@@ -35,7 +38,7 @@ from memory_client.models import (
 __all__ = [
     "AsyncMemoryClient", "AuthenticationError", "Candidate", "Conflict", "ContextBlock", "Erasure", "HistoryEvent",
     "Job", "Memory", "MemoryClient", "MemoryServiceError", "NotFound", "NotSupported", "Page", "PermissionDenied",
-    "QuotaExceeded", "RateLimited", "ReflectionCycle", "RetryPolicy", "ScoreParts", "SearchResponse",
-    "SearchResult", "ServerError", "ServiceUnavailable", "Trait", "TransportError", "ValidationError",
-    "WriteResult",
+    "Person", "PersonEdge", "PersonFact", "QuotaExceeded", "RateLimited", "ReflectionCycle", "RetryPolicy",
+    "ScoreParts", "SearchResponse", "SearchResult", "ServerError", "ServiceUnavailable", "Trait", "TransportError",
+    "ValidationError", "WriteResult",
 ]

@@ -21,6 +21,7 @@ from memory_client.models import (
     Job,
     Memory,
     Page,
+    Person,
     ReflectionCycle,
     SearchResponse,
     Trait,
@@ -276,6 +277,20 @@ class Endpoints:
 
     def reflection_cycle(self, cycle_id: int) -> ReflectionCycle:
         return self._send(Call("GET", f"reflection-cycles/{int(cycle_id)}", ReflectionCycle.from_json))
+
+    # -- people
+    def people(self, user_id: str, *, kind: str | None = None) -> builtins.list[Person]:
+        """The people (and pets, places, organisations) in the user's life: the user first, then by last
+        mention; each with relation, aliases, current edges (where they live or work) and current facts.
+        kind: only "person", "pet", "place", "organisation" or "user"."""
+        return self._send(Call("GET", f"users/{_segment(user_id)}/people",
+                               lambda body: [Person.from_json(p) for p in body["people"]],
+                               params=_clean({"kind": kind})))
+
+    def person(self, user_id: str, person_id: str) -> Person:
+        """One person of the user (NotFound for another user's): as in `people`, plus the facts that stopped
+        holding, every edge with its times, the history of changes, and who is within two hops."""
+        return self._send(Call("GET", f"users/{_segment(user_id)}/people/{_segment(person_id)}", Person.from_json))
 
     # -- service
     def health(self) -> dict[str, Any]:

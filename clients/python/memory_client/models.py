@@ -44,6 +44,12 @@ class Memory:
     updated_at: datetime | None = None
     valid_at: datetime | None = None
     expires_at: datetime | None = None
+    subject: dict[str, Any] | None = None
+    """Whom it is about, {id, name} (a Person's id); None for a memory written before people."""
+    object: dict[str, Any] | None = None
+    """The other entity the fact names, {id, name}, when one."""
+    emotion: dict[str, Any] | None = None
+    """{valence -1..1, arousal 0..1, label}, when read."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -266,6 +272,74 @@ class ReflectionCycle:
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> ReflectionCycle:
         return cls(**_pick(cls, body))
+
+
+@dataclass(frozen=True)
+class PersonFact:
+    """A current fact about a person: a memory whose subject they are."""
+
+    id: str
+    text: str
+    memory_type: str = "fact"
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> PersonFact:
+        return cls(**_pick(cls, body))
+
+
+@dataclass(frozen=True)
+class PersonEdge:
+    """What holds of a person: `predicate` (lives_in, works_at, ...) with a `value` ("Leeds") or another
+    entity (`target_id`); `invalid_at` once it stopped holding (she moved)."""
+
+    id: str
+    predicate: str
+    source_id: str
+    value: str = ""
+    target_id: str | None = None
+    memory_id: str | None = None
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+    created_at: datetime | None = None
+    expired_at: datetime | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> PersonEdge:
+        return cls(**_pick(cls, body, **{k: _when(body.get(k)) for k in ("valid_at", "invalid_at", "created_at",
+                                                                           "expired_at")}))
+
+
+@dataclass(frozen=True)
+class Person:
+    """Someone (or a pet, place, organisation; `kind`) in the user's life, the user included (kind "user").
+    `relation` is normalised (mother, partner, friend), `relation_word` the user's own (mum, 婆婆).
+    From `people`: current facts and edges. From `person` also `status`, `facts_history` (facts that stopped
+    holding), `edges_history` (every edge with its times), `history` (changes) and `connected` (two hops)."""
+
+    id: str
+    name: str
+    kind: str
+    given_name: str | None = None
+    relation: str | None = None
+    relation_word: str | None = None
+    aliases: list[str] = field(default_factory=list)
+    version: int = 1
+    current_facts: list[PersonFact] = field(default_factory=list)
+    edges: list[PersonEdge] = field(default_factory=list)
+    status: str | None = None
+    facts_history: list[dict[str, Any]] = field(default_factory=list)
+    edges_history: list[PersonEdge] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    connected: list[dict[str, Any]] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> Person:
+        return cls(**_pick(cls, body, current_facts=[PersonFact.from_json(f) for f in body.get("current_facts") or []],
+                           edges=[PersonEdge.from_json(e) for e in body.get("edges") or []],
+                           edges_history=[PersonEdge.from_json(e) for e in body.get("edges_history") or []]))
 
 
 @dataclass(frozen=True)
