@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 
 
 .PHONY: typescript-schema mcp dev up bench-embedder bench-query-precision bench-personas bench-targets
-.PHONY: install browser run test lint bench bench-replay bench-replacements bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-fidelity bench-multilingual bench-requests bench-context-evidence bench-load bench-admin bench-ops db-stop worker
+.PHONY: install browser run test lint bench bench-replay bench-replacements bench-people bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-fidelity bench-multilingual bench-requests bench-context-evidence bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
 	test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
@@ -145,6 +145,9 @@ bench-multilingual: install
 
 bench-replacements: install
 	cd bench && ../$(PY) replacements.py $(BENCH_ARGS)
+
+bench-people: install
+	cd bench && ../$(PY) people.py $(BENCH_ARGS)
 
 bench-replay: install
 	cd bench && ../$(PY) replay.py $(BENCH_ARGS)

@@ -15,10 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from memories.dedupe import DELETE, INVALIDATE, NOOP, UPDATE, Decision
+from memories.emotion import emotions_of
 from memories.governance import (
     review_candidate_create,
     review_hold,
@@ -184,6 +186,8 @@ def _about(reader: PeopleReader, spec: MemorySpec) -> About:
     """Whom the spec is about, written into it (subject and object entity) before it is saved."""
     about = reader.about(spec.text)
     spec.subject_entity_id, spec.object_entity_id = about.subject.id, about.obj.id if about.obj else None
+    if spec.emotion is None and settings.MEMORY_EMOTION:
+        [spec.emotion] = emotions_of([spec.text])
     return about
 
 

@@ -460,6 +460,8 @@ CONTEXT_MEMORY_MAX = env_int("CONTEXT_MEMORY_MAX", 64)
 CONTEXT_TRAIT_LIMIT = env_int("CONTEXT_TRAIT_LIMIT", 5)
 CONTEXT_TRAIT_MIN_CONFIDENCE = env_float("CONTEXT_TRAIT_MIN_CONFIDENCE", 0.3)  # decayed confidence above
 CONTEXT_WORKING_LIMIT = env_int("CONTEXT_WORKING_LIMIT", 5)  # fresh working-memory items
+# Each memory written from a conversation or a save carries the emotion it was said with (memories/emotion.py).
+MEMORY_EMOTION = env_bool("MEMORY_EMOTION", True)
 CONTEXT_PEOPLE_LIMIT = env_int("CONTEXT_PEOPLE_LIMIT", 6)  # People section: lines at most
 CONTEXT_PEOPLE_SHARE = env_float("CONTEXT_PEOPLE_SHARE", 0.15)  # ... within this share of max_chars
 CONTEXT_PERSON_FACTS = env_int("CONTEXT_PERSON_FACTS", 4)  # a person the question names: their facts first

@@ -26,7 +26,8 @@ def test_the_typescript_sdk_covers_the_api(live_server, keys):
     assert checks == [
         "each error answer has its class", "retry delays", "save, read and list with cursor pages",
         "search with its filters and score parts", "update, conflict and history",
-        "conversations, jobs, session end and reflection", "context block", "merge, delete and erase",
+        "conversations, jobs, session end and reflection", "context block", "the people in a user's life",
+        "merge, delete and erase",
         "errors say what to fix", "health and readiness", "reviewers work the queue",
         "tenants stay apart, and the /api/v1 form of the URL works",
         "no server is a transport error after the retries", "the CommonJS build is the same client"]

@@ -356,7 +356,7 @@ class MemorySerializer(serializers.ModelSerializer):
         return _entity(self.context, instance.object_entity_id)
 
     def get_emotion(self, instance) -> dict | None:
-        return (instance.data or {}).get("emotion")
+        return instance.emotion
 
     def to_representation(self, instance):
         """The same body DRF's fields would render (tests/test_read_path.py compares them), built

@@ -147,6 +147,9 @@ class MemoryItem(models.Model):
                                        related_name="+", db_index=False)
     object_entity = models.ForeignKey("memories.Person", null=True, blank=True, on_delete=models.SET_NULL,
                                       related_name="+", db_index=False)
+    # What the user felt saying it (seed 004 §2.3 metadata.emotion, memories/emotion.py): {valence -1..1,
+    # arousal 0..1, label}; its own column, not `data`, so that a client's data stays theirs.
+    emotion = models.JSONField(null=True, blank=True)
     # Full-text document: jieba-segmented, lower-cased text fed to to_tsvector('simple').
     search_vector = SearchVectorField(null=True, editable=False)
 

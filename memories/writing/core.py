@@ -60,6 +60,7 @@ class MemorySpec:
     source_message_indices: list[int] = field(default_factory=list)
     subject_entity_id: uuid.UUID | None = None  # whom it is about (memories.people): None, the user's by default
     object_entity_id: uuid.UUID | None = None
+    emotion: dict[str, Any] | None = None  # {valence, arousal, label} (memories.emotion), when read
 
 
 @dataclass
@@ -365,6 +366,7 @@ def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides: Any)
         embedding_state=EmbeddingState.PENDING,
         subject_entity_id=spec.subject_entity_id,
         object_entity_id=spec.object_entity_id,
+        emotion=spec.emotion,
     )
     values.update(overrides)
     return MemoryItem(**values)

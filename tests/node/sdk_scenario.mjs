@@ -161,6 +161,34 @@ async function api() {
     assert.ok(Array.isArray(context.sections.memories));
   });
 
+  await check("the people in a user's life", async () => {
+    const job = await agent.addConversation("hana", "s1", [{ role: "user", content: "My mum Sheila lives in Leeds." }]);
+    assert.equal((await agent.waitForJob(job.job_id)).status, "done");
+    const people = await agent.people("hana");
+    assert.equal(people[0].kind, "user");
+    const mum = people.find((p) => p.relation === "mother");
+    assert.ok(mum, JSON.stringify(people));
+    assert.equal(mum.name, "Sheila");
+    assert.equal(mum.relation_word, "mum");
+    assert.deepEqual(mum.edges.filter((e) => e.predicate === "lives_in").map((e) => e.value), ["Leeds"]);
+    const persons = await agent.people("hana", { kind: "person" });
+    assert.ok(persons.every((p) => p.kind === "person") && persons.some((p) => p.id === mum.id));
+    const page = await agent.person("hana", mum.id);
+    assert.equal(page.id, mum.id);
+    assert.equal(page.status, "active");
+    assert.deepEqual(page.edges_history.filter((e) => e.predicate === "lives_in").map((e) => [e.value, e.invalid_at]),
+      [["Leeds", null]]);
+    const about = (await agent.list({ user_id: "hana" })).results.filter((m) => m.subject?.id === mum.id);
+    assert.ok(about.length >= 1 && about[0].text.includes("Leeds"), JSON.stringify(about));
+    const badKind = await rejection(agent.people("hana", { kind: "robot" }));
+    assert.ok(badKind instanceof ValidationError && "kind" in badKind.fields, String(badKind));
+    assert.ok(await rejection(agent.person("hana", "00000000-0000-0000-0000-000000000000")) instanceof NotFound);
+    assert.ok(await rejection(agent.person("someone-else", mum.id)) instanceof NotFound);
+    const other = new MemoryClient(url, { apiKey: env("OTHER_KEY") });
+    assert.deepEqual(await other.people("hana"), []);
+    assert.ok(await rejection(other.person("hana", mum.id)) instanceof NotFound);
+  });
+
   await check("merge, delete and erase", async () => {
     const a = await agent.add("carol", "Carol has a dog.");
     const b = await agent.add("carol", "Carol's dog is called Rex.");

@@ -1,7 +1,8 @@
 // What an editor sees using the TypeScript SDK: this compiles (tsc -p tests/node/tsconfig.json, run by
 // tests/test_typescript_sdk.py), and every line under @ts-expect-error must be a type error.
 import {
-  Conflict, MemoryClient, ValidationError, type ContextBlock, type Memory, type SearchResult, type WriteResult,
+  Conflict, MemoryClient, ValidationError, type ContextBlock, type Memory, type Person, type PersonDetail,
+  type SearchResult, type WriteResult,
 } from "../../clients/typescript/dist/esm/index.js";
 
 export async function typed(client: MemoryClient): Promise<string[]> {
@@ -14,6 +15,14 @@ export async function typed(client: MemoryClient): Promise<string[]> {
     const text: string = memory.text;
     void text;
   }
+  const people: Person[] = await client.people("alice", { kind: "person" });
+  const mum: Person | undefined = people.find((p) => p.relation === "mother");
+  const where: string[] = mum!.edges.filter((e) => e.predicate === "lives_in").map((e) => e.value);
+  const facts: string[] = mum!.current_facts.map((f) => f.text);
+  const page: PersonDetail = await client.person("alice", mum!.id);
+  const moved: (string | null)[] = page.edges_history.map((e) => e.invalid_at);
+  const about: string | undefined = (await client.get(id!)).subject?.name;
+  void where, facts, moved, about;
   try {
     await client.update(id!, { text: "Alice likes green tea.", expected_version: 1 });
   } catch (error) {
@@ -33,6 +42,13 @@ export async function typed(client: MemoryClient): Promise<string[]> {
   const wrong: number = ({} as Memory).text;
   // @ts-expect-error: sensitive text is approved redacted or as_written
   await client.approve("c1", { sensitive: "maybe" });
+  // @ts-expect-error: a person's kind is user, person, pet, place or organisation
+  await client.people("alice", { kind: "robot" });
+  // @ts-expect-error: a person's name is a string
+  const badName: number = ({} as Person).name;
+  // @ts-expect-error: a memory's subject is {id, name}, not a string
+  const badSubject: string = ({} as Memory).subject!;
+  void badName, badSubject;
   // @ts-expect-error: messages have a role and content
   await client.addConversation("alice", "s1", [{ text: "hi" }]);
   void wrong;

@@ -7,8 +7,9 @@ import { MemoryServiceError, TransportError, errorFor } from "./errors.js";
 import { type RetryPolicy, RETRY_STATUSES, retryAfterSeconds, retryDelay } from "./retry.js";
 import type {
   AddOptions, ApiPath, ApproveOptions, Candidate, ContextBlock, ContextOptions, ConversationOptions, Erasure, Health,
-  HistoryEvent, Job, ListFilters, Memory, MergeOptions, Message, NewMemory, Page, Readiness, ReflectionCycle,
-  RejectOptions, SearchOptions, SearchResponse, TraitDetail, UpdateOptions, UserTraits, WriteResult,
+  HistoryEvent, Job, ListFilters, Memory, MergeOptions, Message, NewMemory, Page, PeopleOptions, Person, PersonDetail,
+  Readiness, ReflectionCycle, RejectOptions, SearchOptions, SearchResponse, TraitDetail, UpdateOptions, UserTraits,
+  WriteResult,
 } from "./types.js";
 
 export const VERSION = "0.1.0";
@@ -251,6 +252,23 @@ export class MemoryClient {
     return this.poll(() => this.reflectionCycle(cycleId),
       (cycle) => cycle.status !== "queued" && cycle.status !== "running",
       (cycle) => `reflection cycle ${cycleId} still ${cycle.status}`, options);
+  }
+
+  // -- people
+
+  /** The people (and pets, places, organisations) in the user's life: the user first, then by last mention;
+   * each with relation, aliases, current edges (where they live or work) and current facts. `kind`: one kind. */
+  async people(userId: string, options: PeopleOptions = {}): Promise<Person[]> {
+    const answer = await this.send<{ people: Person[] }>({ method: "GET", path: "/api/v1/users/{user_id}/people",
+      params: { user_id: userId }, query: options });
+    return answer.people;
+  }
+
+  /** One person of the user (NotFound for another user's): as in `people`, plus the facts that stopped holding,
+   * every edge with its times (where they lived before), the history of changes, and who is within two hops. */
+  person(userId: string, personId: string): Promise<PersonDetail> {
+    return this.send({ method: "GET", path: "/api/v1/users/{user_id}/people/{person_id}",
+      params: { user_id: userId, person_id: personId } });
   }
 
   // -- pages and the service

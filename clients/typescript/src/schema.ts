@@ -383,6 +383,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/{user_id}/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The people (and pets, places, organisations) in the user's life: the user first, then by last
+         * @description The people (and pets, places, organisations) in the user's life: the user first, then by last
+         *     mention; each with aliases, where they live or work now, and their current facts.
+         */
+        get: operations["api_v1_users_people_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/people/{person_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One person: current facts and edges, the facts about them that stopped holding, every edge with
+         * @description One person: current facts and edges, the facts about them that stopped holding, every edge with
+         *     its valid and invalid time (where they lived before), the history of changes, and who is within
+         *     two hops.
+         */
+        get: operations["api_v1_users_people_retrieve_2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/{user_id}/reflect": {
         parameters: {
             query?: never;
@@ -871,6 +914,15 @@ export interface components {
             finished_at: string | null;
         };
         /**
+         * @description * `user` - user
+         *     * `person` - person
+         *     * `pet` - pet
+         *     * `place` - place
+         *     * `organisation` - organisation
+         * @enum {string}
+         */
+        KindEnum: "user" | "person" | "pet" | "place" | "organisation";
+        /**
          * @description * `auto` - auto
          *     * `en` - en
          *     * `zh` - zh
@@ -919,6 +971,18 @@ export interface components {
             readonly access_count: number;
             /** Format: date-time */
             readonly last_accessed_at: string | null;
+            /** @description whom it is about: {id, name}; the user's own entity when about the user, null for a memory written before people */
+            readonly subject: {
+                [key: string]: unknown;
+            } | null;
+            /** @description the other entity the fact names, when one: {id, name} */
+            readonly object: {
+                [key: string]: unknown;
+            } | null;
+            /** @description {valence -1..1, arousal 0..1, label}, when read */
+            readonly emotion: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * @description Typos in field names are errors, not silently ignored options. (The input
@@ -1080,6 +1144,29 @@ export interface components {
              */
             expires_at?: string | null;
             expected_version?: number;
+        };
+        People: {
+            people: components["schemas"]["Person"];
+            user_id: string;
+        };
+        Person: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            given_name: string | null;
+            kind: components["schemas"]["KindEnum"];
+            /** @description normalised: mother, partner, friend, ... */
+            relation: string | null;
+            /** @description the user's own word: mum, 婆婆 */
+            relation_word: string | null;
+            aliases: string[];
+            version: number;
+            current_facts: {
+                [key: string]: unknown;
+            }[];
+            edges: {
+                [key: string]: unknown;
+            }[];
         };
         /**
          * @description Typos in field names are errors, not silently ignored options. (The input
@@ -3367,6 +3454,208 @@ export interface operations {
             };
             /** @description version conflict: the body carries current_version */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests or too much waiting work: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the database, Redis or the embedder is unavailable: nothing was written; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    api_v1_users_people_retrieve: {
+        parameters: {
+            query?: {
+                /** @description only this kind */
+                kind?: "organisation" | "person" | "pet" | "place" | "user";
+            };
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["People"];
+                };
+            };
+            /** @description bad input: the body names each field and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no key, or an invalid, revoked or expired one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the key's role may not do this, or a quota is full (nothing was written) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no such object in this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests or too much waiting work: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the database, Redis or the embedder is unavailable: nothing was written; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    api_v1_users_people_retrieve_2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                person_id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+            /** @description bad input: the body names each field and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no key, or an invalid, revoked or expired one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the key's role may not do this, or a quota is full (nothing was written) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no such object in this tenant */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

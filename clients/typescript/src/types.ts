@@ -8,8 +8,25 @@ import type { components, paths } from "./schema.js";
 
 type Schemas = components["schemas"];
 
-/** A stored memory (a fact, an episode, a trait's source, ...), one version of it. */
-export type Memory = Schemas["Memory"];
+/** Who a memory is about (`subject`) or names (`object`): a Person's id and name. */
+export interface EntityRef {
+  id: string;
+  name: string;
+}
+/** How the user felt saying it, when read: valence -1..1, arousal 0..1, and a label. */
+export interface Emotion {
+  valence: number;
+  arousal: number;
+  label: string;
+  [key: string]: unknown;
+}
+/** A stored memory (a fact, an episode, a trait's source, ...), one version of it. The schema says only
+ * "object" for subject, object and emotion; their fields are named here. */
+export type Memory = Omit<Schemas["Memory"], "subject" | "object" | "emotion"> & {
+  readonly subject: EntityRef | null;
+  readonly object: EntityRef | null;
+  readonly emotion: Emotion | null;
+};
 export type MemoryType = Schemas["MemoryTypeEnum"];
 export type MemoryStatus = Schemas["StatusEnum"];
 /** What a save, update or delete did: ADD, NOOP, UPDATE, DELETE, or REVIEW (held: see `candidate`). */
@@ -37,6 +54,70 @@ export type ContextLine = Schemas["ContextLine"];
 /** What an erasure did (with `candidate` when a reviewer must erase the rest). */
 export type Erasure = Schemas["Erasure"] & { candidate?: Candidate };
 export type ReflectionCycle = Schemas["Cycle"];
+/** What a Person is: the user themself ("user"), a person, a pet, a place or an organisation. */
+export type PersonKind = Schemas["KindEnum"];
+/** A current fact about a person: a memory whose subject they are. */
+export interface PersonFact {
+  id: string;
+  text: string;
+  memory_type: MemoryType;
+}
+/** What holds of a person: `predicate` (lives_in, works_at, belongs_to) with a `value` ("Leeds") or another
+ * entity (`target_id`); `invalid_at` once it stopped holding (she moved). */
+export interface PersonEdge {
+  id: string;
+  predicate: string;
+  value: string;
+  target_id: string | null;
+  source_id: string;
+  valid_at: string | null;
+  invalid_at: string | null;
+  created_at: string;
+  expired_at: string | null;
+  memory_id: string | null;
+}
+/** Someone (or a pet, place, organisation) in the user's life, as `people` lists them: `relation` is
+ * normalised (mother, partner, friend), `relation_word` the user's own (mum, 婆婆). The schema says only
+ * "object" for facts and edges; their fields are named here. */
+export type Person = Omit<Schemas["Person"], "current_facts" | "edges"> & {
+  current_facts: PersonFact[];
+  edges: PersonEdge[];
+};
+/** A fact about a person that stopped holding (superseded or contradicted). */
+export interface PersonPastFact {
+  id: string;
+  text: string;
+  valid_at: string | null;
+  invalid_at: string | null;
+  expired_at: string | null;
+}
+/** One change to a person (created, renamed, merged, ...). */
+export interface PersonEvent {
+  event: string;
+  old_data: unknown;
+  new_data: unknown;
+  actor: string;
+  reason: string;
+  created_at: string;
+}
+/** Someone within two hops of a person over current edges. */
+export interface ConnectedPerson {
+  person_id: string;
+  name: string;
+  kind: PersonKind;
+  relation: string;
+  depth: number;
+}
+/** One person with their history, as `person` reads them (GET /api/v1/users/{user_id}/people/{person_id}). */
+export type PersonDetail = Person & {
+  status: "active" | "merged";
+  facts_history: PersonPastFact[];
+  edges_history: PersonEdge[];
+  history: PersonEvent[];
+  connected: ConnectedPerson[];
+};
+/** The filter of `people`: one kind only. */
+export type PeopleOptions = NonNullable<paths["/api/v1/users/{user_id}/people"]["get"]["parameters"]["query"]>;
 /** One turn of a conversation. */
 export type Message = Schemas["MessageRequest"];
 
