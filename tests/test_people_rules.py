@@ -1,0 +1,99 @@
+"""Table tests for the pure parts of people (issue 53): mentions, relation normalisation, alias matching,
+edges and relation changes, and the emotion model's manifest."""
+
+import pytest
+
+from memories.emotion import EMOTION_LINES, EMOTION_MODEL_PATH, EmotionModel, corpus_hash
+from memories.people.mentions import Mention, mentions_in, may_change, relation_change, stated_edges
+from memories.people.resolve import Known, resolve
+from memories.relations import relation_code
+
+
+@pytest.mark.parametrize("word, code", [
+    ("mum", "mother"), ("Mom", "mother"), ("妈妈", "mother"), ("老公", "partner"), ("wife", "partner"),
+    ("婆婆", "mother_in_law"), ("mother-in-law", "mother_in_law"), ("sons", "son"), ("闺蜜", "friend"),
+    ("领导", "boss"), ("table", ""),
+])
+def test_relation_words_are_one_code_in_every_language(word, code):
+    assert relation_code(word) == code
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("My mum moved from Leeds to York", [("mother", "", True)]),
+    ("Marcus's sister Ana lives in Bristol", [("sister", "Ana", True)]),
+    ("I had lunch with my boss Dave", [("boss", "Dave", False)]),
+    ("Priya is my cousin", [("cousin", "Priya", True)]),
+    ("我婆婆腰不好，每天都要吃药", [("mother_in_law", "", True)]),
+    ("林晓雨婆婆腰不好", [("mother_in_law", "", True)]),
+    ("我们领导老张人挺好的", [("boss", "老张", True)]),
+    ("My 婆婆 is staying with us", [("mother_in_law", "", True)]),
+    ("My friend's dog Rex is hilarious", [("friend", "", False), ("other", "Rex", True)]),
+    ("I live in Leeds", []),
+])
+def test_mentions(text, expected):
+    found = [(m.code, m.name, m.subject) for m in mentions_in(text, ["Marcus", "林晓雨"]) if not m.known_only]
+    assert found == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Mum moved from Leeds to York last month", [("lives_in", "York", "Leeds")]),
+    ("My sister lives in Bristol", [("lives_in", "Bristol", "")]),
+    ("He got a job at Google", [("works_at", "Google", "")]),
+    ("我哥跳槽去了腾讯", [("works_at", "腾讯", "")]),
+    ("我爸妈去年从哈尔滨搬到了三亚", [("lives_in", "三亚", "哈尔滨")]),
+    ("我们搬到了新家", []),
+    ("I moved to a new flat", []),
+])
+def test_stated_edges(text, expected):
+    assert [(e.predicate, e.value, e.before) for e in stated_edges(text)] == expected
+
+
+@pytest.mark.parametrize("text, current, expected", [
+    ("Tom and I broke up last week", "partner", "ex_partner"),
+    ("我和男朋友分手了", "partner", "ex_partner"),
+    ("We got engaged!", "friend", "partner"),
+    ("We broke up", "friend", ""),
+    ("Tom is doing well", "partner", ""),
+])
+def test_relation_changes(text, current, expected):
+    assert relation_change(text, current) == expected
+
+
+@pytest.mark.parametrize("current, new, allowed", [
+    ("partner", "ex_partner", True), ("", "sister", True), ("sister", "sister", True), ("friend", "sister", False),
+    ("mother", "boss", False),
+])
+def test_which_relation_changes_need_no_reviewer(current, new, allowed):
+    assert may_change(current, new) is allowed
+
+
+MUM = Known("m", name="Sheila", relation="mother", keys=frozenset({"sheila", "mum"}), recency=1)
+ANA_FRIEND = Known("a", name="Ana", relation="friend", keys=frozenset({"ana"}), recency=2)
+BOSS = Known("b", relation="boss", keys=frozenset({"boss"}), recency=3)
+SISTERS = [Known("s1", name="Ana", relation="sister", keys=frozenset({"ana"}), recency=1),
+           Known("s2", name="Bea", relation="sister", keys=frozenset({"bea"}), recency=5)]
+
+
+@pytest.mark.parametrize("mention, known, person, name", [
+    (Mention(code="mother", word="Mom"), [MUM], "m", "Sheila"),  # another word, another language: the same
+    (Mention(code="mother", word="妈妈"), [MUM], "m", "Sheila"),
+    (Mention(name="Sheila", subject=True), [MUM], "m", "Sheila"),
+    (Mention(code="sister", word="sister", name="Ana"), [ANA_FRIEND], None, "Ana"),  # not the friend Ana
+    (Mention(code="boss", word="boss", name="Dave"), [BOSS], "b", "Dave"),  # the boss gets a name
+    (Mention(code="sister", word="sister"), SISTERS, "s2", "Bea"),  # the sister spoken of last
+    (Mention(code="brother", word="brother"), [MUM], None, ""),
+])
+def test_resolution(mention, known, person, name):
+    resolution = resolve(mention, known)
+    assert resolution is not None and resolution.person == person and resolution.name == name
+
+
+def test_a_capitalised_word_nobody_is_called_is_no_one():
+    assert resolve(Mention(name="York", known_only=True), [MUM]) is None
+
+
+def test_the_emotion_model_was_trained_on_the_corpus_it_ships_with():
+    """Fails when emotion_lines.jsonl changed without `manage.py train_emotion_model`."""
+    model = EmotionModel.load(EMOTION_MODEL_PATH)
+    assert model.corpus == corpus_hash(EMOTION_LINES)
+    assert model.scores["held_out_lines"] > 100
