@@ -6,6 +6,7 @@ import copy
 import json
 import uuid
 from datetime import datetime, timedelta, tzinfo
+from typing import cast
 
 from django.conf import settings
 from django.utils import timezone
@@ -334,9 +335,12 @@ class MemoryListSerializer(serializers.ListSerializer):
     """Many memories: the entities they name are read in one query, not one per memory."""
 
     def to_representation(self, data):
+        child = self.child
+        assert child is not None
         items = list(data.all() if hasattr(data, "all") else data)
-        preload_entities(self.child.context, [i for m in items for i in (m.subject_entity_id, m.object_entity_id)])
-        return [self.child.to_representation(item) for item in items]
+        preload_entities(cast(dict, child.context), [i for m in items for i in (m.subject_entity_id,
+                                                                                  m.object_entity_id)])
+        return [child.to_representation(item) for item in items]
 
 
 class MemorySerializer(serializers.ModelSerializer):
@@ -350,10 +354,10 @@ class MemorySerializer(serializers.ModelSerializer):
     emotion = serializers.SerializerMethodField(help_text="{valence -1..1, arousal 0..1, label}, when read")
 
     def get_subject(self, instance) -> dict | None:
-        return _entity(self.context, instance.subject_entity_id)
+        return _entity(cast(dict, self.context), instance.subject_entity_id)
 
     def get_object(self, instance) -> dict | None:
-        return _entity(self.context, instance.object_entity_id)
+        return _entity(cast(dict, self.context), instance.object_entity_id)
 
     def get_emotion(self, instance) -> dict | None:
         return instance.emotion
@@ -377,7 +381,7 @@ class MemorySerializer(serializers.ModelSerializer):
             elif isinstance(value, uuid.UUID):
                 body[name] = str(value)
             elif isinstance(value, list):
-                body[name] = list(value)  # type: ignore[assignment]  # the field's JSON is a list
+                body[name] = list(value)
             else:
                 body[name] = super().to_representation(instance)[name]
         return body

@@ -31,9 +31,10 @@ from memories.people.resolve import Known
 
 def profile_name(tenant: Tenant, user_id: str) -> str:
     """The name the user gave (the profile's `name` fact), or ""."""
-    row = (MemoryItem.objects.filter(tenant=tenant, user_id=user_id, data__key="name", expired_at__isnull=True,
-                                     status__in=CURRENT_STATUSES).order_by("-created_at").values("data").first())
-    return str(((row or {}).get("data") or {}).get("value") or "")
+    data = (MemoryItem.objects.filter(tenant=tenant, user_id=user_id, data__key="name", expired_at__isnull=True,
+                                      status__in=CURRENT_STATUSES).order_by("-created_at")
+            .values_list("data", flat=True).first())
+    return str((data or {}).get("value") or "")
 
 
 @dataclass(frozen=True)
