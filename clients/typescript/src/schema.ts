@@ -776,6 +776,7 @@ export interface components {
         };
         ContextSections: {
             traits: components["schemas"]["ContextLine"][];
+            people: components["schemas"]["ContextLine"][];
             group_profile: components["schemas"]["ContextLine"][];
             memories: components["schemas"]["ContextLine"][];
             working_memory: components["schemas"]["ContextLine"][];
