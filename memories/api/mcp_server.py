@@ -26,7 +26,7 @@ from rest_framework import serializers as drf_serializers
 
 from memories import agents, governance, ratelimit, selectors
 from memories.api.auth import ApiClient
-from memories.api.people import edge_body, event_body, person_body
+from memories.api.people import person_body, person_page_body
 from memories.api.serializers import (
     ContextRequestSerializer,
     ConversationSerializer,
@@ -239,16 +239,7 @@ def _get_person_tool(call: Callable[..., Any]) -> Callable[..., Any]:
         holding, every edge with its valid and invalid time (where they lived before), the history of
         changes, and who is within two hops. As GET /api/v1/users/{user_id}/people/{person_id}."""
         def work(caller: ApiClient) -> dict:
-            page = person_page(caller.tenant, path_identifier(user_id), person_id)
-            return {**person_body(page.view), "status": page.view.person.status,
-                    "facts_history": [{"id": str(m.id), "text": m.text,
-                                       "valid_at": m.valid_at.isoformat() if m.valid_at else None,
-                                       "invalid_at": m.invalid_at.isoformat() if m.invalid_at else None,
-                                       "expired_at": m.expired_at.isoformat() if m.expired_at else None}
-                                      for m in page.facts_history],
-                    "edges_history": [edge_body(e) for e in page.edges_history],
-                    "history": [event_body(e) for e in page.events],
-                    "connected": page.connected}
+            return person_page_body(person_page(caller.tenant, path_identifier(user_id), person_id))
         return await call(ctx, work)
     return get_person
 

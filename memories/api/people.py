@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from memories.api.serializers import path_identifier
 from memories.models import PersonEdge, PersonHistory, PersonKind
-from memories.people.selectors import PersonView, people_of, person_label, person_page
+from memories.people.selectors import PersonPage, PersonView, people_of, person_label, person_page
 
 PERSON_KINDS = [k.value for k in PersonKind]
 
@@ -52,10 +52,33 @@ PERSON_SCHEMA = inline_serializer("Person", {
     "edges": serializers.ListField(child=serializers.DictField())})
 
 
+PERSON_DETAIL_SCHEMA = inline_serializer("PersonDetail", {
+    **PERSON_SCHEMA.fields, "status": serializers.CharField(),
+    "facts_history": serializers.ListField(child=serializers.DictField()),
+    "edges_history": serializers.ListField(child=serializers.DictField()),
+    "history": serializers.ListField(child=serializers.DictField()),
+    "connected": serializers.ListField(child=serializers.DictField())})
+
+
+def person_page_body(page: PersonPage) -> dict[str, Any]:
+    """One person's page as REST and MCP answer it."""
+    return {**person_body(page.view), "status": page.view.person.status,
+            "facts_history": [{"id": str(m.id), "text": m.text,
+                               "valid_at": m.valid_at.isoformat() if m.valid_at else None,
+                               "invalid_at": m.invalid_at.isoformat() if m.invalid_at else None,
+                               "expired_at": m.expired_at.isoformat() if m.expired_at else None}
+                              for m in page.facts_history],
+            "edges_history": [edge_body(e) for e in page.edges_history],
+            "history": [event_body(e) for e in page.events],
+            "connected": page.connected}
+
+
 class PeopleView(APIView):
-    @extend_schema(parameters=[OpenApiParameter("kind", str, enum=PERSON_KINDS, description="only this kind")],
-                   responses={200: inline_serializer("People", {"user_id": serializers.CharField(),
-                                                               "people": PERSON_SCHEMA})})
+    @extend_schema(operation_id="users_people_list",
+                   parameters=[OpenApiParameter("kind", str, enum=PERSON_KINDS, description="only this kind")],
+                   responses={200: inline_serializer("People", {
+                       "user_id": serializers.CharField(),
+                       "people": serializers.ListField(child=PERSON_SCHEMA)})})
     def get(self, request, user_id):
         """The people (and pets, places, organisations) in the user's life: the user first, then by last
         mention; each with aliases, where they live or work now, and their current facts."""
@@ -68,19 +91,9 @@ class PeopleView(APIView):
 
 
 class PersonDetailView(APIView):
-    @extend_schema(responses={200: PERSON_SCHEMA})
+    @extend_schema(operation_id="users_person_retrieve", responses={200: PERSON_DETAIL_SCHEMA})
     def get(self, request, user_id, person_id):
         """One person: current facts and edges, the facts about them that stopped holding, every edge with
         its valid and invalid time (where they lived before), the history of changes, and who is within
         two hops."""
-        page = person_page(request.user.tenant, path_identifier(user_id), person_id)
-        return Response({**person_body(page.view),
-                         "status": page.view.person.status,
-                         "facts_history": [{"id": str(m.id), "text": m.text,
-                                            "valid_at": m.valid_at.isoformat() if m.valid_at else None,
-                                            "invalid_at": m.invalid_at.isoformat() if m.invalid_at else None,
-                                            "expired_at": m.expired_at.isoformat() if m.expired_at else None}
-                                           for m in page.facts_history],
-                         "edges_history": [edge_body(e) for e in page.edges_history],
-                         "history": [event_body(e) for e in page.events],
-                         "connected": page.connected})
+        return Response(person_page_body(person_page(request.user.tenant, path_identifier(user_id), person_id)))

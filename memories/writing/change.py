@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 from django.db.models import F
@@ -175,7 +175,7 @@ def _supersede_locked(
         tags=list(memory.tags) if tags is None else tags, data=memory.data if data is None else data,
         agent_id=memory.agent_id, session_id=memory.session_id, group_id=memory.group_id,
         valid_at=memory.valid_at, status=memory.status,
-        subject_entity_id=memory.subject_entity_id if subject is UNCHANGED else subject,  # type: ignore[arg-type]
+        subject_entity_id=memory.subject_entity_id if subject is UNCHANGED else cast(uuid.UUID | None, subject),
         object_entity_id=memory.object_entity_id if subject is UNCHANGED else None,
     )
     memory.expired_at = now

@@ -395,7 +395,7 @@ export interface paths {
          * @description The people (and pets, places, organisations) in the user's life: the user first, then by last
          *     mention; each with aliases, where they live or work now, and their current facts.
          */
-        get: operations["api_v1_users_people_retrieve"];
+        get: operations["users_people_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -417,7 +417,7 @@ export interface paths {
          *     its valid and invalid time (where they lived before), the history of changes, and who is within
          *     two hops.
          */
-        get: operations["api_v1_users_people_retrieve_2"];
+        get: operations["users_person_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1147,8 +1147,8 @@ export interface components {
             expected_version?: number;
         };
         People: {
-            people: components["schemas"]["Person"];
             user_id: string;
+            people: components["schemas"]["Person"][];
         };
         Person: {
             /** Format: uuid */
@@ -1166,6 +1166,38 @@ export interface components {
                 [key: string]: unknown;
             }[];
             edges: {
+                [key: string]: unknown;
+            }[];
+        };
+        PersonDetail: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            given_name: string | null;
+            kind: components["schemas"]["KindEnum"];
+            /** @description normalised: mother, partner, friend, ... */
+            relation: string | null;
+            /** @description the user's own word: mum, 婆婆 */
+            relation_word: string | null;
+            aliases: string[];
+            version: number;
+            current_facts: {
+                [key: string]: unknown;
+            }[];
+            edges: {
+                [key: string]: unknown;
+            }[];
+            status: string;
+            facts_history: {
+                [key: string]: unknown;
+            }[];
+            edges_history: {
+                [key: string]: unknown;
+            }[];
+            history: {
+                [key: string]: unknown;
+            }[];
+            connected: {
                 [key: string]: unknown;
             }[];
         };
@@ -3494,7 +3526,7 @@ export interface operations {
             };
         };
     };
-    api_v1_users_people_retrieve: {
+    users_people_list: {
         parameters: {
             query?: {
                 /** @description only this kind */
@@ -3596,7 +3628,7 @@ export interface operations {
             };
         };
     };
-    api_v1_users_people_retrieve_2: {
+    users_person_retrieve: {
         parameters: {
             query?: never;
             header?: never;
@@ -3613,7 +3645,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Person"];
+                    "application/json": components["schemas"]["PersonDetail"];
                 };
             };
             /** @description bad input: the body names each field and what is wrong with it */
