@@ -370,3 +370,32 @@ def test_a_conversation_job_reads_as_the_conversation(page, live_server, operato
     assert "review" in rows.nth(2).inner_text()
     assert "[{" not in page.locator("fieldset").nth(1).inner_text()  # not raw JSON
     shot(page, "14-conversation-job")
+
+
+def test_a_reviewer_reads_a_person_with_their_facts_and_edges(page, live_server, operator, tenant_a,
+                                                              transactional_db):
+    """The people list, then one person: aliases, the memories about her, where she lives now and where
+    she lived before, her history; readable at 1366 x 768 without scrolling sideways."""
+    from memories.ingestion import conversation_job_create
+    from memories.models import Person
+
+    for session, turns in (("s1", ["I'm Priya. My mum Sheila teaches maths.", "She lives in Leeds."]),
+                           ("s2", ["Mum moved from Leeds to York last month."])):
+        conversation_job_create(tenant=tenant_a, user_id="priya", session_id=session,
+                                messages=[{"role": "user", "name": "Priya", "content": t} for t in turns])
+    sheila = Person.objects.get(name="Sheila")
+    operator("rita", "reviewers", tenant=tenant_a)
+    log_in(page, live_server, "rita")
+    page.goto(f"{live_server.url}/admin/memories/person/")
+    shot(page, "15-people-list")
+    assert "Sheila" in page.locator("#result_list").inner_text()
+    page.click(f"#result_list a[href$='/{sheila.id}/change/']")
+    page.wait_for_selector("table.person-memories")
+    shot(page, "16-person-page")
+    assert "teaches maths" in page.locator("table.person-memories").inner_text()
+    now = page.locator(".field-current_edges table.person-edges").inner_text()
+    assert "Sheila lives in York" in now and "Sheila is priya’s mother" in now
+    assert "Sheila lives in Leeds" in page.locator(".field-past_edges table.person-edges").inner_text()
+    assert "EDGE_END" in page.locator("table.person-history").inner_text()
+    overflow = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert overflow[0] <= overflow[1], f"the person's page scrolls sideways: {overflow}"

@@ -21,6 +21,7 @@ from django.db.models import F, Q
 from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
@@ -32,6 +33,7 @@ from memories.models import (
     Person,
     PersonAlias,
     PersonEdge,
+    PersonEvent,
     PersonHistory,
     PersonKind,
     PersonStatus,
@@ -45,6 +47,7 @@ RELATION_CODES = [*RELATION_WORDS, "other"]
 MEMORIES_SHOWN = 100  # the memories about one person listed on their page
 ACTION_TEMPLATE = "admin/memories/person_action.html"
 MOVED = ("aliases", "edges_out", "edges_in", "memories")  # what a MERGE row records as moved (ids)
+PEOPLE_KEYS = ("into", "from", "split_off")  # the other entity a MERGE or SPLIT row names
 # Whether the page being rendered may offer the change links (set per request by change_view).
 _MAY_CHANGE: ContextVar[bool] = ContextVar("people_may_change", default=False)
 
@@ -104,7 +107,9 @@ class RelationFilter(ChoiceListFilter):
     parameter_name = "relation"
 
     def lookups(self, request, model_admin):
-        return [(code, code.replace("_", " ")) for code in RELATION_CODES] + [("none", "none")]
+        """The relations the operator's people have (in the vocabulary's order), and none."""
+        present = set(model_admin.get_queryset(request).values_list("relation", flat=True).order_by().distinct())
+        return [(code, code.replace("_", " ")) for code in RELATION_CODES if code in present] + [("none", "none")]
 
     def queryset(self, request, queryset):
         if not self.value():
@@ -114,11 +119,10 @@ class RelationFilter(ChoiceListFilter):
 
 @admin.register(Person)
 class PersonAdmin(GovernedWithMemories, TenantScopedAdmin):
-    list_display = ("label", "kind", "relation", "relation_word", "user_id", "tenant", "status", "version",
+    list_display = ("label", "kind", "relation", "relation_word", "user_id", "status", "version",
                     "last_mentioned_at")
     list_filter = (TenantFilter, "kind", "status", RelationFilter)
     search_fields = ("name", "aliases__alias", "relation_word", "=user_id")
-    list_select_related = ("tenant",)
     ordering = (F("last_mentioned_at").desc(nulls_last=True), "-created_at")
     actions = ("merge_selected", "split_selected", "correct_relation")
     readonly_fields = ("label", "kind", "relation", "relation_word", "user_id", "tenant", "status", "merged",
@@ -134,6 +138,7 @@ class PersonAdmin(GovernedWithMemories, TenantScopedAdmin):
         ("Record", {"classes": ("collapse",),
                     "fields": ("id", "tenant", "version", "created_at", "updated_at", "last_mentioned_at")}),
     )
+    HEADERS = ("person", "kind", "relation", "user", "status", "aliases", "")  # an action's confirmation page
 
     @admin.display(description="person", ordering="name")
     def label(self, obj: Person) -> str:
@@ -198,15 +203,15 @@ class PersonAdmin(GovernedWithMemories, TenantScopedAdmin):
                                                                      args=[edge.memory_id]))
                       if edge.memory_id else "-")
             rows.append((edge_words(edge), shown_time(edge.valid_at), shown_time(edge.invalid_at),
-                         shown_time(edge.created_at), shown_time(edge.expired_at), edge.actor, edge.reason or "-",
+                         shown_time(edge.created_at), edge.actor, shown_time(edge.expired_at), edge.reason or "-",
                          memory, retract))
         if not rows:
             return "none"
-        body = format_html_join("", '<tr class="person-edge"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}'
-                                    "</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows)
+        body = format_html_join("", '<tr class="person-edge"><td>{}</td><td>{}</td><td>{}</td><td>{}<br>by {}</td>'
+                                    "<td>{}</td><td>{}</td><td>{} {}</td></tr>", rows)
         return format_html('<table class="person-edges"><thead><tr><th>edge</th><th>valid from</th>'
-                           "<th>valid until</th><th>recorded</th><th>retracted</th><th>actor</th><th>reason</th>"
-                           "<th>source</th><th></th></tr></thead><tbody>{}</tbody></table>", body)
+                           "<th>valid until</th><th>recorded</th><th>retracted</th><th>reason</th><th>said in</th>"
+                           "</tr></thead><tbody>{}</tbody></table>", body)
 
     @admin.display(description="edges holding now")
     def current_edges(self, obj: Person):
@@ -221,8 +226,7 @@ class PersonAdmin(GovernedWithMemories, TenantScopedAdmin):
         rows = PersonHistory.objects.filter(tenant_id=obj.tenant_id, person_id=obj.id).order_by("created_at", "id")
         body = format_html_join(
             "", '<tr class="history-row"><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td></tr>',
-            ((shown_time(h.created_at), h.event, h.actor, data_change(h.old_data, h.new_data), h.reason or "-")
-             for h in rows))
+            ((shown_time(h.created_at), h.event, h.actor, data_change(h), h.reason or "-") for h in rows))
         return format_html('<table class="history-timeline person-history"><thead><tr><th>when</th><th>event</th>'
                            "<th>actor</th><th>change</th><th>reason</th></tr></thead><tbody>{}</tbody></table>",
                            body)
@@ -270,8 +274,6 @@ class PersonAdmin(GovernedWithMemories, TenantScopedAdmin):
         return [{"pk": p.pk, "cells": [person_link(p), p.kind, p.relation or "-", p.user_id, p.status,
                                        ", ".join(sorted(aliases.get(p.id, []))) or "-", note(p)]}
                 for p in people]
-
-    HEADERS = ("person", "kind", "relation", "user", "status", "aliases", "")
 
     def _back(self, people: list[Person]) -> str:
         return (reverse("admin:memories_person_change", args=[people[0].id]) if len(people) == 1
@@ -404,10 +406,10 @@ class EdgeStateFilter(ChoiceListFilter):
 
 @admin.register(PersonEdge)
 class PersonEdgeAdmin(GovernedWithMemories, TenantScopedAdmin):
-    list_display = ("edge", "user_id", "tenant", "valid_at", "invalid_at", "created_at", "expired_at", "actor")
+    list_display = ("edge", "user_id", "valid_at", "invalid_at", "expired_at", "actor")
     list_filter = (TenantFilter, "predicate", EdgeStateFilter)
     search_fields = ("value", "source__name", "=user_id")
-    list_select_related = ("tenant", "source", "target")
+    list_select_related = ("source", "target")
     ordering = ("-created_at",)
     actions = ("retract_selected",)
     readonly_fields = ("edge", "source_link", "predicate", "value", "target_link", "memory_link", "user_id",
@@ -487,27 +489,36 @@ class PersonEdgeAdmin(GovernedWithMemories, TenantScopedAdmin):
 # --------------------------------------------------------------------------- history rows as words
 
 
-def data_change(old: dict | None, new: dict | None):
-    """What a history row changed, field by field: "relation: mother → aunt"; what it set; what moved."""
-    old, new = old or {}, new or {}
+def data_change(row: PersonHistory):
+    """What a history row changed, field by field ("relation: mother → aunt"), what it set, and on a merge
+    how much moved; times in the admin's format, the people it names as links."""
+    old, new = row.old_data or {}, row.new_data or {}
+    named = {str(p.id): p for p in Person.objects.filter(tenant_id=row.tenant_id, id__in=[
+        value for key, value in new.items() if key in PEOPLE_KEYS and isinstance(value, str)])}
     parts = []
     for key in dict.fromkeys([*old, *new]):
+        if key == "edge":
+            continue  # the edge's id: its predicate and value say which
         before, after = old.get(key), new.get(key)
-        if key in MOVED and isinstance(after, list):
+        if row.event == PersonEvent.MERGE and key in MOVED and isinstance(after, list):
             parts.append(format_html("{} moved: {}", key.replace("_", " "), len(after)))
+        elif key in PEOPLE_KEYS and after in named:
+            parts.append(format_html("{}: {}", key.replace("_", " "), person_link(named[after])))
         elif key in old and key in new:
             if before != after:
-                parts.append(format_html("{}: {} &rarr; {}", key, _shown(before), _shown(after)))
+                parts.append(format_html("{}: {} &rarr; {}", key, _shown(key, before), _shown(key, after)))
         elif key in new:
-            parts.append(format_html("{}: {}", key, _shown(after)))
+            parts.append(format_html("{}: {}", key, _shown(key, after)))
         else:
-            parts.append(format_html("{} was {}", key, _shown(before)))
+            parts.append(format_html("{} was {}", key, _shown(key, before)))
     return format_html_join(mark_safe("; "), "{}", ((p,) for p in parts)) if parts else "-"
 
 
-def _shown(value) -> str:
+def _shown(key: str, value) -> str:
     if value in (None, "", []):
         return "-"
+    if key.endswith("_at") and isinstance(value, str) and (at := parse_datetime(value)) is not None:
+        return shown_time(at)
     if isinstance(value, list):
         value = ", ".join(str(v) for v in value)
     text = str(value)

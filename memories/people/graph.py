@@ -214,8 +214,9 @@ def edge_from_memory(person: Person, stated: StatedEdge, memory: MemoryItem, *, 
     if any(alias_key(edge.value) == alias_key(stated.value) for edge in current):
         return None
     reason = f"said: {memory.text}"[:500]
-    for edge in current:
-        _edge_end(edge, at, actor=actor, reason=reason, job_id=job_id, about=person)
+    for edge in current:  # never ended before it began (a move said "last month" after a later mention)
+        _edge_end(edge, max(at, edge.valid_at) if edge.valid_at else at, actor=actor, reason=reason,
+                  job_id=job_id, about=person)
     now = timezone.now()
     if stated.before and not current:
         before = place_entity(person.tenant, person.user_id, stated.before, stated.predicate, now=now, actor=actor)
