@@ -4,7 +4,7 @@ edges and relation changes, and the emotion model's manifest."""
 import pytest
 
 from memories.emotion import EMOTION_LINES, EMOTION_MODEL_PATH, EmotionModel, corpus_hash
-from memories.people.mentions import Mention, mentions_in, may_change, relation_change, stated_edges
+from memories.people.mentions import Mention, may_change, mentions_in, relation_change, stated_edges
 from memories.people.resolve import Known, resolve
 from memories.relations import relation_code
 
