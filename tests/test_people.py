@@ -71,3 +71,15 @@ def test_erasure_removes_the_people_and_forgetting_a_fact_takes_it_off_their_pag
     assert not Person.objects.filter(user_id="alice").exists() and not PersonEdge.objects.filter(
         user_id="alice").exists()
     assert api.get("users/alice/people").json()["people"] == []
+
+
+def test_search_accepts_a_person_filter(api):
+    converse(api, [{"role": "user",
+                    "content": "My sister Ana loves hiking. I love hiking too. My mum Sheila hates hiking."}])
+    ana = _people(api)["Ana"]
+    found = api.post("memories/search", {"user_id": "alice", "query": "hiking", "person_id": ana["id"]}).json()
+    texts = [r["memory"]["text"] for r in found["results"]]
+    assert texts and all("Ana" in t for t in texts)
+    assert all(r["memory"]["subject"]["id"] == ana["id"] for r in found["results"])
+    bad = api.post("memories/search", {"user_id": "alice", "query": "hiking", "person_id": "nope"})
+    assert bad.status_code == 400 and "person_id" in bad.text

@@ -285,6 +285,8 @@ class MemorySearchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     start_time = BoundedDateTimeField(required=False)
     end_time = BoundedDateTimeField(required=False)
     as_of = BoundedDateTimeField(required=False)
+    person_id = serializers.UUIDField(required=False, help_text="only memories about this person (subject or "
+                                      "object; an id from GET /users/{user_id}/people)")
 
     def validate_query(self, value: str) -> str:
         return bounded_query(value)

@@ -49,6 +49,9 @@ def item_filters(tenant: Tenant, q: SearchQuery, now: datetime) -> tuple[str, li
     if q.tags:
         clauses.append("m.tags && %s::varchar[]")
         params.append(list(q.tags))
+    if q.person_id is not None:
+        clauses.append("(m.subject_entity_id = %s OR m.object_entity_id = %s)")
+        params += [q.person_id, q.person_id]
     if q.start_time is not None:
         clauses.append("COALESCE(m.valid_at, m.created_at) >= %s")
         params.append(q.start_time)

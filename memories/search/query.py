@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -46,6 +47,7 @@ class SearchQuery:
     min_score: float | None = None
     min_similarity: float | None = None
     limit: int = 10
+    person_id: uuid.UUID | None = None  # only memories about this person (memories.people): subject or object
     # Terms the keyword side leaves out: the user's own name, which every fact about them says (set by
     # the search itself from the user's profile; a question naming the user is no match for all of them).
     keyword_ignore: tuple[str, ...] = ()
