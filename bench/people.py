@@ -37,6 +37,20 @@ def sign(value: float) -> int:
     return 0 if abs(value) < NEUTRAL else (1 if value > 0 else -1)
 
 
+_POSSESSIVE = ("my ", "our ", "我们的", "我的", "我们", "我")
+
+
+def word_key(word: str) -> str:
+    """A labelled word as an alias is kept: "my mum" is the alias "mum", "我妈" is "妈"."""
+    from memories.people.resolve import alias_key
+
+    key = alias_key(word)
+    for prefix in _POSSESSIVE:
+        if key.startswith(prefix) and len(key) > len(prefix):
+            return key[len(prefix):]
+    return key
+
+
 def match_people(labelled: list[dict], entities: list) -> dict[str, object]:
     """Labelled person id -> the entity that is them (a shared alias first, else the one entity of the
     labelled relation)."""
@@ -46,7 +60,7 @@ def match_people(labelled: list[dict], entities: list) -> dict[str, object]:
             for e in entities}
     out: dict[str, object] = {}
     for person in labelled:
-        words = {alias_key(w) for w in person["words"]} | ({alias_key(person["name"])} if person.get("name") else set())
+        words = {word_key(w) for w in person["words"]} | ({alias_key(person["name"])} if person.get("name") else set())
         by_alias = sorted((e for e in entities if keys[e.id] & words), key=lambda e: -len(keys[e.id] & words))
         by_relation = [e for e in entities if e.relation == person["relation"] and person["relation"] != "other"]
         found = by_alias[0] if by_alias else by_relation[0] if len(by_relation) == 1 else None
@@ -62,7 +76,7 @@ def alias_pairs(labelled: list[dict], entities: list) -> tuple[int, int]:
     owner: dict[str, set[str]] = {}
     for person in labelled:
         for word in [*person["words"], *([person["name"]] if person.get("name") else [])]:
-            owner.setdefault(alias_key(word), set()).add(person["id"])
+            owner.setdefault(word_key(word), set()).add(person["id"])
     good = total = 0
     for entity in entities:
         owners = [next(iter(owner[k])) for a in entity.aliases.all()

@@ -117,3 +117,8 @@ def sql_model_is(model: str, alias: str = "") -> str:
 
 def sql_status_in(statuses: Iterable[str], alias: str = "m") -> str:
     return f"{alias}.status IN ({', '.join(repr(str(s)) for s in statuses)})"
+
+
+# What a memory says for the user until they give their name (extraction writes it; the block and the
+# people reader read it as the user).
+UNKNOWN_SPEAKER = {"en": "User", "zh": "用户"}

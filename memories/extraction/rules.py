@@ -46,6 +46,7 @@ from memories.extraction.speaker import (
 )
 from memories.models import MemoryType
 from memories.text import has_han
+from memories.vocabulary import UNKNOWN_SPEAKER  # the one name for a user not yet named
 
 # --------------------------------------------------------------------------- rules
 
@@ -188,7 +189,6 @@ _STANDING = re.compile(r"\b(always|from now on|in future|never)\b|以后|今后|
 _HARD_DROP = re.compile(r"^(if|imagine|suppose|pretend|let's say|what if|in this story)\b|"
                         r"^(please|can you|could you|would you|help me|give me|tell me|show me)\b|"
                         r"^(如果|假如|假设|要是|假装|在这个故事里|请|帮我|麻烦你?|给我)", re.I)
-UNKNOWN_SPEAKER = {"en": "User", "zh": "用户"}
 _FIRST_PERSON = re.compile(r"\b(?:my|i|i'm|me|mine)\b|我", re.I)
 # "I think I might ..." -> "I might ...": the hedge lowers confidence, it is not part of the memory.
 _HEDGE_PREFIX = re.compile(r"^(?:i think|i guess|maybe|perhaps|probably),?\s+(?=I\b)", re.I)

@@ -17,7 +17,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from lemminflect import getAllLemmas
+
 from memories.relations import CODE_OF, RELATION_WORDS, relation_code
+from memories.vocabulary import UNKNOWN_SPEAKER
 
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 _EN_WORDS = sorted((w for w in CODE_OF if not _HAN.search(w)), key=len, reverse=True)
@@ -34,6 +37,9 @@ _EN_OWNED = re.compile(rf"\b(?P<owner>my|our|{_NAME}'s)\s+{_ADJECTIVE}(?P<relati
 # "my friend's dog Rex", "my sister's husband": someone of a relative's, not the user's own
 _EN_THEIRS = re.compile(rf"\b(?:my|our)\s+{_ADJECTIVE}(?P<owner>{_EN_RELATION})'s?\s+{_ADJECTIVE}"
                         rf"(?P<relation>{_EN_RELATION})\b(?:,?\s+(?P<name>{_NAME})\b)?", re.I)
+# "Her brother Leo", "his dog Rex": someone of the person spoken of before
+_THEIRS = re.compile(rf"\b(?P<owner>his|her|their)\s+{_ADJECTIVE}(?P<relation>{_EN_RELATION})\b(?!')"
+                     rf"(?:,?\s+(?P<name>{_NAME})\b)?", re.I)
 # "My 婆婆 is staying with us": English with the Chinese word for the relation
 _MIXED_OWNED = re.compile(rf"\b(?:my|our)\s*(?P<relation>{_ZH_RELATION})", re.I)
 # "Ana is my cousin", "Dave, my boss,"
@@ -59,7 +65,7 @@ NOT_A_NAME = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday also but and so oh btw "
     "just please big quick one again actually user hi hey hello well anyway ugh guess good great lol omg "
     "january february march april may june july august september october november december christmas easter "
-    "english chinese mandarin french spanish german italian japanese korean "
+    "english chinese mandarin french spanish german italian japanese korean her his our their its your "
     "mum mom dad mummy mommy mama papa daddy grandma grandpa granny nana nan grandad".split())
 # A Chinese "name" that is a word of the sentence, not a name: what follows a relation word too often.
 _ZH_NOT_A_NAME = re.compile(r"^(?:最近|现在|今天|昨天|明天|去年|今年|上周|下周|一直|已经|每天|经常|总是|"
@@ -95,6 +101,7 @@ def _zh_name(raw: str | None) -> str:
 def mentions_in(text: str, user_names: Iterable[str] = ()) -> list[Mention]:
     """Every person (or pet) the text names, in order, the subject first marked (see the module docstring).
     `user_names`: the user's own names (a memory says "Marcus's sister" for the user Marcus)."""
+    user_names = (*user_names, *UNKNOWN_SPEAKER.values())  # "User's daughter": the user's, name or not
     own = {n.casefold() for n in user_names if n}
     body = as_first_person(_LEAD_IN.sub("", text.strip()), user_names)
     start = len(_SUBJECT_START.match(body).group(0)) if _SUBJECT_START.match(body) else 0  # type: ignore[union-attr]
@@ -144,12 +151,31 @@ def mentions_in(text: str, user_names: Iterable[str] = ()) -> list[Mention]:
         if len(word) >= 2:  # "妈妈", "老公": a bare one-character word is too often part of another
             add(match, Mention(code=relation_code(word), word=word, subject=match.start("relation") <= start),
                 match.span("relation"))
+    for match in _THEIRS.finditer(body):  # "Her brother Leo", "his dog Rex": someone of someone else's
+        word, name = match.group("relation"), match.group("name") or ""
+        add(match, Mention(code="other", word=f"{match.group('owner').casefold()} {word}",
+                           name="" if name.casefold() in NOT_A_NAME else name, subject=match.start() <= start,
+                           owner=match.group("owner").casefold()))
     for match in _CAPITALISED.finditer(body):
         name = match.group(0)
         if name.casefold() in NOT_A_NAME or name.casefold() in own or relation_code(name):
             continue
-        add(match, Mention(name=name, subject=match.start() <= start, known_only=match.start() > start))
+        opening = match.start() <= start
+        add(match, Mention(name=name, subject=opening,
+                           known_only=not opening or not reads_as_a_name(name, body[match.end():])))
     return [mention for _, mention in sorted(found, key=lambda item: item[0])]
+
+
+_SAID_OF_SOMEONE = re.compile(r"^(?:'s\b|\s+(?:is|was|has|had|says|said|and I|thinks|wants|loves|got|just)\b)")
+
+
+def reads_as_a_name(word: str, after: str) -> bool:
+    """Whether a capitalised word opening a text is someone's name: not an English word ("Hannah", "Priya"),
+    or one said of someone ("Rob is leaving", "Tom's daughter"); "Work's a lot", "Trying to…", "Total
+    beginner" are not (lemminflect's lexicon says which words are English)."""
+    if not getAllLemmas(word.casefold()):
+        return True
+    return bool(_SAID_OF_SOMEONE.match(after)) and not after.startswith("'s a ")
 
 
 def as_first_person(text: str, user_names: Iterable[str]) -> str:
