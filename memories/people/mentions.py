@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from lemminflect import getAllLemmas
 
 from memories.relations import CODE_OF, RELATION_WORDS, relation_code
+from memories.text import chinese_person_names
 from memories.vocabulary import UNKNOWN_SPEAKER
 
 _HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -92,15 +93,19 @@ def _user_owned(owner: str, user_names: set[str]) -> bool:
 
 
 def _zh_name(raw: str | None) -> str:
-    """A name after a Chinese relation word ("我们领导老张"), when it reads as one."""
+    """A name after a Chinese relation word ("我们领导老张", "我女儿朵朵"), when it reads as one: 老/小/阿 and a
+    character, or one character said twice."""
     if not raw or _ZH_NOT_A_NAME.match(raw):
         return ""
-    return raw if raw.startswith(("老", "小", "阿")) and len(raw) == 2 else ""
+    if raw.startswith(("老", "小", "阿")) and len(raw) >= 2:
+        return raw[:2]
+    return raw[:2] if len(raw) >= 2 and raw[0] == raw[1] else ""
 
 
-def mentions_in(text: str, user_names: Iterable[str] = ()) -> list[Mention]:
+def mentions_in(text: str, user_names: Iterable[str] = (), known_names: Iterable[str] = ()) -> list[Mention]:
     """Every person (or pet) the text names, in order, the subject first marked (see the module docstring).
-    `user_names`: the user's own names (a memory says "Marcus's sister" for the user Marcus)."""
+    `user_names`: the user's own names (a memory says "Marcus's sister" for the user Marcus); `known_names`:
+    Chinese names the user gave before ("朵朵"), found wherever they are said."""
     user_names = (*user_names, *UNKNOWN_SPEAKER.values())  # "User's daughter": the user's, name or not
     own = {n.casefold() for n in user_names if n}
     body = as_first_person(_LEAD_IN.sub("", text.strip()), user_names)
@@ -156,6 +161,16 @@ def mentions_in(text: str, user_names: Iterable[str] = ()) -> list[Mention]:
         add(match, Mention(code="other", word=f"{match.group('owner').casefold()} {word}",
                            name="" if name.casefold() in NOT_A_NAME else name, subject=match.start() <= start,
                            owner=match.group("owner").casefold()))
+    if _HAN.search(body):
+        opening = {0, *(len(n) for n in user_names if n and body.startswith(n))}  # "林晓雨陈浩跟…": 陈浩 opens it
+        said = [(at, n) for n in known_names if len(n) >= 2 and _HAN.search(n) for at in [body.find(n)] if at >= 0]
+        for at, name in sorted([*chinese_person_names(body), *said]):
+            if name.casefold() in own or relation_code(name) or _ZH_NOT_A_NAME.match(name) or name[-1] in "楼家里":
+                continue
+            span = (at, at + len(name))
+            if not any(a < span[1] and span[0] < b for a, b in taken):
+                taken.append(span)
+                found.append((at, Mention(name=name, subject=at in opening, known_only=at not in opening)))
     for match in _CAPITALISED.finditer(body):
         name = match.group(0)
         if name.casefold() in NOT_A_NAME or name.casefold() in own or relation_code(name):

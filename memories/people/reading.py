@@ -79,6 +79,11 @@ class PeopleReader:
         _ = self.user
         return self._all_names
 
+    @property
+    def known_names(self) -> list[str]:
+        """The names the user gave the people they know (read in Chinese text wherever said)."""
+        return [k.name for k in self.known if k.name]
+
     def _person(self, mention: Mention, now: datetime) -> Person | None:
         return person_for_mention(self.tenant, self.user_id, mention, self.known, now=now, actor=self.actor,
                                   job_id=self.job_id)
@@ -89,7 +94,7 @@ class PeopleReader:
         if index <= self.heard_until:
             return
         self.heard_until = index
-        for mention in mentions_in(text, self.user_names):
+        for mention in mentions_in(text, self.user_names, self.known_names):
             person = self._person(mention, now or timezone.now())
             if person is not None and mention.code != "other" or person is not None and mention.subject:
                 self.last = person
@@ -97,7 +102,7 @@ class PeopleReader:
     def about(self, text: str, now: datetime | None = None) -> About:
         """Whom a statement is about (see the module docstring)."""
         now = now or timezone.now()
-        mentions = mentions_in(text, self.user_names)
+        mentions = mentions_in(text, self.user_names, self.known_names)
         subject: Person | None = None
         if mentions and mentions[0].subject:
             subject = self._person(mentions[0], now)
