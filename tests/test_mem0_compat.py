@@ -223,3 +223,14 @@ def test_score_is_relevance_and_traits_come_when_asked(client, keys, live_server
     bad = httpx.post(f"{live_server.url}/v3/memories/", headers={"Authorization": f"Token {keys[0]}"},
                      json={"filters": {"user_id": "tim"}, "include_traits": "yes"})
     assert bad.status_code == 400 and "include_traits" in bad.json()
+
+
+def test_graph_relations_come_from_the_people_the_service_keeps(client):
+    """Mem0's `enable_graph`: search and get_all answer the user's relations beside the results."""
+    client.add([{"role": "user", "content": "My mum Sheila lives in Leeds."}], user_id="priya")
+    found = client.search("where does my mum live?", filters={"user_id": "priya"}, enable_graph=True)
+    relations = {(r["source"], r["relationship"], r["destination"]) for r in found["relations"]}
+    assert ("Sheila", "lives_in", "Leeds") in relations
+    assert any(r == "mother" and d == "Sheila" for _, r, d in relations)
+    listed = client.get_all(filters={"user_id": "priya"}, enable_graph=True)
+    assert listed["relations"] and "relations" not in client.search("mum", filters={"user_id": "priya"})

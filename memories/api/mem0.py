@@ -40,6 +40,7 @@ from memories.api.serializers import (
     path_identifier,
 )
 from memories.models import MemoryItem, MemoryType
+from memories.people.selectors import relations_of
 from memories.search import SearchQuery, listed_in_scope
 from memories.vocabulary import SLOT_KEY
 
@@ -397,7 +398,7 @@ class ListView(Mem0View):
 
         return Response({"count": paginator.count, "next": link(page_number + 1),
                          "previous": link(page_number - 1) if rows else None,
-                         "results": [mem0_memory(m) for m in rows]})
+                         "results": [mem0_memory(m) for m in rows], **_relations(request, payload, scope)})
 
 
 def _positive(value: Any, field: str) -> int:
@@ -413,10 +414,10 @@ def _positive(value: Any, field: str) -> int:
 # What get_all and search honour in their bodies (identity keys at the top level work as in `filters`;
 # app_id is refused by scope_from); anything else is a 400 naming it.
 LIST_PARAMETERS = frozenset({"filters", "page", "page_size", "include_episodes", "include_traits", "app_id",
-                             *IDENTITY_KEYS})
+                             "enable_graph", *IDENTITY_KEYS})
 SEARCH_PARAMETERS = frozenset({"query", "filters", "top_k", "limit", "threshold", "include_episodes",
                                "output_format", "app_id", "rerank", "keyword_search", "fields", "categories",
-                               "reference_date", *IDENTITY_KEYS})
+                               "reference_date", "enable_graph", *IDENTITY_KEYS})
 
 
 class SearchView(Mem0View):
@@ -456,7 +457,16 @@ class SearchView(Mem0View):
         # `score` is relevance (0-1: the best hit 1.0, what Mem0's users threshold on); `ranking_score` is the
         # raw score the results are ordered by (fusion with recency, importance and stage: see `scores`).
         return Response({"results": [{**mem0_memory(r.memory, r.scores["relevance"]), "ranking_score": r.score,
-                                      "scores": r.scores} for r in results]})
+                                      "scores": r.scores} for r in results], **_relations(request, payload, scope)})
+
+
+def _relations(request, payload: dict, scope: dict) -> dict:
+    """Mem0's graph memory (`enable_graph`): the user's current relations beside the results, from the
+    people the service keeps (docs/people.md); a call without a user has none."""
+    if not payload.get("enable_graph"):
+        return {}
+    user_id = scope.get("user_id")
+    return {"relations": relations_of(request.user.tenant, user_id) if user_id else []}
 
 
 def _memory_id(value: str) -> str:

@@ -209,3 +209,21 @@ def _fact_phrase(text: str, view: PersonView, chinese: bool) -> str:
 
 def last_mentioned(views: Sequence[PersonView]) -> datetime | None:
     return max((v.person.last_mentioned_at for v in views if v.person.last_mentioned_at), default=None)
+
+
+def relations_of(tenant: Tenant, user_id: str) -> list[dict[str, str]]:
+    """The user's current relations as Mem0's graph memory answers them ({source, relationship, destination}):
+    the user -> each person by relation, and where each lives or works."""
+    label = {p.id: person_label(p) for p in Person.objects.filter(tenant=tenant, user_id=user_id,
+                                                                   status=PersonStatus.ACTIVE)}
+    out = []
+    for edge in PersonEdge.objects.filter(tenant=tenant, user_id=user_id, invalid_at__isnull=True,
+                                          expired_at__isnull=True).order_by("created_at"):
+        if edge.source_id not in label:
+            continue
+        if edge.predicate == EdgePredicate.RELATION and edge.target_id in label:
+            out.append({"source": label[edge.source_id], "relationship": edge.value,
+                        "destination": label[edge.target_id]})
+        elif edge.predicate != EdgePredicate.RELATION:
+            out.append({"source": label[edge.source_id], "relationship": edge.predicate, "destination": edge.value})
+    return out
