@@ -4,7 +4,14 @@ edges and relation changes, and the emotion model's manifest."""
 import pytest
 
 from memories.emotion import EMOTION_LINES, EMOTION_MODEL_PATH, EmotionModel, corpus_hash
-from memories.people.mentions import Mention, may_change, mentions_in, relation_change, stated_edges
+from memories.people.mentions import (
+    Mention,
+    composed_relation,
+    may_change,
+    mentions_in,
+    relation_change,
+    stated_edges,
+)
 from memories.people.resolve import Known, resolve
 from memories.relations import relation_code
 
@@ -97,3 +104,16 @@ def test_the_emotion_model_was_trained_on_the_corpus_it_ships_with():
     model = EmotionModel.load(EMOTION_MODEL_PATH)
     assert model.corpus == corpus_hash(EMOTION_LINES)
     assert model.scores["held_out_lines"] > 100
+
+
+@pytest.mark.parametrize("owner, relation, expected", [
+    ("partner", "mother", "mother_in_law"), ("partner", "father", "father_in_law"), ("friend", "mother", ""),
+    ("sister", "partner", ""),
+])
+def test_a_relatives_relative(owner, relation, expected):
+    assert composed_relation(owner, relation) == expected
+
+
+def test_a_name_glued_to_the_next_is_read_as_the_next():
+    assert [(m.name, m.subject) for m in mentions_in("LilyShe says she has time", ["Lily"])] == []
+    assert [m.name for m in mentions_in("用户Maria跟着过来了", [])][:1] == ["Maria"]

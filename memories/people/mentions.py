@@ -57,7 +57,7 @@ _ZH_OWNED = re.compile(rf"(?P<owner>我们?的?|[\u4e00-\u9fffA-Za-z]{{1,6}}的)
 _ZH_BARE = re.compile(rf"(?:^|[，。！？,.!?；;\s和跟与给陪带])(?P<relation>{_ZH_RELATION})")
 _ZH_NAME_IS = re.compile(rf"(?P<name>{_ZH_NAME})是我(?:的)?(?P<relation>{_ZH_RELATION})")
 _ZH_CALLED = re.compile(rf"我(?:的)?(?P<relation>{_ZH_RELATION})(?:的名字)?叫(?P<name>{_ZH_NAME})")
-_CAPITALISED = re.compile(rf"\b{_NAME}\b")
+_CAPITALISED = re.compile(r"(?<![A-Za-z'])(?-i:[A-Z][a-z]+(?:-[A-Z][a-z]+)?)(?![A-Za-z])")  # "Maria跟着…" too
 _SUBJECT_START = re.compile(r"^(?:(?:and|but|also|so|oh|btw|actually|anyway|well|ugh|guess what)[,!]?\s+)*", re.I)
 _LEAD_IN = re.compile(r"^[A-Za-z ]{2,15}:\s+(?=\S)|^[\u4e00-\u9fff]{1,6}[：:]\s*(?=\S)")
 _PRONOUN_SUBJECT = re.compile(r"^(?:he|she|they)(?:'s|'d|'ll|'re)?\b|^(?:他|她)(?!们)", re.I)
@@ -199,6 +199,8 @@ def as_first_person(text: str, user_names: Iterable[str]) -> str:
     for name in sorted({n for n in user_names if n}, key=len, reverse=True):
         if text.startswith(f"{name}'s "):
             return "my " + text[len(name) + 3:]
+        if text.startswith(name) and re.match(r"[A-Z]", text[len(name):len(name) + 1]):
+            return text[len(name):]  # a name glued to the next one ("LilyShe says", "用户Maria跟着过来了")
         if text.startswith(name) and _HAN.match(text[len(name):len(name) + 1] or "x"):
             rest = text[len(name):].removeprefix("的")
             if re.match(_ZH_RELATION, rest):
@@ -286,6 +288,17 @@ def relation_change(text: str, current: str) -> str:
     if current in ("ex_partner", "friend") and _GOT_TOGETHER.search(text):
         return "partner"
     return ""
+
+
+# (the owner's relation to the user, their relative's) -> the relative's relation to the user
+COMPOSED_RELATIONS = {("partner", "mother"): "mother_in_law", ("partner", "father"): "father_in_law",
+                      ("partner", "parents"): "parents"}
+
+
+def composed_relation(owner_relation: str, relation: str) -> str:
+    """A relative of a relative, when that is a relation of the user's own ("Kevin's mom", Kevin the
+    husband: the mother-in-law), else ""."""
+    return COMPOSED_RELATIONS.get((owner_relation, relation), "")
 
 
 def may_change(current: str, new: str) -> bool:

@@ -10,7 +10,7 @@ relation that changed ("Tom and I broke up"). The caller holds the user's write 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.utils import timezone
@@ -25,8 +25,16 @@ from memories.people.graph import (
     person_rename,
     user_entity,
 )
-from memories.people.mentions import Mention, mentions_in, pronoun_subject, relation_change, stated_edges
-from memories.people.resolve import Known
+from memories.people.mentions import (
+    Mention,
+    composed_relation,
+    mentions_in,
+    pronoun_subject,
+    relation_change,
+    stated_edges,
+)
+from memories.people.resolve import Known, alias_key
+from memories.relations import relation_code
 
 
 def profile_name(tenant: Tenant, user_id: str) -> str:
@@ -85,6 +93,11 @@ class PeopleReader:
         return [k.name for k in self.known if k.name]
 
     def _person(self, mention: Mention, now: datetime) -> Person | None:
+        if mention.owner and mention.code == "other":  # "Kevin's mom", Kevin the husband: the mother-in-law
+            owner = next((k for k in self.known if alias_key(mention.owner) in k.keys), None)
+            code = composed_relation(owner.relation, relation_code(mention.word.split()[-1])) if owner else ""
+            if code:
+                mention = replace(mention, code=code, word=mention.word.split()[-1], owner="")
         return person_for_mention(self.tenant, self.user_id, mention, self.known, now=now, actor=self.actor,
                                   job_id=self.job_id)
 
