@@ -13,7 +13,8 @@ sends them (the offline default extractor, the local model), into a fresh user; 
 - alias precision: pairs of aliases one entity holds that belong to one labelled person (words that name
   two labelled people are left out);
 - subject right: memories kept from a labelled turn whose subject is one of whom that turn's facts are about;
-- emotion sign: the emotion classifier's valence sign on each labelled turn (|valence| < 0.2 is neutral).
+- emotion sign: the emotion model's valence sign on each labelled turn (memories.emotion.sign: a band round
+  zero is neutral).
 
     make bench-people
     make bench-people BENCH_ARGS="--split dev --show"
@@ -30,11 +31,6 @@ from pathlib import Path
 from common import print_table, setup_django, unlimited_api_client
 
 CASES = [Path(__file__).resolve().parent / f"people_cases_{lang}.json" for lang in ("en", "zh")]
-NEUTRAL = 0.2
-
-
-def sign(value: float) -> int:
-    return 0 if abs(value) < NEUTRAL else (1 if value > 0 else -1)
 
 
 _POSSESSIVE = ("my ", "our ", "我们的", "我的", "我们", "我")
@@ -129,7 +125,7 @@ def run_persona(persona: dict, tenant, post) -> dict:
 
 
 def emotion_signs(personas: list[dict]) -> tuple[int, int]:
-    from memories.emotion import emotions_of
+    from memories.emotion import emotions_of, sign
 
     turns = [t for p in personas for t in p["turns"] if t.get("emotion")]
     read = emotions_of([t["text"] for t in turns])

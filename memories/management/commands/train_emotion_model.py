@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from memories.embedding import _use
-from memories.emotion import EMOTION_LINES, EMOTION_MODEL_PATH, corpus_hash, read_lines, train
+from memories.embedding import _minilm, _use
+from memories.emotion import EMOTION_LINES, EMOTION_MODEL_PATH, corpus_hash, emotion_features, read_lines, train
 
 
 class Command(BaseCommand):
@@ -18,8 +18,8 @@ class Command(BaseCommand):
     def handle(self, *args, dry_run, **options):
         lines = read_lines()
         self.stdout.write(f"{len(lines)} labelled lines in {EMOTION_LINES.name}; encoding…")
-        vectors = _use().embed_documents([line["text"] for line in lines])
-        model = train(lines, vectors, corpus=corpus_hash(), encoder=_use().name)
+        vectors = emotion_features([line["text"] for line in lines])
+        model = train(lines, vectors, corpus=corpus_hash(), encoder=f"{_use().name}+{_minilm().name}")
         self.stdout.write("held out: " + ", ".join(f"{k} {v}" for k, v in model.scores.items()))
         if not dry_run:
             model.save(EMOTION_MODEL_PATH)
