@@ -13,7 +13,7 @@ from memories.vocabulary import EPISODE_TAG
 # The moment as epoch seconds: parsing two timestamps per candidate cost 2.4 ms a search.
 SCORE_COLUMNS = ("m.memory_type AS memory_type, m.importance AS importance, "
                  "extract(epoch FROM coalesce(m.valid_at, m.created_at))::float8 AS moment, "
-                 "m.data #>> '{emotion,arousal}' AS arousal, "
+                 "COALESCE(m.emotion ->> 'arousal', m.data #>> '{emotion,arousal}') AS arousal, "
                  f"'{EPISODE_TAG}' = ANY(m.tags) AS episode, m.session_id <> '' AS in_session, "
                  "char_length(m.text) AS chars")
 
@@ -47,7 +47,7 @@ def candidate(row: dict[str, Any]) -> RetrievedRow:
 
 def candidate_row(memory: MemoryItem, rank_value: float = 0.0) -> RetrievedRow:
     """A loaded memory as the scorer's row: the same columns SCORE_COLUMNS reads in SQL."""
-    emotion = memory.data.get("emotion") if isinstance(memory.data, dict) else None
+    emotion = memory.emotion or (memory.data.get("emotion") if isinstance(memory.data, dict) else None)
     return RetrievedRow(id=str(memory.id), rank_value=rank_value, memory_type=memory.memory_type,
                         importance=memory.importance, moment=(memory.valid_at or memory.created_at).timestamp(),
                         arousal=emotion.get("arousal") if isinstance(emotion, dict) else None,

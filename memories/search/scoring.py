@@ -26,7 +26,8 @@ ACTIVE_TRAIT_STAGES = vocabulary.TRAIT_STAGES_SHOWN
 
 def recency_seconds_bonus(age_seconds: float, arousal: float | str | None) -> float:
     """0..0.15, decaying with a 30-day scale; emotionally charged memories
-    (data.emotion.arousal, 0..1) fade up to 1.5x slower."""
+    (the memory's emotion.arousal, 0..1: memories.emotion, or one a client saved in data.emotion) fade up to
+    1.5x slower (seed 004's recall formula)."""
     age = max(age_seconds, 0.0)
     try:
         arousal_value = min(max(float(arousal or 0), 0.0), 1.0)
