@@ -177,3 +177,16 @@ def test_an_llms_narrative_is_redacted_like_the_turns(api, llm, settings):
     assert "4111" not in episode.text and "HIV" not in episode.text, episode.text
     assert "[card withheld]" in episode.text and "[health withheld]" in episode.text
     assert not any("4111" in n or "HIV" in n for n in episode.data["narratives"])
+
+
+def test_the_llm_path_names_the_same_people(api, llm):
+    """What the model writes about a relative is theirs, read by the same people reader as the offline path."""
+    llm.script(CHAT, memories_reply(item("Alice's mum Sheila is diabetic.", tags=["health"]),
+                                    item("Alice's mum Sheila moved from Leeds to York.")))
+    converse(api, [{"role": "user", "name": "Alice",
+                    "content": "My mum Sheila is diabetic, and she moved from Leeds to York."}])
+    people = {p["name"]: p for p in api.get("users/alice/people").json()["people"]}
+    assert people["Sheila"]["relation"] == "mother"
+    assert [e["value"] for e in people["Sheila"]["edges"]] == ["York"]
+    moved = MemoryItem.objects.get(text__contains="moved from Leeds")
+    assert str(moved.subject_entity_id) == people["Sheila"]["id"]
