@@ -83,3 +83,11 @@ def test_search_accepts_a_person_filter(api):
     assert all(r["memory"]["subject"]["id"] == ana["id"] for r in found["results"])
     bad = api.post("memories/search", {"user_id": "alice", "query": "hiking", "person_id": "nope"})
     assert bad.status_code == 400 and "person_id" in bad.text
+
+
+def test_the_same_name_under_another_relation_is_kept_apart_for_a_reviewer(api):
+    converse(api, [{"role": "user", "content": "My friend Ana is a nurse."}])
+    converse(api, [{"role": "user", "content": "My sister Ana lives in Bristol."}], session_id="s2")
+    anas = Person.objects.filter(user_id="alice", name="Ana").order_by("created_at")
+    assert [a.relation for a in anas] == ["friend", "sister"]
+    assert anas[1].maybe_same_as_id == anas[0].id

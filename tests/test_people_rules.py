@@ -95,6 +95,11 @@ def test_resolution(mention, known, person, name):
     assert resolution is not None and resolution.person == person and resolution.name == name
 
 
+def test_the_same_name_with_another_relation_is_someone_new_a_reviewer_may_merge():
+    resolution = resolve(Mention(code="sister", word="sister", name="Ana"), [ANA_FRIEND])
+    assert resolution is not None and resolution.person is None and resolution.maybe == "a"
+
+
 def test_a_capitalised_word_nobody_is_called_is_no_one():
     assert resolve(Mention(name="York", known_only=True), [MUM]) is None
 

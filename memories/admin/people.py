@@ -117,20 +117,34 @@ class RelationFilter(ChoiceListFilter):
         return queryset.filter(relation="" if self.value() == "none" else self.value())
 
 
+class MaybeSameFilter(ChoiceListFilter):
+    title = "to review"
+    parameter_name = "maybe_same"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "maybe the same as another")]
+
+    def queryset(self, request, queryset):
+        if self.value() != "yes":
+            return queryset
+        return queryset.filter(maybe_same_as__isnull=False, maybe_same_as__status=PersonStatus.ACTIVE,
+                               status=PersonStatus.ACTIVE)
+
+
 @admin.register(Person)
 class PersonAdmin(GovernedWithMemories, TenantScopedAdmin):
     list_display = ("label", "kind", "relation", "relation_word", "user_id", "status", "version",
                     "last_mentioned_at")
-    list_filter = (TenantFilter, "kind", "status", RelationFilter)
+    list_filter = (TenantFilter, "kind", "status", RelationFilter, MaybeSameFilter)
     search_fields = ("name", "aliases__alias", "relation_word", "=user_id")
     ordering = (F("last_mentioned_at").desc(nulls_last=True), "-created_at")
     actions = ("merge_selected", "split_selected", "correct_relation")
     readonly_fields = ("label", "kind", "relation", "relation_word", "user_id", "tenant", "status", "merged",
-                       "version", "id", "created_at", "updated_at", "last_mentioned_at", "alias_list",
+                       "maybe_same", "version", "id", "created_at", "updated_at", "last_mentioned_at", "alias_list",
                        "change_links", "memories_about", "current_edges", "past_edges", "history_timeline")
     fieldsets = (
         (None, {"fields": ("label", "kind", "relation", "relation_word", "user_id", "status", "merged",
-                           "alias_list", "change_links")}),
+                           "maybe_same", "alias_list", "change_links")}),
         ("Memories about this person", {"fields": ("memories_about",)}),
         ("Current edges", {"fields": ("current_edges",)}),
         ("Past edges (ended or retracted)", {"fields": ("past_edges",)}),
@@ -155,6 +169,13 @@ class PersonAdmin(GovernedWithMemories, TenantScopedAdmin):
             return format_html("into {}", person_link(obj.merged_into))
         folded = Person.objects.filter(merged_into=obj, status=PersonStatus.MERGED).order_by("created_at")
         return format_html_join(", ", "{}", ((person_link(p),) for p in folded)) if folded else "-"
+
+    @admin.display(description="maybe the same as")
+    def maybe_same(self, obj: Person):
+        """Someone known by the same name under another relation when this entry was made: kept apart until
+        a reviewer merges the two (or leaves them)."""
+        other = obj.maybe_same_as
+        return format_html("{} (merge them if they are one person)", person_link(other)) if other else "-"
 
     @admin.display(description="change")
     def change_links(self, obj: Person):

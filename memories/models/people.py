@@ -47,6 +47,9 @@ class Person(models.Model):
                                      help_text="The user's own word for the relation (\"mum\", \"婆婆\").")
     status = models.CharField(max_length=16, choices=PersonStatus.choices, default=PersonStatus.ACTIVE)
     merged_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    maybe_same_as = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Kept apart when first named (the same name with another relation): a reviewer merges or not.")
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()

@@ -114,9 +114,11 @@ def _person_create(tenant: Tenant, user_id: str, mention: Mention, resolution: R
                    actor: str, job_id: str, reason: str) -> Person:
     person = Person.objects.create(tenant=tenant, user_id=user_id, kind=_kind(mention), name=resolution.name,
                                    relation=resolution.relation, relation_word=resolution.word, created_at=now,
-                                   updated_at=now, last_mentioned_at=now)
+                                   updated_at=now, last_mentioned_at=now, maybe_same_as_id=resolution.maybe)
     _aliases_add(person, resolution.aliases)
-    _history(person, PersonEvent.CREATE, actor=actor, reason=reason or "named by the user",
+    unsure = f"; maybe the same as {resolution.maybe} (the same name, another relation): a reviewer decides" \
+        if resolution.maybe else ""
+    _history(person, PersonEvent.CREATE, actor=actor, reason=(reason or "named by the user") + unsure,
              new={**_snapshot(person), "aliases": list(resolution.aliases)}, job_id=job_id)
     if resolution.relation and resolution.relation != "other":
         _relation_edge(person, resolution.relation, valid_at=now, actor=actor, reason=reason, job_id=job_id)

@@ -39,6 +39,7 @@ class Resolution:
     relation: str = ""
     word: str = ""
     aliases: tuple[str, ...] = ()
+    maybe: str | None = None  # someone new who may be this known one (a reviewer decides: merge or not)
 
 
 def alias_key(text: str) -> str:
@@ -67,7 +68,8 @@ def resolve(mention: Mention, known: Sequence[Known]) -> Resolution | None:
             return Resolution(best.id, name=best.name or mention.name, relation=code or best.relation,
                               word=mention.word, aliases=aliases)
         if mention.known_only or named:
-            return None if mention.known_only else Resolution(None, mention.name, code, mention.word, aliases)
+            return None if mention.known_only else Resolution(None, mention.name, code, mention.word, aliases,
+                                                                maybe=_latest(named).id)
         unnamed = [k for k in known if code and k.relation == code and not k.name and code != "other"]
         if unnamed:
             return Resolution(_latest(unnamed).id, name=mention.name, relation=code, word=mention.word,
