@@ -343,12 +343,11 @@ def people_section(people: list[PersonView], request: ContextRequest) -> list[Co
     max_chars with its heading."""
     named = {v.person.id for v in named_in(request.query, people)}
     ordered = sorted(people, key=lambda v: v.person.id not in named)
-    texts = [text for view in ordered for text in people_lines([view], chinese=has_han(
+    said = [(str(view.person.id), text) for view in ordered for text in people_lines([view], chinese=has_han(
         " ".join([view.person.name, view.person.relation_word, *(m.text for m in view.facts[:1])])))]
-    ids = [str(v.person.id) for v in ordered if v.person.kind in ("person", "pet")]
     budget = int(request.max_chars * settings.CONTEXT_PEOPLE_SHARE) - max(len(h["people"]) for h in HEADINGS.values())
     lines = []
-    for person_id, text in list(zip(ids, texts, strict=True))[:settings.CONTEXT_PEOPLE_LIMIT]:
+    for person_id, text in said[:settings.CONTEXT_PEOPLE_LIMIT]:
         if len(text) + 3 > budget:
             break
         budget -= len(text) + 3
@@ -488,8 +487,13 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
 
 def kept_lines(gathered: GatheredLines, limit: int) -> list[ContextLine]:
     """Collapse across sections: traits and the group come first and win; memories keep at most `limit` lines."""
-    collapsed = collapse_near_duplicates(gathered.lines + gathered.memory_lines + gathered.working_lines,
+    # A People line sums a person up ("Sheila — mum; teaches maths"): it never stands in for a memory line.
+    people = [line for line in gathered.lines if line.section == "people"]
+    collapsed = collapse_near_duplicates([line for line in gathered.lines if line.section != "people"]
+                                         + gathered.memory_lines + gathered.working_lines,
                                          settings.CONTEXT_DUPLICATE_SIMILARITY)
+    at = next((i for i, line in enumerate(collapsed) if line.section not in ("profile", "traits")), len(collapsed))
+    collapsed[at:at] = people
     memory_count = 0
     lines = []
     for line in collapsed:

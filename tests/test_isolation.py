@@ -10,7 +10,7 @@ from django.contrib import admin
 from django.test import Client
 from django.urls import get_resolver, reverse
 
-from memories.models import Candidate, ConversationJob, MemoryHistory, MemoryItem
+from memories.models import Candidate, ConversationJob, MemoryHistory, MemoryItem, Person
 from reflection.models import ReflectionCycle
 from tests.conftest import converse
 from tests.figures import record
@@ -25,13 +25,15 @@ def tenant_a_data(api, tenant_a):
     second = api.remember("alice", f"Alice's {SECRET} second secret.")
     job = converse(api, [f"I think I might take up pottery at the {SECRET} studio."])  # hedged: a candidate
     converse(api, [f"I love {SECRET} jazz.", f"I prefer {SECRET} jazz clubs."])
+    converse(api, [f"My sister Zelda works at {SECRET} Labs."])  # a person and an edge that names the secret
     trait = services.trait_create(tenant=tenant_a, user_id="alice", text=f"Likes {SECRET} jazz",
                                   subtype="preference", actor="t", stage="established", confidence=0.8)
     cycle = ReflectionCycle.objects.create(tenant=tenant_a, user_id="alice", trigger="requested",
                                            status="completed", error=f"{SECRET} error")
     return {"memory": memory["id"], "second": second["id"], "job": job["job_id"],
             "candidate": str(Candidate.objects.get().id), "trait": str(trait.pk), "user": "alice", "tag": "private",
-            "cycle": cycle.id, "group": "family"}
+            "cycle": cycle.id, "group": "family",
+            "person": str(Person.objects.get(tenant=tenant_a, name="Zelda").id)}
 
 
 def attacks(ids: dict) -> list[tuple[str, str, dict | None, str]]:
@@ -72,7 +74,11 @@ def attacks(ids: dict) -> list[tuple[str, str, dict | None, str]]:
             ("post", "conversations", {"user_id": ids["user"], "session_id": "s",
                                        "messages": [{"role": "user", "content": "I like probes."}]}, "conversations"),
             ("delete", f"users/{ids['user']}/memories", None, "users/<str:user_id>/memories"),
-            ("get", "health", None, "health")]
+            ("get", "health", None, "health"),
+            ("get", f"users/{ids['user']}/people", None, "users/<str:user_id>/people")]
+    for person_id in (ids["person"], random_id):
+        out.append(("get", f"users/{ids['user']}/people/{person_id}", None,
+                    "users/<str:user_id>/people/<uuid:person_id>"))
     return out
 
 

@@ -197,11 +197,14 @@ def as_first_person(text: str, user_names: Iterable[str]) -> str:
     """A memory written with the user's name read as the user said it: "Marcus's sister" -> "my sister",
     "林晓雨婆婆" / "林晓雨的婆婆" -> "我婆婆" (the memory's own words are kept; this is only how they are read)."""
     for name in sorted({n for n in user_names if n}, key=len, reverse=True):
+        if text[:len(name)].casefold() != name.casefold():
+            continue
+        name = text[:len(name)]  # as written ("alice" is the user id, "Alice" the text)
         if text.startswith(f"{name}'s "):
             return "my " + text[len(name) + 3:]
-        if text.startswith(name) and re.match(r"[A-Z]", text[len(name):len(name) + 1]):
+        if re.match(r"[A-Z]", text[len(name):len(name) + 1]):
             return text[len(name):]  # a name glued to the next one ("LilyShe says", "用户Maria跟着过来了")
-        if text.startswith(name) and _HAN.match(text[len(name):len(name) + 1] or "x"):
+        if _HAN.match(text[len(name):len(name) + 1] or "x"):
             rest = text[len(name):].removeprefix("的")
             if re.match(_ZH_RELATION, rest):
                 return "我" + rest

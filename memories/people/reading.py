@@ -45,6 +45,17 @@ def profile_name(tenant: Tenant, user_id: str) -> str:
     return str((data or {}).get("value") or "")
 
 
+PRONOUN_OWNERS = ("his", "her", "their")
+
+
+def users_own(mention: Mention) -> Mention:
+    """A relative a pronoun owns ("her brother") in a statement about the user is the user's own."""
+    if mention.owner not in PRONOUN_OWNERS:
+        return mention
+    word = mention.word.split()[-1]
+    return replace(mention, code=relation_code(word), word=word, owner="")
+
+
 @dataclass(frozen=True)
 class About:
     """Whom a statement is about: its subject entity (the user's own when no one else) and its object."""
@@ -79,7 +90,9 @@ class PeopleReader:
         if self._user is None:
             name = profile_name(self.tenant, self.user_id)
             self._user = user_entity(self.tenant, self.user_id, name, actor=self.actor)
-            self._all_names = tuple(dict.fromkeys(n for n in (*self.names, name, self._user.name) if n))
+            # The user id is one of their names too: "Alice is allergic to peanuts" saved for "alice" is hers.
+            self._all_names = tuple(dict.fromkeys(n for n in (*self.names, name, self._user.name, self.user_id)
+                                                  if n))
         return self._user
 
     @property
@@ -121,6 +134,8 @@ class PeopleReader:
             subject = self._person(mentions[0], now)
         elif pronoun_subject(text) and self.last is not None:
             subject = self.last
+        if subject is None:  # "Alice plays tennis with her brother": the user's brother
+            mentions = [users_own(m) for m in mentions]
         others = [m for m in mentions if not m.subject]
         obj = next((p for p in (self._person(m, now) for m in others) if p is not None), None)
         if subject is None:

@@ -181,7 +181,8 @@ def people_lines(views: Sequence[PersonView], *, chinese: bool, facts: int = 1) 
         parts = [p for p in (relation, *_edge_phrases(view.edges, chinese)) if p]
         parts += [_fact_phrase(m.text, view, chinese) for m in view.facts[:facts]]
         separator = "；" if chinese else "; "
-        lines.append(f"{label} — {separator.join(dict.fromkeys(p for p in parts if p))}" if parts else label)
+        if parts:  # a bare "sister" tells the agent nothing a memory line does not
+            lines.append(f"{label} — {separator.join(dict.fromkeys(p for p in parts if p))}")
     return lines
 
 
