@@ -162,7 +162,7 @@ def mentions_in(text: str, user_names: Iterable[str] = (), known_names: Iterable
                            name="" if name.casefold() in NOT_A_NAME else name, subject=match.start() <= start,
                            owner=match.group("owner").casefold()))
     if _HAN.search(body):
-        opening = {0, *(len(n) for n in user_names if n and body.startswith(n))}  # "林晓雨陈浩跟…": 陈浩 opens it
+        starts = {0, *(len(n) for n in user_names if n and body.startswith(n))}  # "林晓雨陈浩跟…": 陈浩 opens it
         said = [(at, n) for n in known_names if len(n) >= 2 and _HAN.search(n) for at in [body.find(n)] if at >= 0]
         for at, name in sorted([*chinese_person_names(body), *said]):
             if name.casefold() in own or relation_code(name) or _ZH_NOT_A_NAME.match(name) or name[-1] in "楼家里":
@@ -170,7 +170,7 @@ def mentions_in(text: str, user_names: Iterable[str] = (), known_names: Iterable
             span = (at, at + len(name))
             if not any(a < span[1] and span[0] < b for a, b in taken):
                 taken.append(span)
-                found.append((at, Mention(name=name, subject=at in opening, known_only=at not in opening)))
+                found.append((at, Mention(name=name, subject=at in starts, known_only=at not in starts)))
     for match in _CAPITALISED.finditer(body):
         name = match.group(0)
         if name.casefold() in NOT_A_NAME or name.casefold() in own or relation_code(name):
