@@ -100,9 +100,12 @@ def run_persona(persona: dict, tenant, post) -> dict:
     labelled = [p for p in persona["people"] if p["kind"] in ("person", "pet")]
     matched = match_people(labelled, others)
     relation_right = sum(1 for p in labelled if p["id"] in matched and matched[p["id"]].relation == p["relation"])
+    wrong: list[str] = [f"relation: {p['name'] or p['words'][:2]} is {p['relation']}, kept as "
+                        f"{matched[p['id']].relation or 'none'} ({matched[p['id']]})"
+                        for p in labelled if p["id"] in matched and matched[p["id"]].relation != p["relation"]]
+    wrong += [f"missed: {p['name']} {p['relation']} {p['words'][:3]}" for p in labelled if p["id"] not in matched]
     good, pairs = alias_pairs(persona["people"], others)
     subject_right = subject_total = 0
-    wrong: list[str] = []
     for turn in persona["turns"]:
         abouts = {fact["about"] for fact in turn["facts"]}
         if not abouts:
