@@ -3,7 +3,7 @@ edges and relation changes, and the emotion model's manifest."""
 
 import pytest
 
-from memories.emotion import EMOTION_LINES, EMOTION_MODEL_PATH, EmotionModel, corpus_hash
+from memories.emotion import EMOTION_LINES, EMOTION_MODEL_PATH, EmotionModel, corpus_hash, cue_balance
 from memories.people.mentions import (
     Mention,
     composed_relation,
@@ -122,3 +122,11 @@ def test_a_relatives_relative(owner, relation, expected):
 def test_a_name_glued_to_the_next_is_read_as_the_next():
     assert [(m.name, m.subject) for m in mentions_in("LilyShe says she has time", ["Lily"])] == []
     assert [m.name for m in mentions_in("用户Maria跟着过来了", [])][:1] == ["Maria"]
+
+
+@pytest.mark.parametrize("text, balance", [
+    ("Sophie got into Oxford!! So proud 🎉", 2), ("My mum is in hospital, I'm so worried", -2),
+    ("我妈最近身体不太好，有点担心", -1), ("太好了，终于搬家了", 2), ("My sister lives in Bristol", 0),
+])
+def test_words_of_feeling(text, balance):
+    assert cue_balance(text) == balance
