@@ -208,6 +208,8 @@ def test_the_people_in_a_users_life(live_server, keys):
         assert [(e.value, e.invalid_at) for e in lived] == [("Leeds", None)] and lived[0].created_at.tzinfo
         about = [m for m in client.list(user_id="hana").results if m.subject and m.subject["id"] == mum.id]
         assert about and "Leeds" in about[0].text
+        found = client.search("Leeds", user_id="hana", person_id=mum.id).results
+        assert found and all(r.memory.subject and r.memory.subject["id"] == mum.id for r in found)
 
         with pytest.raises(ValidationError) as bad_kind:
             client.people("hana", kind="robot")

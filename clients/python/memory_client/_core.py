@@ -204,14 +204,15 @@ class Endpoints:
                tags: builtins.list[str] | None = None,
                start_time: str | None = None, end_time: str | None = None, as_of: str | None = None,
                min_score: float | None = None, min_similarity: float | None = None,
-               include_data: bool = False) -> SearchResponse:
-        """Hybrid (or semantic / keyword) search; each result carries its score parts."""
+               person_id: str | None = None, include_data: bool = False) -> SearchResponse:
+        """Hybrid (or semantic / keyword) search; each result carries its score parts. `person_id`: only
+        memories about that person (an id from `people`)."""
         return self._send(Call("POST", "memories/search", SearchResponse.from_json,
                                params={"include": "data"} if include_data else {}, json=_clean({
             "query": query, "user_id": user_id, "agent_id": agent_id, "session_id": session_id,
             "group_id": group_id, "mode": mode, "limit": limit, "memory_types": memory_types, "tags": tags,
             "start_time": start_time, "end_time": end_time, "as_of": as_of, "min_score": min_score,
-            "min_similarity": min_similarity})))
+            "min_similarity": min_similarity, "person_id": person_id})))
 
     def erase_user(self, user_id: str, *, agent_id: str | None = None) -> Erasure:
         """Erase everything of a user (or one agent's part): nothing of their words remains."""

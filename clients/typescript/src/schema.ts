@@ -1065,6 +1065,11 @@ export interface components {
             end_time?: string;
             /** Format: date-time */
             as_of?: string;
+            /**
+             * Format: uuid
+             * @description only memories about this person (subject or object; an id from GET /users/{user_id}/people)
+             */
+            person_id?: string;
             /** Format: double */
             min_score?: number;
             /** Format: double */
