@@ -25,6 +25,7 @@ from memories.applier import Applied, Submitter, apply_decision
 from memories.closeness import read_by_meaning, said_with
 from memories.dedupe import Neighbour, Proposal, decide, says_forgotten
 from memories.embedding import Embedder, EmbeddingError, get_embedder
+from memories.emotion import emotions_of
 from memories.erasure import erased_since
 from memories.errors import InvalidOperation, get_or_not_found
 from memories.extraction import (
@@ -288,6 +289,8 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
     embedder = get_embedder()
     split = _split_sensitive(extracted.messages)
     fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
+    emotions = dict(zip((s.text for s in extracted.statements), emotions_of([s.text for s in extracted.statements]),
+                        strict=True)) if settings.MEMORY_EMOTION else {}  # one batch for the whole job
     people = {user_id: PeopleReader(job.tenant, user_id, names=(label, *speakers_of(job)), job_id=str(job.id),
                                     actor=ACTOR) for label, user_id in speakers.items() if user_id not in erased}
     # Forget requests last: within one conversation they reach what was said in it, whatever the order the
@@ -306,7 +309,7 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
             if message.role == "user" and _speaker_of(message, speakers) == reader.user_id:
                 reader.hear(index, message.content, extracted.now)  # who "she" is, by the turn it was said in
         _apply_statement(job, statement, speakers[statement.subject], embedder, outcome, fresh, extracted.now,
-                         split_sensitive=tuple(kinds), people=reader)
+                         split_sensitive=tuple(kinds), people=reader, emotion=emotions.get(statement.text))
     for user_id, forgotten in sorted(outcome.forgotten.items()):  # what earlier episodes said of it goes too
         redacted = episode_forget_turns(tenant=job.tenant, user_id=user_id, actor=ACTOR, job_id=str(job.id),
                                         says_it=_forgotten_matcher(forgotten, speakers))
@@ -452,7 +455,7 @@ def gather_neighbours(tenant: Tenant, user_id: str, vector: np.ndarray, embedder
 
 def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_id: str, embedder: Embedder,
                      outcome: JobOutcome, fresh: dict, now: datetime, *, split_sensitive: tuple[str, ...] = (),
-                     people: PeopleReader | None = None) -> None:
+                     people: PeopleReader | None = None, emotion: dict | None = None) -> None:
     """Gather neighbours -> decide -> apply (applier.apply_decision: written, or held for review)."""
     if statement.importance < settings.MEMORY_IMPORTANCE_THRESHOLD:
         outcome.count("dropped")
@@ -489,7 +492,7 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
                       importance=statement.importance, confidence=statement.confidence, tags=statement.tags,
                       data=data, agent_id=job.agent_id, session_id=job.session_id, group_id=job.group_id,
                       valid_at=statement.valid_at or now, source_session_id=job.session_id,
-                      source_message_indices=statement.source_messages)
+                      source_message_indices=statement.source_messages, emotion=emotion)
     applied = apply_decision(tenant=job.tenant, decision=decision, target=target, spec=spec,
                              confidence=statement.confidence, submitter=Submitter(
                                  actor=ACTOR, role=_job_role(job), api_key_id=job.api_key_id, job=job,

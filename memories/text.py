@@ -96,9 +96,11 @@ def _jieba():
         return jieba
 
 
-def chinese_person_names(text: str) -> list[tuple[int, str]]:
+@lru_cache(maxsize=4096)
+def chinese_person_names(text: str) -> tuple[tuple[int, str], ...]:
     """The person names jieba's part-of-speech tagger reads in a Chinese text ("陈浩跟我求婚了" -> 陈浩), with
-    where each starts: two or three characters tagged `nr`."""
+    where each starts: two or three characters tagged `nr`. Remembered per text (about 5 ms a sentence: a
+    job reads a turn and the statements kept from it)."""
     import jieba.posseg  # loaded with jieba (_jieba), which initialises the dictionary once
 
     _jieba()
@@ -108,7 +110,7 @@ def chinese_person_names(text: str) -> list[tuple[int, str]]:
         if flag == "nr" and 2 <= len(word) <= 3 and has_han(word):
             out.append((at, word))
         at += len(word)
-    return out
+    return tuple(out)
 
 
 @lru_cache(maxsize=1)

@@ -102,83 +102,114 @@ def _zh_name(raw: str | None) -> str:
     return raw[:2] if len(raw) >= 2 and raw[0] == raw[1] else ""
 
 
+@dataclass
+class _Reading:
+    """One text being read: what was found where (a span read once, by the first reader to claim it)."""
+
+    body: str
+    start: int  # where the text's subject starts (after "and", "btw", ...)
+    own: set[str]
+    found: list[tuple[int, Mention]]
+    taken: list[tuple[int, int]]
+
+    def add(self, span: tuple[int, int], mention: Mention) -> None:
+        if any(a < span[1] and span[0] < b for a, b in self.taken):
+            return
+        self.taken.append(span)
+        self.found.append((span[0], mention))
+
+    def opens(self, at: int) -> bool:
+        return at <= self.start
+
+
 def mentions_in(text: str, user_names: Iterable[str] = (), known_names: Iterable[str] = ()) -> list[Mention]:
     """Every person (or pet) the text names, in order, the subject first marked (see the module docstring).
     `user_names`: the user's own names (a memory says "Marcus's sister" for the user Marcus); `known_names`:
     Chinese names the user gave before ("朵朵"), found wherever they are said."""
     user_names = (*user_names, *UNKNOWN_SPEAKER.values())  # "User's daughter": the user's, name or not
-    own = {n.casefold() for n in user_names if n}
     body = as_first_person(_LEAD_IN.sub("", text.strip()), user_names)
-    start = len(_SUBJECT_START.match(body).group(0)) if _SUBJECT_START.match(body) else 0  # type: ignore[union-attr]
-    found: list[tuple[int, Mention]] = []
-    taken: list[tuple[int, int]] = []
+    opening = _SUBJECT_START.match(body)
+    reading = _Reading(body, len(opening.group(0)) if opening else 0, {n.casefold() for n in user_names if n},
+                       [], [])
+    _named_relatives(reading)
+    _owned_relatives(reading)
+    if _HAN.search(body):
+        _chinese_names(reading, user_names, known_names)
+    _capitalised_names(reading)
+    return [mention for _, mention in sorted(reading.found, key=lambda item: item[0])]
 
-    def add(match: re.Match[str], mention: Mention, span: tuple[int, int] | None = None) -> None:
-        span = span or match.span()
-        if any(a < span[1] and span[0] < b for a, b in taken):
-            return
-        taken.append(span)
-        found.append((span[0], mention))
 
+def _named_relatives(reading: _Reading) -> None:
+    """"my mum is called Sheila", "Ana is my cousin", "我老公叫刘洋", "王芳是我妈"; "my friend's dog Rex"."""
     for pattern in (_EN_CALLED, _EN_NAME_IS, _ZH_CALLED, _ZH_NAME_IS):
-        for match in pattern.finditer(body):
+        for match in pattern.finditer(reading.body):
             word = match.group("relation")
-            add(match, Mention(code=relation_code(word), word=word, name=match.group("name"),
-                               subject=match.start() <= start))
-    for match in _EN_THEIRS.finditer(body):
+            reading.add(match.span(), Mention(code=relation_code(word), word=word, name=match.group("name"),
+                                              subject=reading.opens(match.start())))
+    for match in _EN_THEIRS.finditer(reading.body):
         owner, word, name = match.group("owner"), match.group("relation"), match.group("name") or ""
-        add(match, Mention(code="other", word=f"{owner}'s {word}", name="" if name.casefold() in NOT_A_NAME else name,
-                           subject=match.start() <= start, owner=owner), (match.end("owner") + 1, match.end()))
-        add(match, Mention(code=relation_code(owner), word=owner), (match.start(), match.end("owner")))
+        reading.add((match.end("owner") + 1, match.end()), Mention(
+            code="other", word=f"{owner}'s {word}", name="" if name.casefold() in NOT_A_NAME else name,
+            subject=reading.opens(match.start()), owner=owner))
+        reading.add((match.start(), match.end("owner")), Mention(code=relation_code(owner), word=owner))
+
+
+def _owned_relatives(reading: _Reading) -> None:
+    """"my sister (Ana)", "Marcus's mum", "My 婆婆", "我婆婆", "林晓雨的妈妈", "Mum", "her brother Leo"."""
+    body, own = reading.body, reading.own
     for match in _MIXED_OWNED.finditer(body):
         word = match.group("relation")
-        add(match, Mention(code=relation_code(word), word=word, subject=match.start() <= start))
+        reading.add(match.span(), Mention(code=relation_code(word), word=word, subject=reading.opens(match.start())))
     for match in _EN_OWNED.finditer(body):
         word, owner, name = match.group("relation"), match.group("owner"), match.group("name") or ""
         name = "" if name.casefold() in NOT_A_NAME or name.casefold() in own else name
         theirs = _user_owned(owner, own)
-        add(match, Mention(code=relation_code(word) if theirs else "other", word=word if theirs else
-                           f"{owner} {word}", name=name, subject=match.start() <= start,
-                           owner="" if theirs else owner.removesuffix("'s")))
+        reading.add(match.span(), Mention(code=relation_code(word) if theirs else "other", word=word if theirs else
+                                          f"{owner} {word}", name=name, subject=reading.opens(match.start()),
+                                          owner="" if theirs else owner.removesuffix("'s")))
     for match in _ZH_OWNED.finditer(body):
         word, owner = match.group("relation"), match.group("owner")
         theirs = _user_owned(owner, own) or owner.removesuffix("的") in own
         name = _zh_name(match.group("name"))
-        span = (match.start(), match.end("name") if name else match.end("relation"))
-        add(match, Mention(code=relation_code(word) if theirs else "other", word=word if theirs else
-                           f"{owner}{word}", name=name, subject=match.start() <= start,
-                           owner="" if theirs else owner.removesuffix("的")), span)
+        reading.add((match.start(), match.end("name") if name else match.end("relation")), Mention(
+            code=relation_code(word) if theirs else "other", word=word if theirs else f"{owner}{word}", name=name,
+            subject=reading.opens(match.start()), owner="" if theirs else owner.removesuffix("的")))
     for match in _EN_TITLE.finditer(body):
         word = match.group("relation")
-        add(match, Mention(code=relation_code(word), word=word, subject=match.start() <= start))
+        reading.add(match.span(), Mention(code=relation_code(word), word=word, subject=reading.opens(match.start())))
     for match in _ZH_BARE.finditer(body):
         word = match.group("relation")
         if len(word) >= 2:  # "妈妈", "老公": a bare one-character word is too often part of another
-            add(match, Mention(code=relation_code(word), word=word, subject=match.start("relation") <= start),
-                match.span("relation"))
+            reading.add(match.span("relation"), Mention(code=relation_code(word), word=word,
+                                                        subject=reading.opens(match.start("relation"))))
     for match in _THEIRS.finditer(body):  # "Her brother Leo", "his dog Rex": someone of someone else's
         word, name = match.group("relation"), match.group("name") or ""
-        add(match, Mention(code="other", word=f"{match.group('owner').casefold()} {word}",
-                           name="" if name.casefold() in NOT_A_NAME else name, subject=match.start() <= start,
-                           owner=match.group("owner").casefold()))
-    if _HAN.search(body):
-        starts = {0, *(len(n) for n in user_names if n and body.startswith(n))}  # "林晓雨陈浩跟…": 陈浩 opens it
-        said = [(at, n) for n in known_names if len(n) >= 2 and _HAN.search(n) for at in [body.find(n)] if at >= 0]
-        for at, name in sorted([*chinese_person_names(body), *said]):
-            if name.casefold() in own or relation_code(name) or _ZH_NOT_A_NAME.match(name) or name[-1] in "楼家里":
-                continue
-            span = (at, at + len(name))
-            if not any(a < span[1] and span[0] < b for a, b in taken):
-                taken.append(span)
-                found.append((at, Mention(name=name, subject=at in starts, known_only=at not in starts)))
-    for match in _CAPITALISED.finditer(body):
-        name = match.group(0)
-        if name.casefold() in NOT_A_NAME or name.casefold() in own or relation_code(name):
+        reading.add(match.span(), Mention(code="other", word=f"{match.group('owner').casefold()} {word}",
+                                          name="" if name.casefold() in NOT_A_NAME else name,
+                                          subject=reading.opens(match.start()), owner=match.group("owner").casefold()))
+
+
+def _chinese_names(reading: _Reading, user_names: Iterable[str], known_names: Iterable[str]) -> None:
+    """Names in Chinese text: jieba's person names and the names the user gave before; a name right after the
+    user's own opens the statement ("林晓雨陈浩跟…")."""
+    body = reading.body
+    starts = {0, *(len(n) for n in user_names if n and body.startswith(n))}
+    said = [(at, n) for n in known_names if len(n) >= 2 and _HAN.search(n) for at in [body.find(n)] if at >= 0]
+    for at, name in sorted([*chinese_person_names(body), *said]):
+        if name.casefold() in reading.own or relation_code(name) or _ZH_NOT_A_NAME.match(name) or name[-1] in "楼家里":
             continue
-        opening = match.start() <= start
-        add(match, Mention(name=name, subject=opening,
-                           known_only=not opening or not reads_as_a_name(name, body[match.end():])))
-    return [mention for _, mention in sorted(found, key=lambda item: item[0])]
+        reading.add((at, at + len(name)), Mention(name=name, subject=at in starts, known_only=at not in starts))
+
+
+def _capitalised_names(reading: _Reading) -> None:
+    """A capitalised word: a name when it opens the text and reads as one, else only a known name."""
+    for match in _CAPITALISED.finditer(reading.body):
+        name = match.group(0)
+        if name.casefold() in NOT_A_NAME or name.casefold() in reading.own or relation_code(name):
+            continue
+        opening = reading.opens(match.start())
+        reading.add(match.span(), Mention(name=name, subject=opening, known_only=not opening or not reads_as_a_name(
+            name, reading.body[match.end():])))
 
 
 _SAID_OF_SOMEONE = re.compile(r"^(?:'s\b|\s+(?:is|was|has|had|says|said|and I|thinks|wants|loves|got|just)\b)")

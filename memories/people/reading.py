@@ -122,7 +122,7 @@ class PeopleReader:
         self.heard_until = index
         for mention in mentions_in(text, self.user_names, self.known_names):
             person = self._person(mention, now or timezone.now())
-            if person is not None and mention.code != "other" or person is not None and mention.subject:
+            if person is not None and (mention.code != "other" or mention.subject):
                 self.last = person
 
     def about(self, text: str, now: datetime | None = None) -> About:
