@@ -50,8 +50,8 @@ _EN_NAME_IS = re.compile(rf"\b(?P<name>{_NAME})(?:\s+is|,)\s+(?:my|our)\s+{_ADJE
 _EN_CALLED = re.compile(rf"\bmy\s+{_ADJECTIVE}(?P<relation>{_EN_RELATION})(?:'s name is|\s+is (?:called|named))\s+"
                         rf"(?P<name>{_NAME})", re.I)
 # "Mum said", "Dad's retired": a relation word used as a name, capitalised
-_EN_TITLE = re.compile(r"\b(?P<relation>(?-i:Mum|Mom|Mummy|Mommy|Mama|Dad|Daddy|Papa|Grandma|Grandpa|Granny|Nana|"
-                       r"Nan|Grandad))\b")
+_EN_TITLE = re.compile(r"\b(?P<relation>(?-i:Mum|Mom|Mummy|Mommy|Mama|Mam|Dad|Daddy|Papa|Pops|Baba|Da|Grandma|"
+                       r"Grandpa|Granny|Nana|Nan|Grandad))\b")
 _ZH_OWNED = re.compile(rf"(?P<owner>我们?的?|[\u4e00-\u9fffA-Za-z]{{1,6}}的)(?P<relation>{_ZH_RELATION})"
                        rf"(?:叫|是)?(?P<name>{_ZH_NAME})?")
 _ZH_BARE = re.compile(rf"(?:^|[，。！？,.!?；;\s和跟与给陪带])(?P<relation>{_ZH_RELATION})")
@@ -67,7 +67,7 @@ NOT_A_NAME = frozenset(
     "just please big quick one again actually user hi hey hello well anyway ugh guess good great lol omg "
     "january february march april may june july august september october november december christmas easter "
     "english chinese mandarin french spanish german italian japanese korean her his our their its your "
-    "mum mom dad mummy mommy mama papa daddy grandma grandpa granny nana nan grandad".split())
+    "mum mom dad mummy mommy mama mam papa pops baba da daddy grandma grandpa granny nana nan grandad".split())
 # A Chinese "name" that is a word of the sentence, not a name: what follows a relation word too often.
 _ZH_NOT_A_NAME = re.compile(r"^(?:最近|现在|今天|昨天|明天|去年|今年|上周|下周|一直|已经|每天|经常|总是|"
                             r"也|都|还|又|就|说|在|是|要|会|的|了|和|跟|给|让|把|被|很|太|有|没|不|去|来|住|搬|找|做|身体|工作|上班|退休|生日|家|那边|这边|一起)")
