@@ -87,6 +87,17 @@ class GovernedWithMemories:
     def has_change_permission(self, request, obj=None) -> bool:
         return obj is None and self._may_change(request)  # the actions; never a form save on a page
 
+    def _each(self, request, items, change, *, named, failed: str) -> int:
+        """Apply one graph change to each item, an error message per refusal; how many were changed."""
+        done = 0
+        for item in items:
+            try:
+                change(item)
+                done += 1
+            except MemoryError_ as exc:
+                self.message_user(request, f"{named(item)}: {failed}: {exc}", messages.ERROR)  # type: ignore[attr-defined]
+        return done
+
     def _confirm(self, request, *, title: str, explanation: str, action: str, rows, headers, form,
                  submit: str, cancel: str):
         """The confirmation page of an action: what it acts on, the form (a reason at least), one button."""
@@ -344,14 +355,9 @@ class PersonAdmin(GovernedWithMemories, TenantScopedAdmin):
             return None
         form = ReasonForm(request.POST if "apply" in request.POST else None)
         if form.is_valid():
-            done = 0
-            for person in merged:
-                try:
-                    graph.person_split(person.tenant, person.id, actor=actor_of(request),
-                                       reason=form.cleaned_data["reason"])
-                    done += 1
-                except MemoryError_ as exc:
-                    self.message_user(request, f"{person_label(person)} not split: {exc}", messages.ERROR)
+            done = self._each(request, merged, lambda person: graph.person_split(
+                person.tenant, person.id, actor=actor_of(request), reason=form.cleaned_data["reason"]),
+                named=person_label, failed="not split")
             if done:
                 self.message_user(request, f"Split off {counted(done, 'people') if done > 1 else '1 person'}: "
                                            "what moved in the merge is back.")
@@ -377,15 +383,10 @@ class PersonAdmin(GovernedWithMemories, TenantScopedAdmin):
         initial = {"relation": fit[0].relation} if fit[0].relation in RELATION_CODES else {}
         form = RelationForm(request.POST if "apply" in request.POST else None, initial=initial)
         if form.is_valid():
-            done = 0
-            for person in fit:
-                try:
-                    graph.person_relation_correct(person.tenant, person.id, form.cleaned_data["relation"],
-                                                  actor=actor_of(request), reason=form.cleaned_data["reason"],
-                                                  word=form.cleaned_data["word"])
-                    done += 1
-                except MemoryError_ as exc:
-                    self.message_user(request, f"{person_label(person)}: not corrected: {exc}", messages.ERROR)
+            done = self._each(request, fit, lambda person: graph.person_relation_correct(
+                person.tenant, person.id, form.cleaned_data["relation"], actor=actor_of(request),
+                reason=form.cleaned_data["reason"], word=form.cleaned_data["word"]),
+                named=person_label, failed="not corrected")
             if done:
                 self.message_user(request, f"Relation corrected to {form.cleaned_data['relation']} for "
                                            f"{counted(done, 'people') if done > 1 else '1 person'}.")
@@ -484,14 +485,9 @@ class PersonEdgeAdmin(GovernedWithMemories, TenantScopedAdmin):
             back = reverse("admin:memories_person_change", args=[about or held[0].source_id])
         form = ReasonForm(request.POST if "apply" in request.POST else None)
         if form.is_valid():
-            done = 0
-            for edge in held:
-                try:
-                    graph.edge_retract(edge.tenant, edge.id, actor=actor_of(request),
-                                       reason=form.cleaned_data["reason"])
-                    done += 1
-                except MemoryError_ as exc:
-                    self.message_user(request, f"{edge.id}: not retracted: {exc}", messages.ERROR)
+            done = self._each(request, held, lambda edge: graph.edge_retract(
+                edge.tenant, edge.id, actor=actor_of(request), reason=form.cleaned_data["reason"]),
+                named=lambda edge: str(edge.id), failed="not retracted")
             if done:
                 self.message_user(request, f"Retracted {counted(done, 'edges') if done > 1 else '1 edge'}: "
                                            "kept as history, no longer believed.")
