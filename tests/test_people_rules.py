@@ -36,9 +36,14 @@ def test_relation_words_are_one_code_in_every_language(word, code):
     ("My 婆婆 is staying with us", [("mother_in_law", "", True)]),
     ("My friend's dog Rex is hilarious", [("friend", "", False), ("other", "Rex", True)]),
     ("I live in Leeds", []),
+    ("刘芳就是老伴不爱出门", [("partner", "", True)]),  # a filler after the user's name
+    ("我们家老赵以前最爱钓鱼", [("", "老赵", True)]),
+    ("Lilymy mom and 婆婆 under one roof", [("mother", "", True), ("mother_in_law", "", False)]),
+    ("Three kilos down already", []),
 ])
 def test_mentions(text, expected):
-    found = [(m.code, m.name, m.subject) for m in mentions_in(text, ["Marcus", "林晓雨"]) if not m.known_only]
+    found = [(m.code, m.name, m.subject) for m in mentions_in(text, ["Marcus", "林晓雨", "刘芳", "Lily"])
+             if not m.known_only]
     assert found == expected
 
 

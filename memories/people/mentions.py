@@ -55,10 +55,12 @@ _EN_TITLE = re.compile(r"\b(?P<relation>(?-i:Mum|Mom|Mummy|Mommy|Mama|Mam|Dad|Da
 _ZH_OWNED = re.compile(rf"(?P<owner>我们?的?|[\u4e00-\u9fffA-Za-z]{{1,6}}的)(?P<relation>{_ZH_RELATION})"
                        rf"(?:叫|是)?(?P<name>{_ZH_NAME})?")
 _ZH_BARE = re.compile(rf"(?:^|[，。！？,.!?；;\s和跟与给陪带])(?P<relation>{_ZH_RELATION})")
+_ZH_FAMILY_NAME = re.compile(r"我们?家(?:的|那位)?(?P<name>(?:老|小|阿)[\u4e00-\u9fff])")  # "我们家老赵"
 _ZH_NAME_IS = re.compile(rf"(?P<name>{_ZH_NAME})是我(?:的)?(?P<relation>{_ZH_RELATION})")
 _ZH_CALLED = re.compile(rf"我(?:的)?(?P<relation>{_ZH_RELATION})(?:的名字)?叫(?P<name>{_ZH_NAME})")
 _CAPITALISED = re.compile(r"(?<![A-Za-z'])(?-i:[A-Z][a-z]+(?:-[A-Z][a-z]+)?)(?![A-Za-z])")  # "Maria跟着…" too
-_SUBJECT_START = re.compile(r"^(?:(?:and|but|also|so|oh|btw|actually|anyway|well|ugh|guess what)[,!]?\s+)*", re.I)
+_SUBJECT_START = re.compile(r"^(?:(?:and|but|also|so|oh|btw|actually|anyway|well|ugh|guess what)[,!]?\s+|"
+                            r"(?:就是|其实|还有|然后|不过|但是|对了|而且|所以|哈哈|是啊|唉|嗯)[，,]?)*", re.I)
 _LEAD_IN = re.compile(r"^[A-Za-z ]{2,15}:\s+(?=\S)|^[\u4e00-\u9fff]{1,6}[：:]\s*(?=\S)")
 _PRONOUN_SUBJECT = re.compile(r"^(?:he|she|they)(?:'s|'d|'ll|'re)?\b|^(?:他|她)(?!们)", re.I)
 NOT_A_NAME = frozenset(
@@ -67,6 +69,7 @@ NOT_A_NAME = frozenset(
     "just please big quick one again actually user hi hey hello well anyway ugh guess good great lol omg "
     "january february march april may june july august september october november december christmas easter "
     "english chinese mandarin french spanish german italian japanese korean her his our their its your "
+    "hiya dr mr mrs ms valentine one two three four five six seven eight nine ten eleven twelve "
     "mum mom dad mummy mommy mama mam papa pops baba da daddy grandma grandpa granny nana nan grandad".split())
 # A Chinese "name" that is a word of the sentence, not a name: what follows a relation word too often.
 _ZH_NOT_A_NAME = re.compile(r"^(?:最近|现在|今天|昨天|明天|去年|今年|上周|下周|一直|已经|每天|经常|总是|"
@@ -92,12 +95,17 @@ def _user_owned(owner: str, user_names: set[str]) -> bool:
     return owner in ("my", "our", "我", "我们") or owner in user_names
 
 
+# 老X / 小X / 阿X that are words, not names ("我们家老家" is no one)
+_ZH_TITLE_WORDS = frozenset("老家 老师 老板 老公 老婆 老妈 老爸 老伴 老人 老大 小区 小学 小时 小孩 小姨 小朋 阿姨 老是 "
+                            "小心 老了".split())
+
+
 def _zh_name(raw: str | None) -> str:
     """A name after a Chinese relation word ("我们领导老张", "我女儿朵朵"), when it reads as one: 老/小/阿 and a
     character, or one character said twice."""
     if not raw or _ZH_NOT_A_NAME.match(raw):
         return ""
-    if raw.startswith(("老", "小", "阿")) and len(raw) >= 2:
+    if raw.startswith(("老", "小", "阿")) and len(raw) >= 2 and raw[:2] not in _ZH_TITLE_WORDS:
         return raw[:2]
     return raw[:2] if len(raw) >= 2 and raw[0] == raw[1] else ""
 
@@ -140,7 +148,11 @@ def mentions_in(text: str, user_names: Iterable[str] = (), known_names: Iterable
 
 
 def _named_relatives(reading: _Reading) -> None:
-    """"my mum is called Sheila", "Ana is my cousin", "我老公叫刘洋", "王芳是我妈"; "my friend's dog Rex"."""
+    """"my mum is called Sheila", "Ana is my cousin", "我老公叫刘洋", "王芳是我妈", "我们家老赵"; "my friend's dog
+    Rex"."""
+    for match in _ZH_FAMILY_NAME.finditer(reading.body):
+        if match.group("name") not in _ZH_TITLE_WORDS:
+            reading.add(match.span(), Mention(name=match.group("name"), subject=reading.opens(match.start())))
     for pattern in (_EN_CALLED, _EN_NAME_IS, _ZH_CALLED, _ZH_NAME_IS):
         for match in pattern.finditer(reading.body):
             word = match.group("relation")
@@ -196,7 +208,8 @@ def _chinese_names(reading: _Reading, user_names: Iterable[str], known_names: It
     starts = {0, *(len(n) for n in user_names if n and body.startswith(n))}
     said = [(at, n) for n in known_names if len(n) >= 2 and _HAN.search(n) for at in [body.find(n)] if at >= 0]
     for at, name in sorted([*chinese_person_names(body), *said]):
-        if name.casefold() in reading.own or relation_code(name) or _ZH_NOT_A_NAME.match(name) or name[-1] in "楼家里":
+        if any(own in name.casefold() for own in reading.own) or relation_code(name) or _ZH_NOT_A_NAME.match(name) \
+                or name[-1] in "楼家里" or name in _ZH_TITLE_WORDS:
             continue
         reading.add((at, at + len(name)), Mention(name=name, subject=at in starts, known_only=at not in starts))
 
@@ -221,7 +234,7 @@ def reads_as_a_name(word: str, after: str) -> bool:
     beginner" are not (lemminflect's lexicon says which words are English)."""
     if not getAllLemmas(word.casefold()):
         return True
-    return bool(_SAID_OF_SOMEONE.match(after)) and not after.startswith("'s a ")
+    return bool(_SAID_OF_SOMEONE.match(after)) and not re.match(r"'s (?:a |an |the |[A-Z])", after)
 
 
 def as_first_person(text: str, user_names: Iterable[str]) -> str:
@@ -233,12 +246,13 @@ def as_first_person(text: str, user_names: Iterable[str]) -> str:
         name = text[:len(name)]  # as written ("alice" is the user id, "Alice" the text)
         if text.startswith(f"{name}'s "):
             return "my " + text[len(name) + 3:]
-        if re.match(r"[A-Z]", text[len(name):len(name) + 1]):
+        if re.match(r"[A-Z]|my |I ", text[len(name):len(name) + 3]):
             return text[len(name):]  # a name glued to the next one ("LilyShe says", "用户Maria跟着过来了")
         if _HAN.match(text[len(name):len(name) + 1] or "x"):
             rest = text[len(name):].removeprefix("的")
-            if re.match(_ZH_RELATION, rest):
-                return "我" + rest
+            unfilled = rest[len(_SUBJECT_START.match(rest).group(0)):]  # type: ignore[union-attr]  # "就是老伴…"
+            if re.match(_ZH_RELATION, unfilled):
+                return "我" + unfilled
     return text
 
 
