@@ -194,7 +194,7 @@ def with_emotions(specs: Sequence[MemorySpec]) -> None:
 
 def _about(reader: PeopleReader, spec: MemorySpec) -> About:
     """Whom the spec is about, written into it (subject and object entity) before it is saved."""
-    about = reader.about(spec.text)
+    about = reader.about(spec.text, tags=spec.tags)
     spec.subject_entity_id, spec.object_entity_id = about.subject.id, about.obj.id if about.obj else None
     with_emotions([spec])
     return about

@@ -122,3 +122,4 @@ def sql_status_in(statuses: Iterable[str], alias: str = "m") -> str:
 # What a memory says for the user until they give their name (extraction writes it; the block and the
 # people reader read it as the user).
 UNKNOWN_SPEAKER = {"en": "User", "zh": "用户"}
+ABOUT_OTHER_TAG = "about-other"  # a statement about someone else: never the speaker's trait (extraction tags it)

@@ -46,7 +46,7 @@ from memories.extraction.speaker import (
 )
 from memories.models import MemoryType
 from memories.text import has_han
-from memories.vocabulary import UNKNOWN_SPEAKER  # the one name for a user not yet named
+from memories.vocabulary import ABOUT_OTHER_TAG, UNKNOWN_SPEAKER
 
 # --------------------------------------------------------------------------- rules
 
@@ -140,7 +140,6 @@ _RELATION_EN = (r"wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|son|dau
                 r"dog|cat|pet")
 _ABOUT_OTHER_EN = re.compile(rf"^\s*(?:and |but |also )?my ((?:\w+ )?(?:{_RELATION_EN}))\b", re.I)
 _ABOUT_OTHER_ZH = re.compile(rf"^\s*我的?((?:{_RELATION_ZH}))")
-ABOUT_OTHER_TAG = "about-other"  # a statement about someone else: never the speaker's trait
 _OTHERS_EN = re.compile(rf"^\s*[\w.-]+(?: [\w.-]+)?'s ((?:\w+ )?(?:{_RELATION_EN}))\b", re.I)
 _OTHERS_ZH = re.compile(rf"^\s*[^\s的，。]{{1,8}}的(?:{_RELATION_ZH})")
 

@@ -35,6 +35,7 @@ from memories.people.mentions import (
 )
 from memories.people.resolve import Known, alias_key
 from memories.relations import relation_code
+from memories.vocabulary import ABOUT_OTHER_TAG
 
 
 def profile_name(tenant: Tenant, user_id: str) -> str:
@@ -125,14 +126,16 @@ class PeopleReader:
             if person is not None and (mention.code != "other" or mention.subject):
                 self.last = person
 
-    def about(self, text: str, now: datetime | None = None) -> About:
-        """Whom a statement is about (see the module docstring)."""
+    def about(self, text: str, now: datetime | None = None, tags: Sequence[str] = ()) -> About:
+        """Whom a statement is about (see the module docstring). `tags`: the extractor's; one it read as about
+        someone else ("林晓雨走不了太远" from "我妈腿不好，走不了太远") whose words name no one is the person
+        named last."""
         now = now or timezone.now()
         mentions = mentions_in(text, self.user_names, self.known_names)
         subject: Person | None = None
         if mentions and mentions[0].subject:
             subject = self._person(mentions[0], now)
-        elif pronoun_subject(text) and self.last is not None:
+        elif (pronoun_subject(text) or ABOUT_OTHER_TAG in tags) and self.last is not None:
             subject = self.last
         if subject is None:  # "Alice plays tennis with her brother": the user's brother
             mentions = [users_own(m) for m in mentions]
