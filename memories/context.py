@@ -451,7 +451,9 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
     embedder = get_embedder()  # resolved here: the worker thread must not touch the database
     vector = _EMBEDDING_POOL.submit(alongside("embed", embed_query, request.query, embedder))
     named = profile_display_name(tenant.id, request.user_id) if request.user_id else None
-    people = people_of(tenant, request.user_id) if request.user_id is not None else []
+    # A line a person, and a question naming them brings CONTEXT_PERSON_FACTS of their facts: no more are read.
+    people = people_of(tenant, request.user_id, facts=max(1, settings.CONTEXT_PERSON_FACTS)) \
+        if request.user_id is not None else []
     lines: list[ContextLine] = profile_lines(tenant, request, named, others=others_of(people))
     if request.user_id is not None:
         lines += trait_lines(tenant, request.user_id, settings.CONTEXT_TRAIT_LIMIT if request.trait_limit is None

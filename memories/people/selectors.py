@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
 
 from memories.errors import get_or_not_found
 from memories.models import (
@@ -59,10 +60,11 @@ class PersonView:
     edges: list[PersonEdge] = field(default_factory=list)  # current: where they live, work, belong
 
 
-def people_of(tenant: Tenant, user_id: str, *, kinds: Sequence[str] = (), with_facts: bool = True
+def people_of(tenant: Tenant, user_id: str, *, kinds: Sequence[str] = (), facts: int = FACTS_PER_PERSON
               ) -> list[PersonView]:
     """The user's active entities (the user first, then by last mention), each with aliases, current edges
-    and current facts (FACTS_PER_PERSON, most important first): four queries whatever the number."""
+    and up to `facts` current facts (most important first; the rest are not read): four queries whatever the
+    number."""
     rows = Person.objects.filter(tenant=tenant, user_id=user_id, status=PersonStatus.ACTIVE)
     if kinds:
         rows = rows.filter(kind__in=kinds)
@@ -72,12 +74,12 @@ def people_of(tenant: Tenant, user_id: str, *, kinds: Sequence[str] = (), with_f
     for edge in PersonEdge.objects.filter(source_id__in=list(views), invalid_at__isnull=True,
                                           expired_at__isnull=True).exclude(predicate=EdgePredicate.RELATION):
         views[edge.source_id].edges.append(edge)
-    if with_facts:
-        for memory in current_facts(tenant, user_id).filter(subject_entity_id__in=list(views)).order_by(
-                "-importance", "-created_at"):
-            view = views[memory.subject_entity_id]  # type: ignore[index]
-            if len(view.facts) < FACTS_PER_PERSON:
-                view.facts.append(memory)
+    if facts > 0:
+        ranked = current_facts(tenant, user_id).filter(subject_entity_id__in=list(views)).annotate(
+            rank=Window(RowNumber(), partition_by=[F("subject_entity_id")],
+                        order_by=[F("importance").desc(), F("created_at").desc()]))
+        for memory in ranked.filter(rank__lte=facts).order_by("subject_entity_id", "rank"):
+            views[memory.subject_entity_id].facts.append(memory)  # type: ignore[index]
     return list(views.values())
 
 
