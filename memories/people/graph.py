@@ -208,8 +208,9 @@ def place_entity(tenant: Tenant, user_id: str, value: str, predicate: str, *, no
 def edge_from_memory(person: Person, stated: StatedEdge, memory: MemoryItem, *, actor: str = ACTOR,
                      job_id: str = "") -> PersonEdge | None:
     """What a memory says of where `person` lives or works: the same place again changes nothing; another
-    ends the current edge at the memory's valid time and starts the new one; "moved from Leeds" with no
-    edge known records Leeds as where they lived until then."""
+    ends the current edge at the memory's valid time and starts the new one (from then when said as a
+    change, else from a time unknown); "moved from Leeds" with no edge known records Leeds as where they
+    lived until then."""
     at = memory.valid_at or timezone.now()
     current = list(PersonEdge.objects.filter(source=person, predicate=stated.predicate, invalid_at__isnull=True,
                                              expired_at__isnull=True))
@@ -225,8 +226,10 @@ def edge_from_memory(person: Person, stated: StatedEdge, memory: MemoryItem, *, 
         _edge_add(person, stated.predicate, stated.before, target=before, memory=memory, valid_at=None,
                   invalid_at=at, actor=actor, reason=reason, job_id=job_id, about=person)
     target = place_entity(person.tenant, person.user_id, stated.value, stated.predicate, now=now, actor=actor)
-    return _edge_add(person, stated.predicate, stated.value, target=target, memory=memory, valid_at=at,
-                     actor=actor, reason=reason, job_id=job_id, about=person)
+    # "Moved to York (October)" began then; "lives in Leeds" has held since a time nobody said.
+    return _edge_add(person, stated.predicate, stated.value, target=target, memory=memory,
+                     valid_at=at if stated.changed else None, actor=actor, reason=reason, job_id=job_id,
+                     about=person)
 
 
 # --------------------------------------------------------------------------- a reviewer's changes

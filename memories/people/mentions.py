@@ -270,27 +270,31 @@ class StatedEdge:
     predicate: str  # "lives_in" | "works_at"
     value: str
     before: str = ""
+    changed: bool = False  # said as a change ("moved to", "跳槽去了"): it began when said; else since unknown
 
 
 _PLACE = r"(?P<value>(?-i:[A-Z][\w&'.-]*(?:\s+(?:of\s+|upon\s+|on\s+)?(?-i:[A-Z][\w&'.-]*))*))"
 _FROM = r"(?:from\s+(?P<before>(?-i:[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)*))\s+)?"
 _ZH_PLACE = r"(?P<value>[\u4e00-\u9fffA-Za-z]{2,10}?)"
 _ZH_END = r"(?=了|工作|上班|实习|读书|住|去|那边|那里|附近|定居|生活|养老|，|。|！|,|\.|!|$|的|啦|呢|吧)"
-_EN_EDGES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("lives_in", re.compile(rf"\b(?:moved|moving|moves|relocated|relocating|move)\s+(?:back\s+)?{_FROM}"
-                            rf"(?:to|into)\s+{_PLACE}", re.I)),
-    ("lives_in", re.compile(rf"\b(?:lives?|living|lived|based|settled|stays?|staying)\s+in\s+{_PLACE}", re.I)),
-    ("works_at", re.compile(rf"\b(?:works?|working|worked)\s+(?:at|for)\s+{_PLACE}", re.I)),
-    ("works_at", re.compile(rf"\b(?:job|position|role|internship|placement|post)\s+(?:at|with)\s+{_PLACE}", re.I)),
-    ("works_at", re.compile(rf"\b(?:joined|joining|joins|started at|starting at|starts at|hired by)\s+{_PLACE}",
-                            re.I)),
+# (predicate, said as a change, pattern)
+_EN_EDGES: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
+    ("lives_in", True, re.compile(rf"\b(?:moved|moving|moves|relocated|relocating|move)\s+(?:back\s+)?{_FROM}"
+                                  rf"(?:to|into)\s+{_PLACE}", re.I)),
+    ("lives_in", False, re.compile(rf"\b(?:lives?|living|lived|based|settled|stays?|staying)\s+in\s+{_PLACE}",
+                                   re.I)),
+    ("works_at", False, re.compile(rf"\b(?:works?|working|worked)\s+(?:at|for)\s+{_PLACE}", re.I)),
+    ("works_at", True, re.compile(rf"\b(?:job|position|role|internship|placement|post)\s+(?:at|with)\s+{_PLACE}",
+                                  re.I)),
+    ("works_at", True, re.compile(rf"\b(?:joined|joining|joins|started at|starting at|starts at|hired by)\s+"
+                                  rf"{_PLACE}", re.I)),
 )
-_ZH_EDGES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("lives_in", re.compile(rf"(?:从(?P<before>[\u4e00-\u9fff]{{2,6}}?))?搬(?:到|去|回|家到|家去)了?"
-                            rf"{_ZH_PLACE}{_ZH_END}")),
-    ("lives_in", re.compile(rf"(?:住在|定居在|生活在|住到了?){_ZH_PLACE}{_ZH_END}")),
-    ("works_at", re.compile(rf"(?:跳槽|入职|调)(?:到|去)?了?{_ZH_PLACE}{_ZH_END}")),
-    ("works_at", re.compile(rf"在{_ZH_PLACE}(?:工作|上班|实习)")),
+_ZH_EDGES: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
+    ("lives_in", True, re.compile(rf"(?:从(?P<before>[\u4e00-\u9fff]{{2,6}}?))?搬(?:到|去|回|家到|家去)了?"
+                                  rf"{_ZH_PLACE}{_ZH_END}")),
+    ("lives_in", False, re.compile(rf"(?:住在|定居在|生活在|住到了?){_ZH_PLACE}{_ZH_END}")),
+    ("works_at", True, re.compile(rf"(?:跳槽|入职|调)(?:到|去)?了?{_ZH_PLACE}{_ZH_END}")),
+    ("works_at", False, re.compile(rf"在{_ZH_PLACE}(?:工作|上班|实习)")),
 )
 _GENERIC = re.compile(r"^(?:一家|一个|家里|公司|单位|那边|这边|新的|老家|那家|这家)")
 _ZH_NOT_PLACE = re.compile(r"^(?:家|家里|公司|单位|这|那|一起|附近|外面|里面|上面|这里|那里|哪|新家|老家)$")
@@ -300,7 +304,7 @@ def stated_edges(text: str) -> list[StatedEdge]:
     """Where the text says someone lives or works (see the module docstring); nothing for a flat, "a new
     job" or a place not named."""
     out: list[StatedEdge] = []
-    for predicate, pattern in _EN_EDGES + _ZH_EDGES:
+    for predicate, changed, pattern in _EN_EDGES + _ZH_EDGES:
         for match in pattern.finditer(text):
             value = match.group("value").strip(" .,'")
             if not value or _ZH_NOT_PLACE.match(value) or _GENERIC.match(value):
@@ -309,7 +313,7 @@ def stated_edges(text: str) -> list[StatedEdge]:
                 continue
             before = (match.groupdict().get("before") or "").strip()
             if all(edge.value != value for edge in out):
-                out.append(StatedEdge(predicate, value, before))
+                out.append(StatedEdge(predicate, value, before, changed))
     return out
 
 
