@@ -90,3 +90,11 @@ def test_the_same_name_under_another_relation_is_kept_apart_for_a_reviewer(api):
     anas = Person.objects.filter(user_id="alice", name="Ana").order_by("created_at")
     assert [a.relation for a in anas] == ["friend", "sister"]
     assert anas[1].maybe_same_as_id == anas[0].id
+
+
+def test_an_unnamed_partner_named_later_is_one_person(api):
+    converse(api, [{"role": "user", "content": "我老公在一家银行上班。"}])
+    converse(api, [{"role": "user", "content": "我老公叫刘洋，他很会做饭。"}], session_id="s2")
+    partners = [p for p in api.get("users/alice/people").json()["people"] if p["relation"] == "partner"]
+    assert [p["name"] for p in partners] == ["刘洋"]
+    assert "老公" in partners[0]["aliases"]

@@ -12,7 +12,7 @@ from memories.people.mentions import (
     relation_change,
     stated_edges,
 )
-from memories.people.resolve import Known, resolve
+from memories.people.resolve import Known, resolve, unnamed_twin
 from memories.relations import relation_code
 
 
@@ -40,6 +40,7 @@ def test_relation_words_are_one_code_in_every_language(word, code):
     ("我们家老赵以前最爱钓鱼", [("", "老赵", True)]),
     ("Lilymy mom and 婆婆 under one roof", [("mother", "", True), ("mother_in_law", "", False)]),
     ("Three kilos down already", []),
+    ("我老公David在南山做游戏", [("partner", "David", True)]),
 ])
 def test_mentions(text, expected):
     found = [(m.code, m.name, m.subject) for m in mentions_in(text, ["Marcus", "林晓雨", "刘芳", "Lily"])
@@ -135,3 +136,13 @@ def test_a_name_glued_to_the_next_is_read_as_the_next():
 ])
 def test_words_of_feeling(text, balance):
     assert cue_balance(text) == balance
+
+
+@pytest.mark.parametrize("person, known, twin", [
+    (Known("n", name="刘洋", relation="partner"), [Known("u", relation="partner")], "u"),
+    (Known("n", name="刘洋", relation="partner"), [Known("u", name="Tom", relation="partner")], None),
+    (Known("n", name="Ana", relation="sister"), [Known("u", relation="sister")], None),  # two sisters may be
+    (Known("n", relation="partner"), [Known("u", relation="partner")], None),
+])
+def test_a_named_one_of_a_kind_and_an_unnamed_one_are_one(person, known, twin):
+    assert unnamed_twin(person, [person, *known]) == twin

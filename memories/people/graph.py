@@ -33,7 +33,7 @@ from memories.models import (
     Tenant,
 )
 from memories.people.mentions import Mention, StatedEdge, kind_of
-from memories.people.resolve import Known, Resolution, alias_key, resolve
+from memories.people.resolve import Known, Resolution, alias_key, resolve, unnamed_twin
 from memories.relations import relation_code
 from memories.writing import memories_about_move, owners_write_lock
 
@@ -97,12 +97,20 @@ def person_for_mention(tenant: Tenant, user_id: str, mention: Mention, known: li
         person = Person.objects.get(id=resolution.person)
         _person_update(person, resolution, now=now, actor=actor, job_id=job_id, reason=reason)
     known[:] = [k for k in known if k.id != str(person.id)]
-    known.append(Known(id=str(person.id), name=person.name, relation=person.relation, kind=person.kind,
-                       keys=frozenset({alias_key(a) for a in
-                                       PersonAlias.objects.filter(person=person).values_list("alias", flat=True)}
-                                      | ({alias_key(person.name)} if person.name else set())),
-                       recency=now.timestamp()))
+    known.append(_known(person, now))
+    if twin := unnamed_twin(known[-1], known):  # the unnamed partner was this named one all along
+        person = _merged(tenant, person, Person.objects.get(id=twin), actor=actor,
+                         reason=f"one {person.relation} at a time: the unnamed entry is {person.name}")
+        known[:] = [k for k in known if k.id not in (twin, str(person.id))]
+        known.append(_known(person, now))
     return person
+
+
+def _known(person: Person, now: datetime) -> Known:
+    keys = {alias_key(a) for a in PersonAlias.objects.filter(person=person).values_list("alias", flat=True)}
+    return Known(id=str(person.id), name=person.name, relation=person.relation, kind=person.kind,
+                 keys=frozenset(keys | ({alias_key(person.name)} if person.name else set())),
+                 recency=now.timestamp())
 
 
 def _kind(mention: Mention) -> str:

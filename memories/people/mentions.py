@@ -53,7 +53,7 @@ _EN_CALLED = re.compile(rf"\bmy\s+{_ADJECTIVE}(?P<relation>{_EN_RELATION})(?:'s 
 _EN_TITLE = re.compile(r"\b(?P<relation>(?-i:Mum|Mom|Mummy|Mommy|Mama|Mam|Dad|Daddy|Papa|Pops|Baba|Da|Grandma|"
                        r"Grandpa|Granny|Nana|Nan|Grandad))\b")
 _ZH_OWNED = re.compile(rf"(?P<owner>我们?的?|[\u4e00-\u9fffA-Za-z]{{1,6}}的)(?P<relation>{_ZH_RELATION})"
-                       rf"(?:叫|是)?(?P<name>{_ZH_NAME})?")
+                       rf"(?:叫|是)?\s?(?P<name>(?-i:[A-Z][a-z]+)(?![A-Za-z])|{_ZH_NAME})?")
 _ZH_BARE = re.compile(rf"(?:^|[，。！？,.!?；;\s和跟与给陪带])(?P<relation>{_ZH_RELATION})")
 _ZH_FAMILY_NAME = re.compile(r"我们?家(?:的|那位)?(?P<name>(?:老|小|阿)[\u4e00-\u9fff])")  # "我们家老赵"
 _ZH_NAME_IS = re.compile(rf"(?P<name>{_ZH_NAME})是我(?:的)?(?P<relation>{_ZH_RELATION})")
@@ -101,10 +101,12 @@ _ZH_TITLE_WORDS = frozenset("老家 老师 老板 老公 老婆 老妈 老爸 �
 
 
 def _zh_name(raw: str | None) -> str:
-    """A name after a Chinese relation word ("我们领导老张", "我女儿朵朵"), when it reads as one: 老/小/阿 and a
-    character, or one character said twice."""
+    """A name after a Chinese relation word ("我们领导老张", "我女儿朵朵", "我老公David"), when it reads as one:
+    老/小/阿 and a character, one character said twice, or a capitalised Latin name."""
     if not raw or _ZH_NOT_A_NAME.match(raw):
         return ""
+    if re.fullmatch(r"[A-Z][a-z]+", raw):  # "我老公David", "同事Jessica"
+        return "" if raw.casefold() in NOT_A_NAME else raw
     if raw.startswith(("老", "小", "阿")) and len(raw) >= 2 and raw[:2] not in _ZH_TITLE_WORDS:
         return raw[:2]
     return raw[:2] if len(raw) >= 2 and raw[0] == raw[1] else ""

@@ -85,3 +85,16 @@ def resolve(mention: Mention, known: Sequence[Known]) -> Resolution | None:
         best = _latest(same)
         return Resolution(best.id, name=best.name, relation=code, word=mention.word, aliases=aliases)
     return Resolution(None, relation=code, word=mention.word, aliases=aliases)
+
+
+# Relations a user has one of at a time: a named one and an unnamed one are the same person.
+ONE_OF_A_KIND = frozenset({"mother", "father", "partner", "mother_in_law", "father_in_law"})
+
+
+def unnamed_twin(person: Known, known: Sequence[Known]) -> str | None:
+    """The entity a just-named person has been all along ("老公" kept unnamed, then "我老公刘洋"): the one
+    other entity of a one-of-a-kind relation with no name, or None."""
+    if not person.name or person.relation not in ONE_OF_A_KIND:
+        return None
+    twins = [k for k in known if k.id != person.id and k.relation == person.relation and not k.name]
+    return twins[0].id if len(twins) == 1 else None
