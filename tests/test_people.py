@@ -98,3 +98,13 @@ def test_an_unnamed_partner_named_later_is_one_person(api):
     partners = [p for p in api.get("users/alice/people").json()["people"] if p["relation"] == "partner"]
     assert [p["name"] for p in partners] == ["刘洋"]
     assert "老公" in partners[0]["aliases"]
+
+
+def test_a_friends_dog_is_the_friends(api):
+    converse(api, [{"role": "user", "content": "My friend Jo has a lovely house. My friend's dog Rex is hilarious."}])
+    people = _people(api)
+    rex = people["Rex"]
+    assert rex["kind"] == "pet" and rex["relation"] == "other"
+    assert [(e["predicate"], e["value"]) for e in rex["edges"]] == [("belongs_to", "Jo")]
+    page = api.get(f"users/alice/people/{people['Jo']['id']}").json()
+    assert any(c["name"] == "Rex" and c["depth"] == 1 for c in page["connected"])

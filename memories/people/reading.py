@@ -20,6 +20,7 @@ from memories.people.graph import (
     ACTOR,
     edge_from_memory,
     known_people,
+    person_belongs_to,
     person_for_mention,
     person_relation_changed,
     person_rename,
@@ -107,13 +108,16 @@ class PeopleReader:
         return [k.name for k in self.known if k.name]
 
     def _person(self, mention: Mention, now: datetime) -> Person | None:
-        if mention.owner and mention.code == "other":  # "Kevin's mom", Kevin the husband: the mother-in-law
-            owner = next((k for k in self.known if alias_key(mention.owner) in k.keys), None)
-            code = composed_relation(owner.relation, relation_code(mention.word.split()[-1])) if owner else ""
-            if code:
-                mention = replace(mention, code=code, word=mention.word.split()[-1], owner="")
-        return person_for_mention(self.tenant, self.user_id, mention, self.known, now=now, actor=self.actor,
-                                  job_id=self.job_id)
+        owner = next((k for k in self.known if alias_key(mention.owner) in k.keys), None) \
+            if mention.owner and mention.code == "other" else None
+        code = composed_relation(owner.relation, relation_code(mention.word.split()[-1])) if owner else ""
+        if code:  # "Kevin's mom", Kevin the husband: the mother-in-law
+            mention, owner = replace(mention, code=code, word=mention.word.split()[-1], owner=""), None
+        person = person_for_mention(self.tenant, self.user_id, mention, self.known, now=now, actor=self.actor,
+                                    job_id=self.job_id)
+        if person is not None and owner is not None and str(person.id) != owner.id:  # "my friend's dog Rex"
+            person_belongs_to(person, owner.id, actor=self.actor, job_id=self.job_id)
+        return person
 
     def hear(self, index: int, text: str, now: datetime | None = None) -> None:
         """A user turn (its index in the conversation): the people it names, once; the last one named is
