@@ -243,10 +243,10 @@ def edge_from_memory(person: Person, stated: StatedEdge, memory: MemoryItem, *, 
 def person_belongs_to(person: Person, owner_id: str, *, actor: str = ACTOR, job_id: str = "") -> None:
     """Someone of someone else's ("my friend's dog Rex", "Priya's mum"): a belongs_to edge to the owner,
     once (an edge already there changes nothing)."""
-    if PersonEdge.objects.filter(source=person, predicate=EdgePredicate.BELONGS_TO, target_id=owner_id,
+    owner = Person.objects.get(id=owner_id)
+    if PersonEdge.objects.filter(source=person, predicate=EdgePredicate.BELONGS_TO, target=owner,
                                  invalid_at__isnull=True, expired_at__isnull=True).exists():
         return
-    owner = Person.objects.get(id=owner_id)
     _edge_add(person, EdgePredicate.BELONGS_TO, owner.name or owner.relation_word or owner.relation, target=owner,
               memory=None, valid_at=None, actor=actor, reason="named as theirs", job_id=job_id, about=person)
 
