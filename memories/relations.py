@@ -47,7 +47,7 @@ RELATION_WORDS: dict[str, tuple[str, ...]] = {
     "neighbour": ("neighbour", "neighbor", "邻居"),
     "pet": ("dog", "cat", "puppy", "kitten", "hamster", "rabbit", "bunny", "parrot", "budgie", "tortoise", "pony",
             "goldfish", "collie", "spaniel", "labrador", "terrier", "retriever", "greyhound", "whippet", "beagle",
-            "狗", "猫", "狗狗", "猫咪", "兔子", "仓鼠", "鹦鹉", "乌龟", "金毛", "柯基", "泰迪", "哈士奇",
+            "狗", "猫", "狗狗", "狗子", "猫咪", "兔子", "仓鼠", "鹦鹉", "乌龟", "金毛", "柯基", "泰迪", "哈士奇",
             "布偶猫", "橘猫"),
 }
 CODE_OF: dict[str, str] = {word.casefold(): code for code, words in RELATION_WORDS.items() for word in words}

@@ -41,6 +41,9 @@ def test_relation_words_are_one_code_in_every_language(word, code):
     ("Lilymy mom and 婆婆 under one roof", [("mother", "", True), ("mother_in_law", "", False)]),
     ("Three kilos down already", []),
     ("我老公David在南山做游戏", [("partner", "David", True)]),
+    ("Mr. Doyle wrote me a reference", [("", "Mr. Doyle", True)]),
+    ("楼下王阿姨说她女儿在华西当医生", [("", "王阿姨", False)]),
+    ("我在宿舍养了只仓鼠叫团子", [("pet", "团子", False)]),
 ])
 def test_mentions(text, expected):
     found = [(m.code, m.name, m.subject) for m in mentions_in(text, ["Marcus", "林晓雨", "刘芳", "Lily"])

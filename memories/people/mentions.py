@@ -55,6 +55,15 @@ _EN_TITLE = re.compile(r"\b(?P<relation>(?-i:Mum|Mom|Mummy|Mommy|Mama|Mam|Dad|Da
 _ZH_OWNED = re.compile(rf"(?P<owner>我们?的?|[\u4e00-\u9fffA-Za-z]{{1,6}}的)(?P<relation>{_ZH_RELATION})"
                        rf"(?:叫|是)?\s?(?P<name>(?-i:[A-Z][a-z]+)(?![A-Za-z])|{_ZH_NAME})?")
 _ZH_BARE = re.compile(rf"(?:^|[，。！？,.!?；;\s和跟与给陪带])(?P<relation>{_ZH_RELATION})")
+# A surname and a title is a name: "Mr. Doyle", "Dr Patel", "王阿姨", "刘老师", "孙姐", "张总"
+_EN_TITLED = re.compile(r"\b(?-i:(?:Mr|Mrs|Ms|Miss|Dr|Prof)\.?\s[A-Z][a-z]+)")
+_ZH_SURNAMES = ("王李张刘陈杨黄赵周吴徐孙马胡朱郭何林罗高郑梁谢宋唐许邓冯韩曹曾彭萧蔡潘田董袁于余叶蒋杜苏魏"
+                "程吕丁沈任姚卢傅钟姜崔谭廖范汪陆金石戴贾韦夏邱方侯邹熊孟秦白江阎薛尹段雷黎史龙陶贺顾毛郝龚邵"
+                "万钱严赖覃洪武莫孔")
+_ZH_TITLED = re.compile(rf"[{_ZH_SURNAMES}](?:阿姨|老师|医生|大夫|护士长|主任|经理|总|姐|哥|叔|婶|奶奶|爷爷)")
+# "养了只仓鼠叫团子": a pet and its name, whoever's sentence it is
+_ZH_PET_CALLED = re.compile(r"(?:只|条|一只|一条|我的?|我们家的?)?"
+                            r"(?P<relation>仓鼠|兔子|猫|狗|狗狗|猫咪|狗子|鹦鹉|乌龟)(?:的名字)?叫(?P<name>[\u4e00-\u9fff]{2}|[A-Z][a-z]+)")
 _ZH_FAMILY_NAME = re.compile(r"我们?家(?:的|那位)?(?P<name>(?:老|小|阿)[\u4e00-\u9fff])")  # "我们家老赵"
 _ZH_NAME_IS = re.compile(rf"(?P<name>{_ZH_NAME})是我(?:的)?(?P<relation>{_ZH_RELATION})")
 _ZH_CALLED = re.compile(rf"我(?:的)?(?P<relation>{_ZH_RELATION})(?:的名字)?叫(?P<name>{_ZH_NAME})")
@@ -152,6 +161,12 @@ def mentions_in(text: str, user_names: Iterable[str] = (), known_names: Iterable
 def _named_relatives(reading: _Reading) -> None:
     """"my mum is called Sheila", "Ana is my cousin", "我老公叫刘洋", "王芳是我妈", "我们家老赵"; "my friend's dog
     Rex"."""
+    for match in _ZH_PET_CALLED.finditer(reading.body):
+        reading.add(match.span(), Mention(code="pet", word=match.group("relation"), name=match.group("name"),
+                                          subject=reading.opens(match.start())))
+    for pattern in (_EN_TITLED, _ZH_TITLED):
+        for match in pattern.finditer(reading.body):
+            reading.add(match.span(), Mention(name=match.group(0), subject=reading.opens(match.start())))
     for match in _ZH_FAMILY_NAME.finditer(reading.body):
         if match.group("name") not in _ZH_TITLE_WORDS:
             reading.add(match.span(), Mention(name=match.group("name"), subject=reading.opens(match.start())))
