@@ -343,6 +343,8 @@ def people_section(people: list[PersonView], request: ContextRequest) -> list[Co
     max_chars with its heading."""
     named = {v.person.id for v in named_in(request.query, people)}
     ordered = sorted(people, key=lambda v: v.person.id not in named)
+    if request.max_chars < settings.CONTEXT_PEOPLE_MIN_CHARS:  # a short block keeps its room for memories
+        return []
     said = [(str(view.person.id), text) for view in ordered for text in people_lines([view], chinese=has_han(
         " ".join([view.person.name, view.person.relation_word, *(m.text for m in view.facts[:1])])))]
     budget = int(request.max_chars * settings.CONTEXT_PEOPLE_SHARE) - max(len(h["people"]) for h in HEADINGS.values())
@@ -355,11 +357,14 @@ def people_section(people: list[PersonView], request: ContextRequest) -> list[Co
     return lines
 
 
-def asked_about_lines(people: list[PersonView], query: str) -> list[ContextLine]:
-    """A question naming a person ("how is my mum doing?") brings that person's current facts, ahead of the
-    search's results (a question about the family no longer depends on keyword luck)."""
+def asked_about_lines(asked: list[PersonView], found: list[ScoredMemory]) -> list[ContextLine]:
+    """A question naming a person ("how is my mum doing?") brings that person's current facts when the search
+    found none about them: a question about the family no longer depends on keyword luck, and a search
+    that found them keeps its ranking."""
+    found_about = {i for r in found for i in (r.memory.subject_entity_id, r.memory.object_entity_id) if i}
     return [ContextLine(section="memories", id=str(m.id), text=m.text, date=_date(m), kind=m.memory_type)
-            for view in named_in(query, people) for m in view.facts[:settings.CONTEXT_PERSON_FACTS]]
+            for view in asked if view.person.id not in found_about
+            for m in view.facts[:settings.CONTEXT_PERSON_FACTS]]
 
 
 def trait_lines(tenant: Tenant, user_id: str, limit: int) -> list[ContextLine]:
@@ -459,7 +464,7 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
         lines += trait_lines(tenant, request.user_id, settings.CONTEXT_TRAIT_LIMIT if request.trait_limit is None
                              else request.trait_limit)
     lines += people_section(people, request)
-    asked_about = asked_about_lines(people, request.query)
+    asked = named_in(request.query, people)
     if request.group_id is not None:
         lines += group_profile_lines(tenant, request.group_id)
 
@@ -476,9 +481,14 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
     status["search"] = "degraded: " + ", ".join(plan.degraded) if plan.degraded else "ok"
     if plan.degraded_reason:
         status["search_reason"] = plan.degraded_reason
+    asked_about = asked_about_lines(asked, found)
     shown_ids = {line.id for line in lines} | {line.id for line in asked_about}
-    memory_lines = asked_about + [line for r in found if str(r.memory.id) not in shown_ids
-                                  if (line := _memory_line(r, request.query)) is not None]
+    searched = [line for r in found if str(r.memory.id) not in shown_ids
+                if (line := _memory_line(r, request.query)) is not None]
+    # The person's facts after the search's best few: they make sure the person is there, not that the
+    # search's ranking is overruled (first, they cost bench-personas dev 0.740 -> 0.699 at 400 characters).
+    memory_lines = searched[:settings.CONTEXT_PERSON_FACTS_AFTER] + asked_about + \
+        searched[settings.CONTEXT_PERSON_FACTS_AFTER:]
 
     extra = _working_items(fresh, {str(r.memory.id) for r in found}, len(found) + 1, settings.CONTEXT_WORKING_LIMIT)
     working_lines = [ContextLine(section="working_memory", id=str(r.memory.id), text=r.memory.text,

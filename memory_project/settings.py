@@ -464,7 +464,9 @@ CONTEXT_WORKING_LIMIT = env_int("CONTEXT_WORKING_LIMIT", 5)  # fresh working-mem
 MEMORY_EMOTION = env_bool("MEMORY_EMOTION", True)
 CONTEXT_PEOPLE_LIMIT = env_int("CONTEXT_PEOPLE_LIMIT", 6)  # People section: lines at most
 CONTEXT_PEOPLE_SHARE = env_float("CONTEXT_PEOPLE_SHARE", 0.15)  # ... within this share of max_chars
-CONTEXT_PERSON_FACTS = env_int("CONTEXT_PERSON_FACTS", 4)  # a person the question names: their facts first
+CONTEXT_PERSON_FACTS = env_int("CONTEXT_PERSON_FACTS", 4)  # a person the question names: their facts ...
+CONTEXT_PERSON_FACTS_AFTER = env_int("CONTEXT_PERSON_FACTS_AFTER", 2)  # ... after this many of the search's lines
+CONTEXT_PEOPLE_MIN_CHARS = env_int("CONTEXT_PEOPLE_MIN_CHARS", 1000)  # no People section in a shorter block
 CONTEXT_DUPLICATE_SIMILARITY = env_float("CONTEXT_DUPLICATE_SIMILARITY", 0.8)  # share of the shorter line's words
 # /context with session_id: the session's memories rank up by this share of their score (the block still shows
 # the user's other sessions; search keeps session_id as a filter).

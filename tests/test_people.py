@@ -46,7 +46,8 @@ def test_the_block_has_a_people_section_and_a_question_naming_mum_brings_her_fac
     people = block["sections"]["people"]
     assert [line["text"] for line in people] == ["Sheila — mum; teaches maths"]
     assert "### People\n- Sheila — mum; teaches maths" in block["context"]
-    assert block["sections"]["memories"][0]["text"].endswith("mum Sheila teaches maths")  # her facts first
+    texts = [line["text"] for line in block["sections"]["memories"]]
+    assert any(t.endswith("mum Sheila teaches maths") for t in texts[:3])  # her facts, after the search's best
 
 
 def test_chinese_block_people_section(api):
