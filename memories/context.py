@@ -457,7 +457,7 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
     vector = _EMBEDDING_POOL.submit(alongside("embed", embed_query, request.query, embedder))
     named = profile_display_name(tenant.id, request.user_id) if request.user_id else None
     # A line a person, and a question naming them brings CONTEXT_PERSON_FACTS of their facts: no more are read.
-    people = people_of(tenant, request.user_id, facts=max(1, settings.CONTEXT_PERSON_FACTS)) \
+    people = people_of(tenant, request.user_id, facts=max(1, settings.CONTEXT_PERSON_FACTS), with_user=False) \
         if request.user_id is not None else []
     lines: list[ContextLine] = profile_lines(tenant, request, named, others=others_of(people))
     if request.user_id is not None:

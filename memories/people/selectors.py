@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import F, Q, QuerySet, Window
+from django.db.models import F, Q, QuerySet, Window, prefetch_related_objects
 from django.db.models.functions import RowNumber
 
 from memories.errors import get_or_not_found
@@ -60,15 +60,22 @@ class PersonView:
     edges: list[PersonEdge] = field(default_factory=list)  # current: where they live, work, belong
 
 
-def people_of(tenant: Tenant, user_id: str, *, kinds: Sequence[str] = (), facts: int = FACTS_PER_PERSON
-              ) -> list[PersonView]:
+def people_of(tenant: Tenant, user_id: str, *, kinds: Sequence[str] = (), facts: int = FACTS_PER_PERSON,
+              with_user: bool = True) -> list[PersonView]:
     """The user's active entities (the user first, then by last mention), each with aliases, current edges
     and up to `facts` current facts (most important first; the rest are not read): four queries whatever the
-    number."""
+    number, one when there is no one (`with_user=False`: the block's People section, which never shows the
+    user, asks so; most users have no one)."""
     rows = Person.objects.filter(tenant=tenant, user_id=user_id, status=PersonStatus.ACTIVE)
     if kinds:
         rows = rows.filter(kind__in=kinds)
-    people = sorted(rows.prefetch_related("aliases"), key=lambda p: (
+    if not with_user:
+        rows = rows.exclude(kind=PersonKind.USER)
+    found = list(rows)
+    if not found:
+        return []
+    prefetch_related_objects(found, "aliases")
+    people = sorted(found, key=lambda p: (
         p.kind != PersonKind.USER, -(p.last_mentioned_at or p.created_at).timestamp()))
     views = {p.id: PersonView(p, aliases=sorted({a.alias for a in p.aliases.all()})) for p in people}
     for edge in PersonEdge.objects.filter(source_id__in=list(views), invalid_at__isnull=True,
