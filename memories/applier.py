@@ -15,12 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from memories.dedupe import DELETE, INVALIDATE, NOOP, UPDATE, Decision
-from memories.emotion import emotions_of
 from memories.governance import (
     review_candidate_create,
     review_hold,
@@ -147,8 +145,9 @@ def apply_saves(*, tenant: Tenant, specs: Sequence[MemorySpec], submitter: Submi
     split = sensitive_across_turns([spec.text for spec in specs]) if turns else {}
     holds = [save_hold(spec, split.get(index, ())) for index, spec in enumerate(specs)]
     passed = [spec for spec, hold in zip(specs, holds, strict=True) if not hold.held]
-    with_emotions(passed)
-    with transaction.atomic():  # the people the saves name, and the saves, under the users' write locks
+    # The people the saves name, and the saves, under the users' write locks (their emotion is read after the
+    # commit, beside their embedding: tasks.embed_memories).
+    with transaction.atomic():
         users_write_lock(tenant.id, {spec.user_id for spec in passed})
         readers: dict[str, PeopleReader] = {}
         abouts = [_about(readers.setdefault(spec.user_id, PeopleReader(tenant, spec.user_id, actor=submitter.actor)),
@@ -183,20 +182,10 @@ def _hold_unclear(tenant: Tenant, decision: Decision, target: MemoryItem | None,
     return Applied("REVIEW", target, candidate=held, reason=held.reason_detail)
 
 
-def with_emotions(specs: Sequence[MemorySpec]) -> None:
-    """Each spec's emotion, read in one batch (MEMORY_EMOTION): a batch of texts costs the encoders little
-    more than one."""
-    unread = [spec for spec in specs if spec.emotion is None]
-    if unread and settings.MEMORY_EMOTION:
-        for spec, emotion in zip(unread, emotions_of([spec.text for spec in unread]), strict=True):
-            spec.emotion = emotion
-
-
 def _about(reader: PeopleReader, spec: MemorySpec) -> About:
     """Whom the spec is about, written into it (subject and object entity) before it is saved."""
     about = reader.about(spec.text, tags=spec.tags)
     spec.subject_entity_id, spec.object_entity_id = about.subject.id, about.obj.id if about.obj else None
-    with_emotions([spec])
     return about
 
 

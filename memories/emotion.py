@@ -23,6 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from memories.embedding import _minilm, _use
+from memories.excerpts import FORGOTTEN_TURN
+from memories.models import MemoryItem
+from memories.writing import memories_emotion_fill
 
 logger = logging.getLogger(__name__)
 
@@ -170,3 +173,15 @@ def emotions_of(texts: list[str]) -> list[dict | None]:
     if model is None or not texts:
         return [None] * len(texts)
     return model.read(emotion_features(texts), list(texts))  # type: ignore[return-value]
+
+
+def emotions_fill(memory_ids: list[str]) -> int:
+    """Read the emotion of saved memories that have none (a save writes its memory without one: the encoders
+    run after the commit, beside its embedding, not in the request). Returns how many were filled."""
+    rows = list(MemoryItem.objects.filter(id__in=memory_ids, emotion__isnull=True).exclude(
+        text=FORGOTTEN_TURN).values_list("id", "text"))
+    if not rows:
+        return 0
+    read = emotions_of([text for _, text in rows])
+    return memories_emotion_fill({str(memory_id): emotion for (memory_id, _), emotion in zip(rows, read, strict=True)
+                                  if emotion is not None})

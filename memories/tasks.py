@@ -11,6 +11,7 @@ from django.db import Error
 
 from memories.access import flush_access_counts as flush
 from memories.embedding import EmbeddingError
+from memories.emotion import emotions_fill
 from memories.extraction import ExtractionError
 from memories.ingestion import conversation_job_run
 from memories.job_states import conversation_job_fail, conversation_job_mark, conversation_turns_expire
@@ -42,7 +43,8 @@ def embed_memories(self, item_ids: list[str]) -> dict:
             logger.warning("embedding failed for %d memories: %s", len(item_ids), exc)
             return {"embedded": 0, "failed": len(item_ids)}
         raise self.retry(exc=exc, countdown=min(2 ** self.request.retries * 5, 300)) from exc
-    return {"embedded": report.embedded, "vectors": report.vectors, "fresh": report.fresh}
+    emotions = emotions_fill(item_ids) if settings.MEMORY_EMOTION else 0  # saves: read here, not in the request
+    return {"embedded": report.embedded, "vectors": report.vectors, "fresh": report.fresh, "emotions": emotions}
 
 
 # The job stops itself at CONVERSATION_JOB_TIME_LIMIT; the worker's limits catch one stuck in a call.

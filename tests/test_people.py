@@ -1,7 +1,7 @@
 """The people in a user's life (issue 53): entities, who each memory is about, edges over time, and the
 read path, end to end through POST /conversations in English and Chinese."""
 
-from memories.models import Person, PersonEdge
+from memories.models import MemoryItem, Person, PersonEdge
 from tests.conftest import converse
 
 
@@ -109,3 +109,13 @@ def test_a_friends_dog_is_the_friends(api):
     assert [(e["predicate"], e["value"]) for e in rex["edges"]] == [("belongs_to", "Jo")]
     page = api.get(f"users/alice/people/{people['Jo']['id']}").json()
     assert any(c["name"] == "Rex" and c["depth"] == 1 for c in page["connected"])
+
+
+def test_every_memory_carries_the_emotion_it_was_said_with(api):
+    """Read offline: beside a save's embedding after its commit, in one batch for a conversation's."""
+    saved = api.remember("alice", "I'm so happy and proud, my daughter got into Oxford!!")
+    emotion = api.get(f"memories/{saved['id']}").json()["emotion"]
+    assert emotion["valence"] > 0 and 0 <= emotion["arousal"] <= 1 and emotion["label"]
+    converse(api, [{"role": "user", "content": "I'm really worried, my mum is in hospital again."}])
+    worried = MemoryItem.objects.get(text__contains="hospital")
+    assert worried.emotion["valence"] < 0

@@ -57,6 +57,7 @@ from memories.writing.create import (
     reflection_nudge,
 )
 from memories.writing.derived import (
+    memories_emotion_fill,
     memory_add_reads,
     memory_add_session_sources,
     memory_refresh_content_hash,
@@ -109,6 +110,7 @@ __all__ = [
     "memory_record_approval",
     "memory_refresh_content_hash",
     "memory_refresh_search_vectors",
+    "memories_emotion_fill",
     "memory_set_embedding_state",
     "memory_set_status",
     "memory_supersede",

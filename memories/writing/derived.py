@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from django.db import connection
 
@@ -23,6 +24,13 @@ from memories.writing.core import (
 # Columns computed from the content (embedding state, full-text document, read
 # counts, provenance backfills): they change without a history row because the
 # memory's content does not; they change here all the same.
+
+
+def memories_emotion_fill(emotions: dict[str, dict[str, Any]]) -> int:
+    """The emotion read for memories saved without one (memories.emotion, after the save's commit): only
+    rows that still have none, so a reviewer's or a client's value is never overwritten."""
+    return sum(MemoryItem.objects.filter(id=memory_id, emotion__isnull=True).update(emotion=emotion)
+               for memory_id, emotion in emotions.items())
 
 
 def memory_set_embedding_state(*, memory_ids: Sequence[uuid.UUID | str], state: str, error: str = "") -> int:
