@@ -25,6 +25,7 @@ import numpy as np
 from memories.embedding import _minilm, _use
 from memories.excerpts import FORGOTTEN_TURN
 from memories.models import MemoryItem
+from memories.vocabulary import EPISODE_TAG
 from memories.writing import memories_emotion_fill
 
 logger = logging.getLogger(__name__)
@@ -178,8 +179,8 @@ def emotions_of(texts: list[str]) -> list[dict | None]:
 def emotions_fill(memory_ids: list[str]) -> int:
     """Read the emotion of saved memories that have none (a save writes its memory without one: the encoders
     run after the commit, beside its embedding, not in the request). Returns how many were filled."""
-    rows = list(MemoryItem.objects.filter(id__in=memory_ids, emotion__isnull=True).exclude(
-        text=FORGOTTEN_TURN).values_list("id", "text"))
+    rows = list(MemoryItem.objects.filter(id__in=memory_ids, emotion__isnull=True).exclude(text=FORGOTTEN_TURN)
+                .exclude(tags__contains=[EPISODE_TAG]).values_list("id", "text"))  # a session has no one feeling
     if not rows:
         return 0
     read = emotions_of([text for _, text in rows])
