@@ -184,7 +184,7 @@ def _hold_unclear(tenant: Tenant, decision: Decision, target: MemoryItem | None,
 
 def _about(reader: PeopleReader, spec: MemorySpec) -> About:
     """Whom the spec is about, written into it (subject and object entity) before it is saved."""
-    about = reader.about(spec.text, tags=spec.tags)
+    about = reader.about(spec.text, tags=spec.tags, sources=spec.source_message_indices)
     spec.subject_entity_id, spec.object_entity_id = about.subject.id, about.obj.id if about.obj else None
     return about
 

@@ -10,6 +10,7 @@ from memories.people.mentions import (
     may_change,
     mentions_in,
     relation_change,
+    said_before,
     stated_edges,
 )
 from memories.people.resolve import Known, resolve, unnamed_twin
@@ -149,3 +150,14 @@ def test_words_of_feeling(text, balance):
 ])
 def test_a_named_one_of_a_kind_and_an_unnamed_one_are_one(person, known, twin):
     assert unnamed_twin(person, [person, *known]) == twin
+
+
+@pytest.mark.parametrize("statement, turn, clause", [
+    ("林晓雨走不了太远", "我妈腿不好，走不了太远", "我妈腿不好"),
+    ("林晓雨每天都要吃药", "我婆婆腰不好，每天都要吃药，最近又说疼得睡不着", "我婆婆腰不好"),
+    ("林晓雨最近很累", "我妈腿不好，我最近很累", ""),  # the speaker's own
+    ("林晓雨喜欢跑步", "林晓雨喜欢跑步", ""),  # nothing before it
+    ("User can't walk far", "My mum has a bad knee, can't walk far", "My mum has a bad knee"),
+])
+def test_the_clause_a_statement_continues(statement, turn, clause):
+    assert said_before(statement, turn, ["林晓雨", "User"]) == clause

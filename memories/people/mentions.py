@@ -273,6 +273,28 @@ def as_first_person(text: str, user_names: Iterable[str]) -> str:
     return text
 
 
+_CLAUSE_END = re.compile(r"[，,。.!！?？；;]")
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me)\b|我(?!们)")
+
+
+def said_before(statement: str, turn: str, user_names: Iterable[str]) -> str:
+    """The clause of `turn` just before the one a statement was kept from, when that clause continues it
+    ("我妈腿不好，走不了太远" -> "我妈腿不好" for "林晓雨走不了太远"): the statement's words after the user's
+    name are found in the turn, say nothing of the speaker themself, and follow a clause; else ""."""
+    rest = statement
+    for name in sorted({n for n in user_names if n}, key=len, reverse=True):
+        if rest.startswith(name):
+            rest = rest[len(name):].removeprefix("的")
+            break
+    probe = rest.strip()[:6]
+    at = turn.find(probe) if len(probe) >= 3 else -1
+    if at <= 0 or _FIRST_PERSON.search(turn[at:at + len(rest)]):
+        return ""
+    before = _CLAUSE_END.split(turn[:at].rstrip())
+    previous = [c for c in before if c.strip()]
+    return previous[-1].strip() if previous and not turn[:at].rstrip()[-1:].isalnum() else ""
+
+
 def pronoun_subject(text: str) -> bool:
     """Whether the text opens with "he"/"she"/"他"/"她": someone named before, not the user."""
     return bool(_PRONOUN_SUBJECT.match(_SUBJECT_START.sub("", _LEAD_IN.sub("", text.strip()))))

@@ -32,6 +32,7 @@ from memories.people.mentions import (
     mentions_in,
     pronoun_subject,
     relation_change,
+    said_before,
     stated_edges,
 )
 from memories.people.resolve import Known, alias_key
@@ -79,6 +80,7 @@ class PeopleReader:
     _user: Person | None = None
     last: Person | None = None
     heard_until: int = -1
+    turns: dict[int, str] = field(default_factory=dict)  # the turns heard, by index (what a statement continues)
     _all_names: tuple[str, ...] = field(default=())
 
     @property
@@ -125,12 +127,24 @@ class PeopleReader:
         if index <= self.heard_until:
             return
         self.heard_until = index
+        self.turns[index] = text
         for mention in mentions_in(text, self.user_names, self.known_names):
             person = self._person(mention, now or timezone.now())
             if person is not None and (mention.code != "other" or mention.subject):
                 self.last = person
 
-    def about(self, text: str, now: datetime | None = None, tags: Sequence[str] = ()) -> About:
+    def continued(self, text: str, sources: Sequence[int], now: datetime) -> Person | None:
+        """The relative a statement continues: the clause before it in its turn opens with them ("我妈腿不好，
+        走不了太远" kept as "林晓雨走不了太远")."""
+        for index in sources:
+            clause = said_before(text, self.turns.get(index, ""), self.user_names)
+            mentions = mentions_in(clause, self.user_names, self.known_names) if clause else []
+            if mentions and mentions[0].subject and mentions[0].code not in ("", "other"):
+                return self._person(mentions[0], now)
+        return None
+
+    def about(self, text: str, now: datetime | None = None, tags: Sequence[str] = (),
+              sources: Sequence[int] = ()) -> About:
         """Whom a statement is about (see the module docstring). `tags`: the extractor's; one it read as about
         someone else ("林晓雨走不了太远" from "我妈腿不好，走不了太远") whose words name no one is the person
         named last."""
@@ -141,6 +155,8 @@ class PeopleReader:
             subject = self._person(mentions[0], now)
         elif (pronoun_subject(text) or ABOUT_OTHER_TAG in tags) and self.last is not None:
             subject = self.last
+        elif not mentions and sources:
+            subject = self.continued(text, sources, now)
         if subject is None:  # "Alice plays tennis with her brother": the user's brother
             mentions = [users_own(m) for m in mentions]
         others = [m for m in mentions if not m.subject]
