@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from django.db import transaction
 from django.utils import timezone
@@ -29,6 +29,7 @@ from memories.governance import (
 from memories.models import Candidate, CandidateOperation, ConversationJob, MemoryItem, Tenant
 from memories.people.reading import About, PeopleReader
 from memories.permissions import change_needs_review
+from memories.search import profile_display_name
 from memories.writing import (
     MemorySpec,
     memory_create,
@@ -111,7 +112,7 @@ def apply_decision(*, tenant: Tenant, decision: Decision, target: MemoryItem | N
         held = _hold(tenant, operation, target, spec, reasons, "; ".join(details), submitter)
         return Applied("REVIEW", target, candidate=held, reason=held.reason_detail)
 
-    reader = submitter.people or PeopleReader(tenant, spec.user_id, actor=submitter.actor)
+    reader = submitter.people or people_reader(tenant, spec.user_id, submitter.actor)
     about = _about(reader, spec)
     if decision.operation == UPDATE:
         assert target is not None
@@ -150,8 +151,9 @@ def apply_saves(*, tenant: Tenant, specs: Sequence[MemorySpec], submitter: Submi
     with transaction.atomic():
         users_write_lock(tenant.id, {spec.user_id for spec in passed})
         readers: dict[str, PeopleReader] = {}
-        abouts = [_about(readers.setdefault(spec.user_id, PeopleReader(tenant, spec.user_id, actor=submitter.actor)),
-                         spec) for spec in passed]
+        for user_id in {spec.user_id for spec in passed}:
+            readers[user_id] = people_reader(tenant, user_id, submitter.actor)
+        abouts = [_about(readers[spec.user_id], spec) for spec in passed]
         results = memory_create_batch(tenant=tenant, specs=passed, actor=submitter.actor,
                                       job_id=_job_id(submitter)) if passed else []
         for spec, about, result in zip(passed, abouts, results, strict=True):
@@ -180,6 +182,12 @@ def _hold_unclear(tenant: Tenant, decision: Decision, target: MemoryItem | None,
     held = _hold(tenant, operation, target, spec, ["unclear_target"], detail, submitter,
                  text=target.text if forget and target is not None else None)
     return Applied("REVIEW", target, candidate=held, reason=held.reason_detail)
+
+
+def people_reader(tenant: Tenant, user_id: str, actor: str, **fields: Any) -> PeopleReader:
+    """A reader of whom one user's statements are about, with the name the user gave (their profile's)."""
+    return PeopleReader(tenant, user_id, given_name=profile_display_name(tenant.id, user_id) or "", actor=actor,
+                        **fields)
 
 
 def _about(reader: PeopleReader, spec: MemorySpec) -> About:

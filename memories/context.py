@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -35,7 +36,7 @@ from memories import profile, vocabulary
 from memories.embedding import embed_query, get_embedder
 from memories.excerpts import episode_excerpt
 from memories.extraction import UNKNOWN_SPEAKER, load_prompt
-from memories.models import MemoryItem, MemoryType, Tenant
+from memories.models import MemoryItem, MemoryType, PersonKind, Tenant
 from memories.people.selectors import PersonView, named_in, people_lines, people_of
 from memories.search import (
     CharacterFill,
@@ -313,11 +314,11 @@ def _memory_line(found: ScoredMemory, query: str) -> ContextLine | None:
 def others_of(people: list[PersonView]) -> set[str]:
     """The ids of everyone in the user's life but the user: a memory about one of them is not the user's
     profile (a mother-in-law's back was the user's "family" line)."""
-    return {str(v.person.id) for v in people if v.person.kind != "user"}
+    return {str(v.person.id) for v in people if v.person.kind != PersonKind.USER}
 
 
 def profile_lines(tenant: Tenant, request: ContextRequest, named: str | None,
-                  others: set[str] = frozenset()) -> list[ContextLine]:  # type: ignore[assignment]
+                  others: Collection[str] = ()) -> list[ContextLine]:
     """The profile the block opens with (memories.profile), in the request's scope, as many lines as a
     quarter of max_chars holds with its heading (the longer heading of the two languages: the block's
     language is decided later, and the profile must never be over its share). `named`: the name the
@@ -337,14 +338,14 @@ def profile_lines(tenant: Tenant, request: ContextRequest, named: str | None,
     return [lines[i] for i in profile.fit_within(costs, profile.profile_budget(request.max_chars) - heading)]
 
 
-def people_section(people: list[PersonView], request: ContextRequest) -> list[ContextLine]:
+def people_section(people: list[PersonView], asked: list[PersonView], request: ContextRequest) -> list[ContextLine]:
     """The People section: one compact line per person ("Priya — wife; teaches maths"), the people the
-    question names first, then by last mention, CONTEXT_PEOPLE_LIMIT at most, within CONTEXT_PEOPLE_SHARE of
-    max_chars with its heading."""
-    named = {v.person.id for v in named_in(request.query, people)}
-    ordered = sorted(people, key=lambda v: v.person.id not in named)
+    question names (`asked`) first, then by last mention, CONTEXT_PEOPLE_LIMIT at most, within
+    CONTEXT_PEOPLE_SHARE of max_chars with its heading."""
     if request.max_chars < settings.CONTEXT_PEOPLE_MIN_CHARS:  # a short block keeps its room for memories
         return []
+    named = {v.person.id for v in asked}
+    ordered = sorted(people, key=lambda v: v.person.id not in named)
     said = [(str(view.person.id), text) for view in ordered for text in people_lines([view], chinese=has_han(
         " ".join([view.person.name, view.person.relation_word, *(m.text for m in view.facts[:1])])))]
     budget = int(request.max_chars * settings.CONTEXT_PEOPLE_SHARE) - max(len(h["people"]) for h in HEADINGS.values())
@@ -463,8 +464,8 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
     if request.user_id is not None:
         lines += trait_lines(tenant, request.user_id, settings.CONTEXT_TRAIT_LIMIT if request.trait_limit is None
                              else request.trait_limit)
-    lines += people_section(people, request)
     asked = named_in(request.query, people)
+    lines += people_section(people, asked, request)
     if request.group_id is not None:
         lines += group_profile_lines(tenant, request.group_id)
 

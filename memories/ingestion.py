@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memories import erasure, metrics, vocabulary
-from memories.applier import Applied, Submitter, apply_decision
+from memories.applier import Applied, Submitter, apply_decision, people_reader
 from memories.closeness import read_by_meaning, said_with
 from memories.dedupe import Neighbour, Proposal, decide, says_forgotten
 from memories.embedding import Embedder, EmbeddingError, get_embedder
@@ -291,8 +291,8 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
     fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
     emotions = dict(zip((s.text for s in extracted.statements), emotions_of([s.text for s in extracted.statements]),
                         strict=True)) if settings.MEMORY_EMOTION else {}  # one batch for the whole job
-    people = {user_id: PeopleReader(job.tenant, user_id, names=(label, *speakers_of(job)), job_id=str(job.id),
-                                    actor=ACTOR) for label, user_id in speakers.items() if user_id not in erased}
+    people = {user_id: people_reader(job.tenant, user_id, ACTOR, names=(label, *speakers_of(job)), job_id=str(job.id))
+              for label, user_id in speakers.items() if user_id not in erased}
     # Forget requests last: within one conversation they reach what was said in it, whatever the order the
     # extractor found things in.
     for statement in sorted(extracted.statements, key=lambda s: s.forget):

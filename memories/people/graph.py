@@ -11,7 +11,7 @@ memories) and records what moved, so a split can put it back.
 from __future__ import annotations
 
 import uuid
-from dataclasses import asdict
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -77,10 +77,20 @@ def known_people(tenant: Tenant, user_id: str) -> list[Known]:
     """What resolution needs of the user's active entities (the user's own aside)."""
     rows = Person.objects.filter(tenant=tenant, user_id=user_id, status=PersonStatus.ACTIVE).exclude(
         kind=PersonKind.USER).prefetch_related("aliases")
-    return [Known(id=str(p.id), name=p.name, relation=p.relation, kind=p.kind,
-                  keys=frozenset({alias_key(a.alias) for a in p.aliases.all()} | ({alias_key(p.name)} if p.name
-                                                                                    else set())),
-                  recency=(p.last_mentioned_at or p.created_at).timestamp()) for p in rows]
+    return [_known(p, [a.alias for a in p.aliases.all()], (p.last_mentioned_at or p.created_at).timestamp())
+            for p in rows]
+
+
+def _known(person: Person, aliases: Iterable[str], recency: float) -> Known:
+    """What resolution needs of one entity: the keys it is matched on are its aliases and its name."""
+    return Known(id=str(person.id), name=person.name, relation=person.relation, kind=person.kind,
+                 keys=frozenset({alias_key(a) for a in aliases} | ({alias_key(person.name)} if person.name else set())),
+                 recency=recency)
+
+
+def _known_now(person: Person, now: datetime) -> Known:
+    """`_known` of an entity just written, its aliases read again, mentioned now."""
+    return _known(person, PersonAlias.objects.filter(person=person).values_list("alias", flat=True), now.timestamp())
 
 
 def person_for_mention(tenant: Tenant, user_id: str, mention: Mention, known: list[Known], *, now: datetime,
@@ -97,20 +107,13 @@ def person_for_mention(tenant: Tenant, user_id: str, mention: Mention, known: li
         person = Person.objects.get(id=resolution.person)
         _person_update(person, resolution, now=now, actor=actor, job_id=job_id, reason=reason)
     known[:] = [k for k in known if k.id != str(person.id)]
-    known.append(_known(person, now))
+    known.append(_known_now(person, now))
     if twin := unnamed_twin(known[-1], known):  # the unnamed partner was this named one all along
         person = _merged(tenant, person, Person.objects.get(id=twin), actor=actor,
                          reason=f"one {person.relation} at a time: the unnamed entry is {person.name}")
         known[:] = [k for k in known if k.id not in (twin, str(person.id))]
-        known.append(_known(person, now))
+        known.append(_known_now(person, now))
     return person
-
-
-def _known(person: Person, now: datetime) -> Known:
-    keys = {alias_key(a) for a in PersonAlias.objects.filter(person=person).values_list("alias", flat=True)}
-    return Known(id=str(person.id), name=person.name, relation=person.relation, kind=person.kind,
-                 keys=frozenset(keys | ({alias_key(person.name)} if person.name else set())),
-                 recency=now.timestamp())
 
 
 def _kind(mention: Mention) -> str:
@@ -391,6 +394,3 @@ def _retracted(edge: PersonEdge, *, actor: str, reason: str) -> PersonEdge:
              old={"edge": str(edge.id), "predicate": edge.predicate, "value": edge.value})
     return edge
 
-
-def resolution_dict(resolution: Resolution) -> dict[str, Any]:
-    return asdict(resolution)

@@ -400,7 +400,6 @@ def may_change(current: str, new: str) -> bool:
 # --------------------------------------------------------------------------- kinds
 
 PET_CODES = frozenset({"pet"})
-SINGLE_CODES = frozenset({"mother", "father", "partner", "mother_in_law", "father_in_law", "boss", "parents"})
 
 
 def kind_of(code: str) -> str:

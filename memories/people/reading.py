@@ -15,7 +15,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from memories.models import CURRENT_STATUSES, MemoryItem, Person, PersonKind, Tenant
+from memories.models import MemoryItem, Person, PersonKind, Tenant
 from memories.people.graph import (
     ACTOR,
     edge_from_memory,
@@ -38,15 +38,6 @@ from memories.people.mentions import (
 from memories.people.resolve import Known, alias_key
 from memories.relations import relation_code
 from memories.vocabulary import ABOUT_OTHER_TAG
-
-
-def profile_name(tenant: Tenant, user_id: str) -> str:
-    """The name the user gave (the profile's `name` fact), or ""."""
-    data = (MemoryItem.objects.filter(tenant=tenant, user_id=user_id, data__key="name", expired_at__isnull=True,
-                                      status__in=CURRENT_STATUSES).order_by("-created_at")
-            .values_list("data", flat=True).first())
-    return str((data or {}).get("value") or "")
-
 
 PRONOUN_OWNERS = ("his", "her", "their")
 
@@ -74,6 +65,7 @@ class PeopleReader:
     tenant: Tenant
     user_id: str
     names: Sequence[str] = ()
+    given_name: str = ""  # the name the user gave (their profile's: search.profile_display_name, read by the caller)
     job_id: str = ""
     actor: str = ACTOR
     _known: list[Known] | None = None
@@ -92,11 +84,10 @@ class PeopleReader:
     @property
     def user(self) -> Person:
         if self._user is None:
-            name = profile_name(self.tenant, self.user_id)
-            self._user = user_entity(self.tenant, self.user_id, name, actor=self.actor)
+            self._user = user_entity(self.tenant, self.user_id, self.given_name, actor=self.actor)
             # The user id is one of their names too: "Alice is allergic to peanuts" saved for "alice" is hers.
-            self._all_names = tuple(dict.fromkeys(n for n in (*self.names, name, self._user.name, self.user_id)
-                                                  if n))
+            self._all_names = tuple(dict.fromkeys(
+                n for n in (*self.names, self.given_name, self._user.name, self.user_id) if n))
         return self._user
 
     @property

@@ -8,7 +8,6 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from django.db import connection
@@ -215,10 +214,6 @@ def _fact_phrase(text: str, view: PersonView, chinese: bool) -> str:
             if rest:
                 return rest.rstrip("。.")
     return text.rstrip("。.")
-
-
-def last_mentioned(views: Sequence[PersonView]) -> datetime | None:
-    return max((v.person.last_mentioned_at for v in views if v.person.last_mentioned_at), default=None)
 
 
 def relations_of(tenant: Tenant, user_id: str) -> list[dict[str, str]]:
