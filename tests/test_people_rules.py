@@ -161,3 +161,23 @@ def test_a_named_one_of_a_kind_and_an_unnamed_one_are_one(person, known, twin):
 ])
 def test_the_clause_a_statement_continues(statement, turn, clause):
     assert said_before(statement, turn, ["林晓雨", "User"]) == clause
+
+
+def _view(name, relation, word, aliases):
+    from memories.models import Person
+    from memories.people.selectors import PersonView
+    return PersonView(Person(name=name, relation=relation, relation_word=word), aliases=aliases)
+
+
+@pytest.mark.parametrize("text, view, phrase", [
+    ("Owen's partner Gwen runs a bakery in Penarth", _view("Gwen", "partner", "partner", ["Gwen"]),
+     "runs a bakery in Penarth"),
+    ("周蕾的儿子豆豆今年上幼儿园了", _view("豆豆", "son", "儿子", ["豆豆", "儿子"]), "今年上幼儿园了"),
+    ("Marcus's mum Sheila is diabetic.", _view("Sheila", "mother", "mum", ["Sheila", "mum"]), "is diabetic"),
+    ("Sheila teaches maths to her mum's friends", _view("Sheila", "mother", "mum", ["Sheila"]),
+     "teaches maths to her mum's friends"),
+    ("Gwen", _view("Gwen", "partner", "partner", ["Gwen"]), ""),  # a fragment that only names her: no line part
+])
+def test_what_a_people_line_says_of_a_fact(text, view, phrase):
+    from memories.people.selectors import _fact_phrase
+    assert _fact_phrase(text, view) == phrase

@@ -187,7 +187,7 @@ def people_lines(views: Sequence[PersonView], *, chinese: bool, facts: int = 1) 
         label = person.name or person.relation_word or person.relation
         relation = person.relation_word if person.name and person.relation_word else ""
         parts = [p for p in (relation, *_edge_phrases(view.edges, chinese)) if p]
-        parts += [_fact_phrase(m.text, view, chinese) for m in view.facts[:facts]]
+        parts += [p for p in (_fact_phrase(m.text, view) for m in view.facts) if p][:facts]
         separator = "；" if chinese else "; "
         if parts:  # a bare "sister" tells the agent nothing a memory line does not
             lines.append(f"{label} — {separator.join(dict.fromkeys(p for p in parts if p))}")
@@ -205,15 +205,20 @@ def _edge_phrases(edges: Sequence[PersonEdge], chinese: bool) -> list[str]:
     return out
 
 
-def _fact_phrase(text: str, view: PersonView, chinese: bool) -> str:
-    """A fact's words after whom it names ("Marcus's mum Sheila is diabetic" -> "is diabetic")."""
-    for word in sorted(_words_of(view) | {alias_key(a) for a in view.aliases}, key=len, reverse=True):
-        index = alias_key(text).find(word)
-        if 0 <= index <= 40:
-            rest = text[index + len(word):].strip(" ,，:：")
-            if rest:
-                return rest.rstrip("。.")
-    return text.rstrip("。.")
+def _fact_phrase(text: str, view: PersonView) -> str:
+    """A fact's words after whom it names: after the run of their words that opens it ("Owen's partner Gwen
+    runs a bakery" -> "runs a bakery", "周蕾的儿子豆豆今年上幼儿园了" -> "今年上幼儿园了"); "" when nothing is
+    left (a fragment that only names them: "Gwen")."""
+    lowered = text.casefold()
+    found = sorted((at, at + len(word)) for word in _words_of(view) | {alias_key(a) for a in view.aliases}
+                   if 0 <= (at := lowered.find(word)) <= 40)
+    if not found:
+        return text.rstrip("。.")
+    end = found[0][1]
+    for start, stop in found[1:]:  # "partner Gwen", "的儿子豆豆": words one after another name one person
+        if start <= end + 3:
+            end = max(end, stop)
+    return text[end:].removeprefix("'s").strip(" ,，:：").rstrip("。.")
 
 
 def relations_of(tenant: Tenant, user_id: str) -> list[dict[str, str]]:
