@@ -43,6 +43,19 @@ def wait_for_jobs(tenant, timeout: float = 1800.0) -> None:
         time.sleep(0.5)
 
 
+def wait_for_cycles(tenant, timeout: float = 600.0) -> None:
+    """POST /sessions/{id}/end answers 202 and queues the session's reflection cycle on the background pool:
+    a bench that reads traits waits until no cycle of the tenant is queued or running (reading at once had
+    scored the last session's cycle as if it had found nothing, or found it only on some runs)."""
+    from reflection.models import CycleStatus, ReflectionCycle
+
+    deadline = time.monotonic() + timeout
+    while ReflectionCycle.objects.filter(tenant=tenant, status__in=[CycleStatus.QUEUED, CycleStatus.RUNNING]).exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError("reflection cycles did not finish")
+        time.sleep(0.2)
+
+
 def unlimited_api_client(name: str):
     """A fresh tenant, its key's auth header and Django's test client, with the request and pending-job
     limits lifted: a bench that sends weeks of conversations through the API measures what is kept, not

@@ -31,7 +31,7 @@ import time
 import uuid
 from pathlib import Path
 
-from common import print_table, setup_django, unlimited_api_client, wait_for_jobs
+from common import print_table, setup_django, unlimited_api_client, wait_for_cycles, wait_for_jobs
 
 PERSONAS_DIR = Path(__file__).resolve().parent / "personas"
 BUDGETS = (400, 1000, 2000)
@@ -113,6 +113,7 @@ def main() -> None:
             call("conversations", {"user_id": user, "session_id": sid, "messages": messages})
             wait_for_jobs(tenant)
             call(f"sessions/{sid}/end", {"user_id": user})
+        wait_for_cycles(tenant)
         split = "dev" if is_dev(persona) else "held-out"
         score = totals.setdefault(split, {"questions": 0, "leaks": 0, "superseded": 0, "lines": 0, "noise": 0,
                                           **{f"answered {b}": 0 for b in BUDGETS}})

@@ -21,12 +21,34 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from common import print_table, setup_django, unlimited_api_client, wait_for_jobs
+from common import print_table, setup_django, unlimited_api_client, wait_for_cycles, wait_for_jobs
 
 START = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
 
 
-def run_story(client, auth: dict, tenant, story, *, show: bool = False):
+def dump_story(out, story, user: str, session_of: dict[str, int]) -> None:
+    """One JSON line per memory of the story's user (dev stories only: held-out ones are not read while
+    rules are chosen): its text, tags, the labelled utterances it came from and the traits it supports."""
+    from memories.models import MemoryItem
+    from traits.models import TraitEvidence
+
+    if story.held_out:
+        return
+    for memory in MemoryItem.objects.filter(user_id=user).exclude(memory_type="trait").prefetch_related("sources"):
+        said = []
+        for source in memory.sources.all():
+            for i in source.message_indices or []:
+                s = session_of.get(source.session_id, 99)
+                if s < len(story.sessions) and i < len(story.sessions[s]):
+                    u = story.sessions[s][i]
+                    said.append({"session": s, "index": i, "family": u.family, "kind": u.kind, "text": u.text})
+        traits = [{"trait": e.trait.memory.text, "stage": e.trait.stage, "kind": e.kind}
+                  for e in TraitEvidence.objects.filter(memory=memory).select_related("trait__memory")]
+        out.write(json.dumps({"story": story.id, "memory": memory.text, "tags": memory.tags, "status": memory.status,
+                              "said": said, "traits": traits}, ensure_ascii=False) + "\n")
+
+
+def run_story(client, auth: dict, tenant, story, *, show: bool = False, dump=None):
     """One story through the API; returns (its TraitScore, the shown trait texts)."""
     from memories.models import MemorySource
     from reflection.stories import score_story
@@ -47,6 +69,7 @@ def run_story(client, auth: dict, tenant, story, *, show: bool = False):
         wait_for_jobs(tenant)
         client.post(f"/api/v1/sessions/{sid}/end", json.dumps({"user_id": user}), content_type="application/json",
                     **auth)
+    wait_for_cycles(tenant)
     shown = client.get(f"/api/v1/users/{user}/traits", **auth).json()
     ids = {t["id"] for rows in shown.values() for t in rows}
     support = []
@@ -62,6 +85,8 @@ def run_story(client, auth: dict, tenant, story, *, show: bool = False):
         elif show:
             print(f"    (not shown: {trait.stage} {trait.confidence:.2f}) {trait.memory.text}  <- {positions}")
     score = score_story(story, support)
+    if dump is not None:
+        dump_story(dump, story, user, session_of)
     if show:
         print(f"--- {story.id}: repeated {sorted(story.repeated_families())}")
         for text, positions in zip(texts, support, strict=True):
@@ -75,6 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default="", help="stories whose id starts with this (en, zh-0, mx)")
     parser.add_argument("--show", action="store_true", help="print each story's shown traits and their families")
+    parser.add_argument("--dump", default="", help="write each dev story's memories, sources and traits here")
     args = parser.parse_args()
     setup_django(database="memory_bench_traits", provider="local")
     from reflection.stories import TraitScore, read_stories
@@ -82,9 +108,10 @@ def main() -> None:
     tenant, auth, client = unlimited_api_client("traits")
     stories = [s for s in read_stories() if s.id.startswith(args.only)]
     totals: dict[tuple[str, str], TraitScore] = {}
+    dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115 (closed at exit)
     started = time.perf_counter()
     for number, story in enumerate(stories, start=1):
-        score, _ = run_story(client, auth, tenant, story, show=args.show)
+        score, _ = run_story(client, auth, tenant, story, show=args.show, dump=dump)
         split = "held-out" if story.held_out else "dev"
         for key in ((split, story.language), (split, "all")):
             totals.setdefault(key, TraitScore()).add(score)
