@@ -255,6 +255,8 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
                             for m in supports]
             observations += [services.Observation(m, EvidenceKind.CONTRADICTING, hint.quality, hint.context)
                              for m in hint.contradicts]
+            observations += [services.Observation(m, EvidenceKind.CONTRADICTING, "A", hint.context, ends=True)
+                             for m in hint.ends]
             if observations:
                 change = services.trait_observe(trait_id=trait.pk, observations=observations, actor=ACTOR,
                                                 cycle_id=cycle.pk)
@@ -263,6 +265,9 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
                 updated += hint.existing_trait_id is not None and (change.evidence_added > 0
                                                                     or change.stage_changed)
             trait.refresh_from_db()
+            if hint.reworded and hint.supports:
+                services.trait_reword(trait=trait, text=hint.reworded, actor=ACTOR,
+                                      reason="the user's latest wording of the wish")
             if services.trait_split_by_context(trait=trait, actor=ACTOR):
                 dissolved += 1
             services.trait_lift_to_preference(trait=trait, actor=ACTOR)

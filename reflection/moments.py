@@ -99,13 +99,18 @@ def on_evidence_withdrawn(withdrawal: Withdrawal) -> None:
                 withdrawal.replaced_by, background=True)
 
 
+CARRIED_CAUSES = ("superseded", "invalidated")  # a replacement exists; forgotten and erased ones have none
+
+
 def _reevaluate_trait(trait: Trait, memory_ids: list[str], cause: str, replacements: dict[str, MemoryItem],
                       replaced_by: dict[str, str], cycle: ReflectionCycle) -> services.TraitChange:
-    """One trait against what replaced its lost support: a new version that still agrees carries the
-    support over; anything else weakens the trait (services.trait_withdraw_support)."""
+    """One trait against what replaced its lost support: a new version, or a newer statement the extractor
+    read as replacing it, that still agrees carries the support over (a report of the habit, "今天周三，照常去练了
+    腿", had retired the habit it reports and dissolved its trait); anything else weakens the trait
+    (services.trait_withdraw_support)."""
     replacing = [replacements[replaced_by[m]] for m in memory_ids if replaced_by.get(m) in replacements]
     agreeing = [m for m in replacing if says_the_same(trait, m)]
-    if cause == "superseded" and agreeing and len(agreeing) == len(memory_ids):
+    if cause in CARRIED_CAUSES and agreeing and len(agreeing) == len(memory_ids):
         return services.trait_carry_support(trait_id=trait.pk, from_memory_ids=memory_ids, to=agreeing,
                                             actor=ACTOR, cycle_id=cycle.pk)
     contradicting = next((m for m in replacing if m not in agreeing), None)

@@ -31,6 +31,9 @@ from memories.models import MemoryItem
 from memories.search import profile_display_name
 from memories.text import has_han, query_tokens
 from memories.vocabulary import HABIT_TAG, WISH_TAG
+from reflection.evidence import is_evidence, read_evidence, said_stopped
+from reflection.said import said_of
+from reflection.wording import chinese_trait_text, chinese_wish_text, wording_rank
 from traits.models import EvidenceKind, Trait
 
 logger = logging.getLogger(__name__)
@@ -47,6 +50,8 @@ class TraitHint:
     supports: list[MemoryItem] = field(default_factory=list)
     contradicts: list[MemoryItem] = field(default_factory=list)
     repeats: list[MemoryItem] = field(default_factory=list)  # agree, but from a session already counted
+    ends: list[MemoryItem] = field(default_factory=list)  # the user said it ended
+    reworded: str = ""  # an existing trait's better wording (a wish as the user last asked for it)
     existing_trait_id: uuid.UUID | None = None
 
 
@@ -227,9 +232,14 @@ class Evidence:
     polarity: str
     quality: str
     subtype: str
+    stops: bool = False  # the user said it ended ("no more soccer for me"): against the trait it matches
 
 
 HABIT, PREFERENCE, WISH = "habit", "preference", "wish"
+# Read on the user's own turn (reflection.evidence): it says the user does or likes what the trait it joins
+# says, whatever that trait's polarity (a "can't stand coriander" trait is supported by "coriander tastes
+# like soap to me"); only a stop speaks against it.
+AGREES = "="
 
 
 def trait_evidence(memory: MemoryItem) -> Evidence | None:
@@ -302,16 +312,19 @@ class _Cluster:
     kind: str
     total: np.ndarray
     trait: Trait | None = None
-    members: list[tuple[MemoryItem, Evidence, np.ndarray]] = field(default_factory=list)
+    members: list[tuple[MemoryItem, Evidence, np.ndarray, str]] = field(default_factory=list)  # + the words
 
     def closeness(self, vector: np.ndarray) -> float:
         return float(np.dot(self.total, vector) / (np.linalg.norm(self.total) or 1.0))
 
 
 
-def best_cluster(clusters: list[_Cluster], kind: str, vector: np.ndarray, threshold: float) -> _Cluster | None:
-    """The trait (or new group) evidence of this kind joins: the closest of its kind, when close enough."""
-    scored = [(c.closeness(vector), c) for c in clusters if c.kind == kind]
+def best_cluster(clusters: list[_Cluster], kind: str, vector: np.ndarray, threshold: float, *,
+                 any_kind: bool = False) -> _Cluster | None:
+    """The trait (or new group) evidence of this kind joins: the closest of its kind, when close enough. A
+    stop (`any_kind`) ends a habit or a liking alike, so it looks at every trait or group that has one."""
+    scored = [(c.closeness(vector), c) for c in clusters
+              if c.kind == kind or (any_kind and (c.trait is not None or c.members))]
     best = max(scored, key=lambda pair: pair[0], default=None)
     return best[1] if best is not None and best[0] >= threshold else None
 
@@ -344,10 +357,50 @@ def shared_opening(texts: list[str]) -> str:
 _NOT_A_NAME = re.compile("[每我你他她的在是有不很都也会要去对和喜早晚今昨明上下一这那]")
 
 
-def trait_evidence_texts(trait: Trait, limit: int) -> list[str]:
-    """The texts of a trait's newest supporting memories that still hold."""
-    return list(trait.evidence.filter(kind=EvidenceKind.SUPPORTING, withdrawn_at__isnull=True)
-                .order_by("-created_at").values_list("memory__text", flat=True)[:limit])
+def trait_evidence_memories(trait: Trait, limit: int) -> list[MemoryItem]:
+    """A trait's newest supporting memories that still hold."""
+    return [e.memory for e in trait.evidence.filter(kind=EvidenceKind.SUPPORTING, withdrawn_at__isnull=True)
+            .select_related("memory").order_by("-created_at")[:limit]]
+
+
+STOP = "stop"  # the kind of a statement that only says something ended
+
+
+def evidence_read(memories: list[MemoryItem]) -> list[tuple[MemoryItem, Evidence, str, bool]]:
+    """Each memory that is evidence of a trait, what of, and the words its meaning is read on: the user's own
+    turn where the memory came from one (reflection.said; read by the evidence model, and by said_stopped for
+    an end), else its text (the extractor's tags and the stated-preference rules, trait_evidence); and whether
+    the words are the user's turn."""
+    said = said_of(memories)
+    turns = list(dict.fromkeys(said.values()))
+    readings = read_evidence(turns)
+    reading_of = dict(zip(turns, readings, strict=True)) if readings is not None else {}
+    out = []
+    for memory in memories:
+        words = said.get(str(memory.id))
+        if words is None or words not in reading_of:
+            if (old := trait_evidence(memory)) is not None:
+                out.append((memory, old, memory.text, False))
+            continue
+        reading = reading_of[words]
+        kind = reading.kind if is_evidence(reading) else STOP
+        if said_stopped(words):
+            out.append((memory, Evidence(kind, AGREES, "A", _subtype(kind), stops=True), words, True))
+        elif kind != STOP:
+            out.append((memory, Evidence(kind, AGREES, "B", _subtype(kind)), words, True))
+    return out
+
+
+def _subtype(kind: str) -> str:
+    return "behavior" if kind in (HABIT, STOP) else "preference"
+
+
+def grouping_text(text: str, names: tuple[str, ...], *, said: bool) -> str:
+    """What a statement's meaning is read on for grouping: without the user's name, the anchored date, and,
+    for a memory's rewrite, the name it opens with (a user's own turn opens with no name: "Saturdays I do
+    laps" keeps its "Saturdays")."""
+    opening = [] if said or has_han(text) else [text.split(" ")[0]]
+    return without_names(_ANCHORED_DATE.sub("", text), (*names, *opening, *UNKNOWN_SPEAKER.values())) or text
 
 
 def said_by_the_user(text: str, names: tuple[str, ...]) -> str:
@@ -370,29 +423,36 @@ class MeaningReflector:
     name = "meaning"
 
     def reflect(self, groups: list[list[MemoryItem]], traits: list[Trait]) -> list[TraitHint]:
-        found = [(m, e) for group in groups for m in group if (e := trait_evidence(m)) is not None]
+        found = evidence_read([m for group in groups for m in group])
         if not found:
             return []
         first = found[0][0]
-        evidence_texts = {t.pk: trait_evidence_texts(t, ANCHOR_EVIDENCE) for t in traits}
-        said = [m.text for m, _ in found] + [x for texts in evidence_texts.values() for x in texts]
+        evidence_of = {t.pk: trait_evidence_memories(t, ANCHOR_EVIDENCE) for t in traits}
+        anchor_said = said_of([m for memories in evidence_of.values() for m in memories])
+        anchors = {t.pk: [t.memory.text, *[anchor_said.get(str(m.id), m.text) for m in evidence_of[t.pk]]]
+                   for t in traits}
         names = tuple(n for n in (profile_display_name(first.tenant_id, first.user_id), first.user_id,
-                                  shared_opening(said)) if n)
-        anchors = {t.pk: [t.memory.text, *evidence_texts[t.pk]] for t in traits}
-        texts = list(dict.fromkeys([m.text for m, _ in found] + [x for texts in anchors.values() for x in texts]))
-        plain = [without_names(_ANCHORED_DATE.sub("", x), (*names, *([] if has_han(x) else [x.split(" ")[0]]),
-                                                              *UNKNOWN_SPEAKER.values())) or x for x in texts]
-        vectors = dict(zip(texts, meaning_vectors(plain), strict=True))
+                                  shared_opening([m.text for m, _, _, _ in found])) if n)
+        said = {words for _, _, words, turn in found if turn} | set(anchor_said.values())
+        texts = list(dict.fromkeys([words for _, _, words, _ in found] + [x for xs in anchors.values() for x in xs]))
+        vectors = dict(zip(texts, meaning_vectors([grouping_text(x, names, said=x in said) for x in texts]),
+                           strict=True))
         clusters = [_Cluster(trait_kind(t), np.sum([vectors[x] for x in anchors[t.pk]], axis=0), trait=t)
                     for t in traits]
-        for memory, evidence in found:
-            vector = vectors[memory.text]
-            cluster = best_cluster(clusters, evidence.kind, vector, trait_match(memory.text))
+        for memory, evidence, words, _ in found:
+            vector = vectors[words]
+            cluster = best_cluster(clusters, evidence.kind, vector, trait_match(words), any_kind=evidence.stops)
+            if cluster is None and evidence.stops:
+                if evidence.kind == STOP:
+                    continue  # it ends nothing the user has
+                evidence = Evidence(evidence.kind, evidence.polarity, evidence.quality, evidence.subtype)
+                cluster = best_cluster(clusters, evidence.kind, vector, trait_match(words))
             if cluster is None:
                 cluster = _Cluster(evidence.kind, np.zeros_like(vector))
                 clusters.append(cluster)
-            cluster.total = cluster.total + vector
-            cluster.members.append((memory, evidence, vector))
+            if not evidence.stops:
+                cluster.total = cluster.total + vector
+            cluster.members.append((memory, evidence, vector, words))
         return [_hint(c, names) for c in clusters if c.members]
 
 
@@ -414,29 +474,57 @@ def without_the_user(text: str) -> str:
 
 
 def _hint(cluster: _Cluster, names: tuple[str, ...]) -> TraitHint:
-    """The hint of one group: an existing trait's own text, key and polarity, or a new trait's from its
-    first evidence; evidence that agrees supports it, the rest contradicts it."""
-    first_memory, first, _ = cluster.members[0]
+    """The hint of one group: an existing trait's own text, key and polarity (a wish reworded as the user last
+    asked for it), or a new trait's from its best statement (best_member); evidence that agrees supports it,
+    a statement of the other polarity contradicts it, and one that says it ended ends it."""
+    agreeing = [member for member in cluster.members if not member[1].stops] or cluster.members
+    first_memory = agreeing[0][0]
     trait = cluster.trait
     if trait is not None:
         text, subtype, positive = trait.memory.text, trait.subtype, trait_is_positive(trait.memory.text)
         key = str(trait.memory.data.get("key") or f"{cluster.kind}:{_object_key(text)}")
     else:
-        text = new_trait_text(first_memory, first, names)
-        subtype, positive = first.subtype, first.polarity == "+"
+        memory, evidence, _, words = best_member(cluster.kind, agreeing)
+        text = member_text(memory, evidence, words, names)
+        subtype = evidence.subtype
+        positive = evidence.polarity == "+" if evidence.polarity in "+-" else trait_is_positive(text)
         key = f"{cluster.kind}:{_object_key(text) or text[:40]}"
     hint = TraitHint(text=text, subtype=subtype, context=_context_of(first_memory.text), key=key,
-                     quality=min(e.quality for _, e, _ in cluster.members), positive=positive,
+                     quality=min(e.quality for _, e, _, _ in agreeing), positive=positive,
                      existing_trait_id=trait.pk if trait is not None else None)
     sessions = trait_evidence_sessions(trait) if trait is not None else set()
-    for memory, evidence, _ in cluster.members:
-        if (evidence.polarity == "+") != positive:
+    for memory, evidence, _, _ in cluster.members:
+        if evidence.stops:
+            hint.ends.append(memory)
+        elif evidence.polarity != AGREES and (evidence.polarity == "+") != positive:
             hint.contradicts.append(memory)
         elif once_per_session(memory, sessions):
             hint.supports.append(memory)
         else:
             hint.repeats.append(memory)
+    if trait is not None and cluster.kind == WISH and hint.supports:
+        memory, evidence, _, words = best_member(WISH, agreeing)
+        hint.reworded = member_text(memory, evidence, words, names)
     return hint
+
+
+def best_member(kind: str, members: list[tuple[MemoryItem, Evidence, np.ndarray, str]]
+                ) -> tuple[MemoryItem, Evidence, np.ndarray, str]:
+    """The statement a trait is worded from: a wish as the user last said it; a habit or liking by the
+    statement that says how often, is tied to no one day, and is shortest (reflection.wording)."""
+    if kind == WISH:
+        return max(members, key=lambda member: (member[0].valid_at or member[0].created_at, member[0].created_at))
+    return max(members, key=lambda member: wording_rank(member[3]))
+
+
+def member_text(memory: MemoryItem, evidence: Evidence, words: str, names: tuple[str, ...]) -> str:
+    """A trait's text from one statement: a Chinese one from the user's own turn (the extractor's rewrite
+    puts a name for every 我), a Chinese wish as "希望回答：…", the rest from the memory (new_trait_text)."""
+    if evidence.kind == WISH and has_han(memory.text):
+        return chinese_wish_text(memory.text)
+    if evidence.kind != WISH and has_han(words) and words != memory.text:
+        return chinese_trait_text(words)
+    return new_trait_text(memory, evidence, names)
 
 
 def says_the_same(trait: Trait, memory: MemoryItem) -> bool:

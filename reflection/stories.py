@@ -5,7 +5,8 @@ the tests.
 
 A story's utterance is labelled with the family of the trait it is evidence of (null: none). A shown trait
 is right when every memory supporting it comes from utterances of one family; a family said in two or more
-sessions is found when a shown trait's support is mostly its utterances.
+sessions is found when a shown trait's support is mostly its utterances. A family the user later said ended or asked
+to forget is never to be shown: a shown trait of it is wrong.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 STORIES_DIR = Path(__file__).resolve().parent / "data"
 HELD_OUT_SHARE = 3  # one story in three is held out
+ENDING_KINDS = frozenset({"stop", "forget"})  # labels that end a family (stories_r2_*: "I've quit the aqua class")
 
 
 @dataclass(frozen=True)
@@ -39,13 +41,17 @@ class Story:
         return hashlib.sha1(self.id.encode("utf-8")).digest()[0] % HELD_OUT_SHARE == 0
 
     def repeated_families(self) -> set[str]:
-        """Families said in two or more sessions: what should be a shown trait."""
+        """Families said in two or more sessions and not ended: what should be a shown trait."""
         sessions_of: dict[str, set[int]] = {}
         for number, session in enumerate(self.sessions):
             for utterance in session:
-                if utterance.family:
+                if utterance.family and utterance.kind not in ENDING_KINDS:
                     sessions_of.setdefault(utterance.family, set()).add(number)
-        return {family for family, seen in sessions_of.items() if len(seen) >= 2}
+        return {family for family, seen in sessions_of.items() if len(seen) >= 2} - self.ended_families()
+
+    def ended_families(self) -> set[str]:
+        """Families the user later said ended ("stop") or asked to forget ("forget"): never to be shown."""
+        return {u.family for session in self.sessions for u in session if u.family and u.kind in ENDING_KINDS}
 
 
 def read_stories(directory: Path = STORIES_DIR) -> list[Story]:
@@ -89,12 +95,13 @@ def score_story(story: Story, shown_support: list[list[tuple[int, int]]]) -> Tra
     came from. A trait supported by no labelled utterance (a memory from nowhere) counts as wrong."""
     score = TraitScore(shown=len(shown_support))
     repeated = story.repeated_families()
+    ended = story.ended_families()
     score.repeated = len(repeated)
     found: set[str] = set()
     for positions in shown_support:
         families = [story.sessions[s][u].family if s < len(story.sessions) and u < len(story.sessions[s])
                     else None for s, u in positions]
-        if families and None not in families and len(set(families)) == 1:
+        if families and None not in families and len(set(families)) == 1 and families[0] not in ended:
             score.right += 1
         if families:
             family, count = Counter(families).most_common(1)[0]

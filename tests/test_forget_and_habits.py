@@ -109,7 +109,7 @@ def test_a_wish_about_answers_stays_about_the_answers(api):
 @pytest.mark.django_db(transaction=True)
 def test_traits_grow_offline_from_what_people_say_across_sessions(api):
     """Four statements of one habit in four sessions make a behaviour trait; two requests for brief answers
-    make a preference trait (seed 004's stages: emerging at three supports, a candidate at two)."""
+    make one preference trait, worded as the user last asked (seed 004's stages: emerging at two B supports)."""
     habit = ["I always run before work.", "I run before work every day, it clears my head.",
              "Another run before work today, as usual.", "I usually run before work."]
     for n, said in enumerate(habit, start=1):
@@ -125,9 +125,9 @@ def test_traits_grow_offline_from_what_people_say_across_sessions(api):
     assert "Usually runs before work" in behaviours, traits
     running = behaviours["Usually runs before work"]
     assert running["stage"] == "emerging" and running["supporting"] == 4
-    preferences = [t for t in traits["preference"] if "brief" in t["text"]]
-    assert preferences and preferences[0]["supporting"] == 2, traits["preference"]
-    assert preferences[0]["text"] == "Wants the assistant to keep it brief"
+    preferences = [t for t in traits["preference"] if "brief" in t["text"] or "short" in t["text"]]
+    assert len(preferences) == 1 and preferences[0]["supporting"] == 2, traits["preference"]
+    assert "short" in preferences[0]["text"], preferences  # one wish, in the wording the user said it last
     context = api.post("context", {"user_id": "alice", "query": "What does Alice do before work?"}).json()
     assert "Usually runs before work" in context["context"]
 

@@ -30,7 +30,9 @@ def test_a_cycle_grows_a_trend_into_a_shown_trait_and_records_counters(tenant_a)
     assert cycle.status == "completed" and cycle.memories_scanned == 3 and cycle.traits_created == 1
     trait = Trait.objects.select_related("memory").get()
     assert trait.subtype == "preference" and trait.stage == "emerging"  # two B statements: shown
-    assert trait.memory.text == "Loves green tea in the morning" and trait.memory.memory_type == "trait"
+    # worded from its best statement (reflection.wording: neither says how often or is tied to a day; the
+    # shorter reads as a trait), not from whichever came first
+    assert trait.memory.text == "Prefers green tea over coffee" and trait.memory.memory_type == "trait"
     assert TraitEvidence.objects.filter(trait=trait, kind="supporting").count() == 2
     events = list(MemoryHistory.objects.filter(memory_id=trait.memory_id, event="STAGE_CHANGE")
                   .values_list("old_data", "new_data"))

@@ -222,3 +222,10 @@ def should_split(contradictions_by_context: dict[str, int], trait_context: str) 
         if context != trait_context and count >= SPLIT_CONTRADICTIONS:
             return context
     return None
+
+
+def stage_when_ended(stage: str) -> str:
+    """The stage a trait falls to when the user says it ended ("I don't play chess any more", "现在不弹吉他了"):
+    no longer shown (a candidate, with its history), not dissolved, so that said again it grows back; a
+    trend or candidate keeps its stage (its window or support decides)."""
+    return vocabulary.CANDIDATE if stage in vocabulary.TRAIT_STAGES_SHOWN else stage

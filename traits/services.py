@@ -17,6 +17,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memories.errors import VersionConflict
 from memories.models import HistoryEvent, MemoryHistory, MemoryItem, MemoryStatus, Tenant
 from memories.text import has_han
 from memories.writing import (
@@ -26,6 +27,7 @@ from memories.writing import (
     memory_create,
     memory_note,
     memory_set_status,
+    memory_update,
     owners_write_lock,
     users_write_lock,
 )
@@ -62,6 +64,7 @@ class Observation:
     kind: str
     quality: str
     context: str = "general"
+    ends: bool = False  # the user said the habit or liking ended (lifecycle.stage_when_ended)
 
 
 def _stage_event(trait: Trait, old: str, new: str, *, actor: str, reason: str,
@@ -145,6 +148,8 @@ def trait_observe(*, trait_id, observations: Sequence[Observation], actor: str,
             seen.add(observation.memory.id)
             before = state.stage
             state = lifecycle.apply_evidence(state, kind=observation.kind, quality=observation.quality, now=now)
+            if observation.ends:
+                state.stage = lifecycle.stage_when_ended(state.stage)
             if trait.pinned and state.stage == TraitStage.DISSOLVED:
                 state.stage = before  # an operator pinned it: it does not dissolve on its own
             applied.append(observation)
@@ -162,8 +167,9 @@ def trait_observe(*, trait_id, observations: Sequence[Observation], actor: str,
             for o in applied)
         trait.refresh_from_db()
         for before, after, confidence, o in steps:
+            said = "the user said it ended" if o.ends else f"{o.kind} evidence ({o.quality})"
             _stage_event(trait, before, after, actor=actor, confidence=confidence,
-                         reason=f"{o.kind} evidence ({o.quality}) from {o.memory.id}").save()
+                         reason=f"{said} from {o.memory.id}").save()
         if state.stage == TraitStage.DISSOLVED:
             _archive_dissolved(trait, actor=actor, reason="trait dissolved by contradicting evidence")
         return TraitChange(trait, old_stage, state.stage, evidence_added=len(applied))
@@ -311,6 +317,19 @@ def trait_set_stage(*, trait: Trait, stage: str, actor: str, reason: str) -> Tra
             apply_change_beside(locked.memory, actor=actor, event=HistoryEvent.STAGE_CHANGE, reason=reason,
                                 **_stage_data(locked, old, stage))
         return TraitChange(locked, old, stage)
+
+
+def trait_reword(*, trait: Trait, text: str, actor: str, reason: str) -> bool:
+    """A trait's text changed in place (its evidence and stage stay), a versioned change with the old and new
+    text in the history; False when another current memory of the user already reads so."""
+    if text.strip() == trait.memory.text:
+        return False
+    try:
+        memory_update(tenant=trait.memory.tenant, memory_id=trait.memory_id, text=text.strip(), actor=actor,
+                      reason=reason)
+    except VersionConflict:
+        return False
+    return True
 
 
 def trait_pin(*, trait: Trait, pinned: bool, actor: str) -> Trait:
