@@ -69,6 +69,23 @@ def noise(line: str) -> str:
     return ""
 
 
+# A trait text that is no trait: a forget request or its words, a placeholder for the user, a cut phrase
+# (ends on a joining word or a comma), a greeting or thanks, or a fragment of fewer than three words.
+_JUNK_TRAIT = re.compile(r"\b(?:forget|said about|thanks?|thank you)\b|忘|谢谢|\bUser\b|用户|[,，]\s*$|"
+                         r"\b(?:as|and|but|or|the|a|to|of|with|because|so)\s*$", re.I)
+
+
+def junk_trait(text: str, forgotten: list[str]) -> str:
+    """Why a shown trait is junk, or '': what a person would not recognise as one of their traits."""
+    if _JUNK_TRAIT.search(text):
+        return "not a trait's words"
+    if len(text.split()) < 3 and len(text) < 6:
+        return "a fragment"
+    if any(word.casefold() in text.casefold() for word in forgotten):
+        return "something the user asked to forget"
+    return ""
+
+
 def shown_share(score: dict[str, float]) -> str:
     """Habit and wish questions whose needed words are in the traits the API shows, of how many."""
     standing = int(score.get("standing", 0))
@@ -120,6 +137,12 @@ def main() -> None:
         persona_answered = {b: 0 for b in BUDGETS}
         shown_traits = client.get(f"/api/v1/users/{user}/traits", **auth).json()
         trait_words = " ".join(t["text"] for rows_ in shown_traits.values() for t in rows_)
+        forgotten = [w for q in persona["questions"] if q["kind"] == "forget" for w in q.get("must_not", [])]
+        for text in (t["text"] for rows_ in shown_traits.values() for t in rows_):
+            score["traits"] = score.get("traits", 0) + 1
+            if why := junk_trait(text, forgotten):
+                score["junk traits"] = score.get("junk traits", 0) + 1
+                print(f"    junk trait ({why}) of {persona['persona']}: {text}", file=sys.stderr)
         for question in persona["questions"]:
             if question["kind"] in ("habit", "wish"):
                 score["standing"] = score.get("standing", 0) + 1
@@ -166,10 +189,11 @@ def main() -> None:
                         **{f"answered @{b}": f"{score[f'answered {b}'] / asked:.3f}" for b in BUDGETS},
                         "forget leaks": int(score["leaks"]), "superseded as current": int(score["superseded"]),
                         "noise share": f"{score['noise'] / max(score['lines'], 1):.3f}",
-                        "habits/wishes as shown traits": shown_share(score)})
+                        "habits/wishes as shown traits": shown_share(score),
+                        "junk traits": f"{int(score.get('junk traits', 0))} of {int(score.get('traits', 0))}"})
     print_table("Dev and held-out personas", summary,
                 ["split", "questions", *[f"answered @{b}" for b in BUDGETS], "forget leaks",
-                 "superseded as current", "noise share", "habits/wishes as shown traits"])
+                 "superseded as current", "noise share", "habits/wishes as shown traits", "junk traits"])
     print_table("Share of a 2,000-character block used, by language",
                 [{"language": lang, "blocks": len(uses), "median use": f"{sorted(uses)[len(uses) // 2]:.2f}"}
                  for lang, uses in sorted(block_use.items())], ["language", "blocks", "median use"])

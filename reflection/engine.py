@@ -25,7 +25,7 @@ from memories.models import MemoryItem, MemoryType, MemoryVector, Tenant
 from memories.queue import enqueue, holding_work, work_lock_release, work_lock_try
 from memories.vocabulary import EPISODE_TAG
 from reflection.models import CycleStatus, CycleTrigger, ReflectionCycle
-from reflection.reflectors import Reflector, get_reflector
+from reflection.reflectors import Reflector, TraitHint, get_reflector
 from traits import services
 from traits.models import EvidenceKind, Trait, TraitStage
 
@@ -245,18 +245,9 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
                     continue
                 trait = services.trait_create(tenant=tenant, user_id=user_id, text=hint.text, subtype=hint.subtype,
                                               context=hint.context, actor=ACTOR, data={"key": hint.key},
-                                              evidence=[(m, hint.quality) for m in hint.supports],
                                               cycle_id=cycle.pk)
                 created += 1
-                supports = []
-            else:
-                supports = hint.supports
-            observations = [services.Observation(m, EvidenceKind.SUPPORTING, hint.quality, hint.context)
-                            for m in supports]
-            observations += [services.Observation(m, EvidenceKind.CONTRADICTING, hint.quality, hint.context)
-                             for m in hint.contradicts]
-            observations += [services.Observation(m, EvidenceKind.CONTRADICTING, "A", hint.context, ends=True)
-                             for m in hint.ends]
+            observations = hint_observations(hint)
             if observations:
                 change = services.trait_observe(trait_id=trait.pk, observations=observations, actor=ACTOR,
                                                 cycle_id=cycle.pk)
@@ -277,6 +268,19 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
         cycle.watermark = None if cycle.session_id else (memories[-1].created_at if memories
                                                          else last_watermark(tenant, user_id))
     return cycle
+
+
+def hint_observations(hint: TraitHint) -> list[services.Observation]:
+    """A hint's evidence as observations, in order, each with why it joined: support, contradictions, and the
+    user's word that it ended (quality A: said outright)."""
+    def observed(memory: MemoryItem, kind: str, quality: str, ends: bool = False) -> services.Observation:
+        reason, closeness = hint.why.get(str(memory.id), ("", None))
+        return services.Observation(memory, kind, quality, hint.context, ends=ends, reason=reason,
+                                    closeness=closeness)
+
+    return ([observed(m, EvidenceKind.SUPPORTING, hint.quality) for m in hint.supports]
+            + [observed(m, EvidenceKind.CONTRADICTING, hint.quality) for m in hint.contradicts]
+            + [observed(m, EvidenceKind.CONTRADICTING, "A", ends=True) for m in hint.ends])
 
 
 def maybe_reflect(tenant: Tenant, user_ids: set[str]) -> int:

@@ -67,3 +67,49 @@ def chinese_wish_text(text: str) -> str:
     """A Chinese wish as a trait: "林静对助手回答的要求：别用太多术语" -> "希望回答：别用太多术语"."""
     body = _ZH_WISH_FRAME.sub("", text.strip()).rstrip(" 。.！!")
     return f"希望回答：{body}" if body else text.strip()
+
+
+# What opens an English turn and belongs to the conversation, not to the habit or wish ("For context",
+# "Also random question.", "honestly", "haha").
+_EN_OPENING = re.compile(r"^(?:(?:for context|also|and|but|so|oh|ok(?:ay)?|well|honestly|tbh|lol|haha|btw|anyway|"
+                         r"by the way|just so you know|fyi|quick one|random question)\b[,.:!]?\s*)+", re.I)
+_WISH_CUE_EN = re.compile(r"\b(?:please|pls|plz|can you|could you|would you|don't|do not|no need|always|never|"
+                          r"keep|use|give|make|answer|reply|write|explain|include|start|leave)\b", re.I)
+_POLITE_EN = re.compile(r"^(?:please|pls|plz|can you|could you|would you|and|also)\b[,:]?\s*|[,\s]*\b(?:please|pls|"
+                        r"plz|thanks|thx)\b[.!]*$", re.I)
+_PLACEHOLDER = "\0"
+
+
+def _best_part(parts: list[str], cue: re.Pattern) -> str:
+    """The part that says it: one with the cue, not a question to the assistant ("Can you explain what a
+    router does? Plain English please"), else one the speaker opens, else the first."""
+    said = [p for p in parts if not p.rstrip().endswith("?")] or parts
+    return next((p for p in said if cue.search(p)), next((p for p in said if re.match(r"I\b", p)), said[0]))
+
+
+# A clause that opens with how often and a verb, its subject left out ("Never miss the daily crossword").
+_ADVERB_THEN_VERB = re.compile(r"^((?:never|always|usually|often|normally|still|also)\s+)([a-z]+)\b", re.I)
+
+
+def english_trait_text(turn: str, wish: bool) -> str:
+    """An English turn as a trait, written as a reviewer would: the sentence and clause that say the habit,
+    liking or wish (the one with a word of how often, of liking or of asking), without the conversation's
+    openers; a habit or liking in the third person with no subject ("I swim at the Quays every Sunday" ->
+    "Swims at the Quays every Sunday", "my" as "their"), a wish as what the user asks for."""
+    from memories.extraction.clauses import sentences, turn_clauses
+    from memories.extraction.rewrite_en import third_person_verb, to_third_person
+
+    cue = _WISH_CUE_EN if wish else _HABIT_CUE_EN
+    sentence = _best_part([s.strip() for s in sentences(turn) if s.strip()] or [turn], cue)
+    clause = _best_part([c.strip() for c in turn_clauses(sentence) if c.strip()] or [sentence], cue)
+    clause = (_EN_OPENING.sub("", clause) or clause).strip().rstrip(" .!?,;")
+    if wish:
+        asked = _POLITE_EN.sub("", _POLITE_EN.sub("", clause)).strip(" ,") or clause
+        return f"Asks for answers like this: {asked[:1].lower()}{asked[1:]}"
+    if not re.search(r"\bI\b", clause):
+        clause = _ADVERB_THEN_VERB.sub(lambda m: m.group(1) + third_person_verb(m.group(2)), clause, count=1)
+    said = to_third_person(clause, _PLACEHOLDER)
+    said = re.sub(rf"{_PLACEHOLDER}'s\b", "their", said)
+    said = re.sub(rf"\s*{_PLACEHOLDER}\s*", " ", said).strip()
+    said = re.sub(r"\bme\b", "them", re.sub(r"\bmyself\b", "themselves", said))
+    return said[:1].upper() + said[1:]

@@ -10,7 +10,7 @@ from reflection.evidence import EVIDENCE_MODEL_PATH, EvidenceModel, dev_utteranc
 from reflection.evidence import stories_hash as evidence_stories_hash
 from reflection.said import clause_behind
 from reflection.stories import read_stories
-from reflection.wording import chinese_trait_text, chinese_wish_text, wording_rank
+from reflection.wording import chinese_trait_text, chinese_wish_text, english_trait_text, wording_rank
 from traits.lifecycle import stage_when_ended
 
 
@@ -24,6 +24,25 @@ from traits.lifecycle import stage_when_ended
 ])
 def test_a_chinese_turn_is_worded_as_a_trait_without_its_speaker(turn, trait):
     assert chinese_trait_text(turn) == trait
+
+
+@pytest.mark.parametrize("turn, wish, trait", [
+    ("Also random question. I swim outdoors at Salford Quays every Sunday morning", False,
+     "Swims outdoors at Salford Quays every Sunday morning"),
+    ("Never miss the daily crossword, keeps the old brain ticking over", False,
+     "Never misses the daily crossword, keeps the old brain ticking over"),
+    ("I do a 20-minute Peloton ride at 5:30 before the twins wake up", False,
+     "Does a 20-minute Peloton ride at 5:30 before the twins wake up"),
+    ("Every morning with my first cup of tea I sit at the window", False,
+     "Every morning with their first cup of tea sits at the window"),
+    ("Please don't use technical words, I'm not a computer person.", True,
+     "Asks for answers like this: don't use technical words"),
+    ("Can you explain what a router does? Plain English please, none of the jargon", True,
+     "Asks for answers like this: plain English please, none of the jargon"),
+    ("keep it short pls, I just need a list", True, "Asks for answers like this: keep it short"),
+])
+def test_an_english_turn_is_worded_as_a_trait_a_reviewer_would_write(turn, wish, trait):
+    assert english_trait_text(turn, wish=wish) == trait
 
 
 @pytest.mark.parametrize("text, trait", [

@@ -1,5 +1,5 @@
 """Trait admin: traits by stage, their evidence and parent chain, confidence
-over time, and the operator's dissolve / pin — through traits.services."""
+over time, and the operator's dissolve / pin / split — through traits.services."""
 
 from django.contrib import admin, messages
 from django.urls import reverse
@@ -7,8 +7,11 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from memories.admin import TenantFilter, TenantScopedAdmin, actor_of, shown_time
+from memories.errors import InvalidOperation
 from traits import selectors, services
 from traits.models import Trait, TraitEvidence, TraitStage
+
+ONE_TRAIT = "trait__memory__id__exact"  # the evidence list of one trait (the trait page links to it)
 
 
 def memory_link(memory_id, text: str):
@@ -59,14 +62,18 @@ class TraitAdmin(TenantScopedAdmin):
             (reverse("admin:traits_trait_change", args=[p.pk]), p.memory.text, p.subtype, p.stage) for p in chain
         )) if chain else "-"
 
-    @admin.display(description="evidence")
+    @admin.display(description="evidence, by session")
     def evidence_table(self, obj: Trait):
-        rows = obj.evidence.select_related("memory").order_by("created_at")
-        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", (
-            (shown_time(e.created_at), e.kind, e.quality, e.context,
-             memory_link(e.memory_id, e.memory.text)) for e in rows))
-        return format_html('<table class="trait-evidence"><tr><th>when</th><th>kind</th><th>quality</th>'
-                           "<th>context</th><th>memory</th></tr>{}</table>", body)
+        rows = [(group["session_id"] or "(no session)", e) for group in selectors.trait_evidence_by_session(obj)
+                for e in group["evidence"]]
+        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", (
+            (session, shown_time(e.created_at), e.kind + (" (withdrawn)" if e.withdrawn_at else ""), e.quality,
+             memory_link(e.memory_id, e.memory.text), e.reason or "-") for session, e in rows))
+        split = reverse("admin:traits_traitevidence_changelist") + f"?{ONE_TRAIT}={obj.pk}"
+        return format_html('<table class="trait-evidence"><tr><th>session</th><th>when</th><th>kind</th>'
+                           "<th>quality</th><th>memory</th><th>why it joined</th></tr>{}</table>"
+                           '<p>Pin or dissolve it with the actions of the trait list; <a href="{}">split</a> '
+                           "statements that say something else into a trait of their own.</p>", body, split)
 
     @admin.display(description="confidence over time")
     def confidence_over_time(self, obj: Trait):
@@ -101,9 +108,33 @@ class TraitAdmin(TenantScopedAdmin):
 @admin.register(TraitEvidence)
 class TraitEvidenceAdmin(TenantScopedAdmin):
     tenant_field = "memory__tenant"
-    list_display = ("trait", "memory", "kind", "quality", "context", "created_at", "withdrawn_at", "cycle_id")
+    list_display = ("trait", "memory", "kind", "quality", "reason", "created_at", "withdrawn_at", "cycle_id")
     list_filter = (TenantFilter, "kind", "quality", "context")
     list_select_related = ("trait__memory", "memory")
+    actions = ("split_selected",)
+
+    def lookup_allowed(self, lookup, value, request=None) -> bool:
+        return lookup == ONE_TRAIT or super().lookup_allowed(lookup, value, request)
+
+    @admin.action(description="Split the selected statements into a trait of their own")
+    def split_selected(self, request, queryset):
+        if not request.user.has_perm("traits.change_trait"):
+            self.message_user(request, "Nothing split: you may not change traits.", level=messages.ERROR)
+            return
+        traits = {e.trait_id for e in queryset}
+        if len(traits) != 1:
+            self.message_user(request, f"Nothing split: choose statements of one trait ({len(traits)} chosen).",
+                              level=messages.ERROR)
+            return
+        trait = Trait.objects.select_related("memory").get(pk=traits.pop())
+        try:
+            split = services.trait_split(trait=trait, memory_ids=[str(e.memory_id) for e in queryset],
+                                         actor=actor_of(request),
+                                         reason="statements that say something else")
+        except InvalidOperation as exc:
+            self.message_user(request, f"Nothing split: {exc}", level=messages.ERROR)
+            return
+        self.message_user(request, f"Split {queryset.count()} statement(s) into the trait \"{split.memory.text}\".")
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False

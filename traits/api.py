@@ -49,6 +49,19 @@ class EvidenceSerializer(serializers.Serializer):
     withdrawn_at = serializers.DateTimeField(allow_null=True, help_text="support that stopped holding")
     cycle_id = serializers.IntegerField(allow_null=True, help_text="the reflection cycle that recorded or "
                                                                    "withdrew it")
+    session_id = serializers.CharField(source="memory.session_id", help_text="where it was said")
+    reason = serializers.CharField(help_text="why it joined the trait")
+    closeness = serializers.FloatField(allow_null=True, help_text="how close in meaning it was to the trait")
+
+
+class SessionEvidenceSerializer(serializers.Serializer):
+    session_id = serializers.CharField()
+    evidence = EvidenceSerializer(many=True)
+
+
+class ReviewerActionSerializer(serializers.Serializer):
+    action = serializers.CharField()
+    what = serializers.CharField()
 
 
 class UserTraitsSerializer(serializers.Serializer):
@@ -76,6 +89,8 @@ class ChildSerializer(ParentSerializer):
 
 class TraitDetailSerializer(TraitSerializer):
     evidence = EvidenceSerializer(many=True)
+    evidence_by_session = SessionEvidenceSerializer(many=True)
+    reviewer_actions = ReviewerActionSerializer(many=True)
     child_traits = ChildSerializer(many=True)
     parent_chain = ParentSerializer(many=True)
     confidence_history = ConfidencePointSerializer(many=True)
@@ -103,6 +118,15 @@ class UserTraitsView(APIView):
         return Response({subtype: TraitSerializer(rows, many=True).data for subtype, rows in grouped.items()})
 
 
+# What a reviewer can do with a trait in the admin (Traits, Trait evidence), each a versioned change of the
+# trait's memory with the reviewer's name and reason.
+REVIEWER_ACTIONS = [
+    {"action": "pin", "what": "keep it as it is: it no longer decays or dissolves on its own"},
+    {"action": "split", "what": "move statements that say something else into a trait of their own"},
+    {"action": "dissolve", "what": "end it: it is no longer shown to agents"},
+]
+
+
 class TraitDetailView(APIView):
     @extend_schema(responses={200: TraitDetailSerializer})
     def get(self, request, trait_id):
@@ -112,6 +136,9 @@ class TraitDetailView(APIView):
         body: dict[str, Any] = dict(TraitSerializer(trait).data)  # type: ignore[call-overload]
         return Response({**body,
                          "evidence": EvidenceSerializer(evidence, many=True).data,
+                         "evidence_by_session": SessionEvidenceSerializer(
+                             selectors.trait_evidence_by_session(trait), many=True).data,
+                         "reviewer_actions": REVIEWER_ACTIONS,
                          "parent_chain": [{"id": str(p.pk), "text": p.memory.text, "subtype": p.subtype,
                                            "stage": p.stage} for p in selectors.trait_parent_chain(trait)],
                          "child_traits": [{"id": str(c.pk), "text": c.memory.text, "subtype": c.subtype,

@@ -39,6 +39,7 @@ class TraitOrigin(models.TextChoices):
     REFLECTION = "reflection"
     TREND_PROMOTION = "trend_promotion"
     CONTRADICTION_SPLIT = "contradiction_split"
+    REVIEWER_SPLIT = "reviewer_split"  # a reviewer moved statements that did not belong out of a trait
 
 
 class Trait(models.Model):
@@ -111,6 +112,10 @@ class TraitEvidence(models.Model):
     withdrawn_at = models.DateTimeField(null=True, blank=True)
     # The reflection cycle that recorded this evidence, or withdrew it (reflection builds on traits, so an id).
     cycle_id = models.PositiveBigIntegerField(null=True, blank=True)
+    # Why it joined the trait, in words a reviewer reads ("the user's words read as a habit, 0.52 close to
+    # the trait's meaning"), and that closeness (None where meaning was not what joined it).
+    reason = models.CharField(max_length=300, blank=True, default="")
+    closeness = models.FloatField(null=True, blank=True)
 
     class Meta:
         db_table = "trait_evidence"

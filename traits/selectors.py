@@ -119,3 +119,13 @@ def trait_confidence_history(trait: Trait) -> list[dict]:
         "created_at")
     return [{"at": row.created_at, "stage": (row.new_data or {}).get("stage"),
              "confidence": (row.new_data or {}).get("confidence")} for row in rows]
+
+
+def trait_evidence_by_session(trait: Trait) -> list[dict]:
+    """A trait's evidence grouped by the conversation session it was said in (the first session first; a
+    memory saved outside any session is its own group, ""): what a reviewer reads to see whether one habit
+    was said again, session after session, or one day's report was counted as a habit."""
+    groups: dict[str, list] = {}
+    for evidence in trait.evidence.select_related("memory").order_by("created_at"):
+        groups.setdefault(evidence.memory.session_id, []).append(evidence)
+    return [{"session_id": session, "evidence": rows} for session, rows in groups.items()]

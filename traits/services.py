@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memories.errors import VersionConflict
+from memories.errors import InvalidOperation, VersionConflict
 from memories.models import HistoryEvent, MemoryHistory, MemoryItem, MemoryStatus, Tenant
 from memories.text import has_han
 from memories.writing import (
@@ -65,6 +65,8 @@ class Observation:
     quality: str
     context: str = "general"
     ends: bool = False  # the user said the habit or liking ended (lifecycle.stage_when_ended)
+    reason: str = ""  # why it joined the trait, for the reviewer (TraitEvidence.reason)
+    closeness: float | None = None
 
 
 def _stage_event(trait: Trait, old: str, new: str, *, actor: str, reason: str,
@@ -163,7 +165,7 @@ def trait_observe(*, trait_id, observations: Sequence[Observation], actor: str,
             return None
         TraitEvidence.objects.bulk_create(
             TraitEvidence(trait=trait, memory=o.memory, kind=o.kind, quality=o.quality, context=o.context,
-                          cycle_id=cycle_id)
+                          cycle_id=cycle_id, reason=o.reason[:300], closeness=o.closeness)
             for o in applied)
         trait.refresh_from_db()
         for before, after, confidence, o in steps:
@@ -406,6 +408,43 @@ def trait_split_by_context(*, trait: Trait, actor: str) -> Trait | None:
     trait_set_stage(trait=trait, stage=TraitStage.DISSOLVED, actor=actor,
                     reason=f"split into contextual trait {contextual.pk} ({other} contradicts)")
     return contextual
+
+
+def trait_split(*, trait: Trait, memory_ids: Sequence[str], actor: str, reason: str) -> Trait:
+    """A reviewer's split: statements that joined a trait but say something else (another habit, a day's
+    report) move out into a trait of their own, worded from the first of them. The old trait's support moves
+    with them (withdrawn there, recorded in the new one) and its stage falls to what the support left can
+    claim; both are versioned changes with the reviewer's reason."""
+    now = timezone.now()
+    with transaction.atomic():
+        _trait_owner_lock(trait.pk)
+        locked = Trait.objects.select_for_update().select_related("memory").get(pk=trait.pk)
+        moving = list(TraitEvidence.objects.filter(trait=locked, memory_id__in=[uuid.UUID(str(m)) for m in memory_ids],
+                                                   kind=EvidenceKind.SUPPORTING, withdrawn_at__isnull=True)
+                      .select_related("memory").order_by("created_at"))
+        if not moving:
+            raise InvalidOperation("none of these memories supports the trait", field="memory_ids")
+        state = _state_of(locked, live_support(locked) - len(moving))
+        state.stage = lifecycle.stage_for_support(stage=state.stage, confidence=state.confidence,
+                                                  live_supporting=state.supporting, margin=0.0)
+        if locked.pinned and state.stage == TraitStage.DISSOLVED:
+            state.stage = locked.stage
+        said = f"split by a reviewer: {reason}" if reason else "split by a reviewer"
+        _compare_and_set(locked, state, now, actor=actor, evidence=len(moving), reason=said)
+        TraitEvidence.objects.filter(id__in=[e.id for e in moving]).update(withdrawn_at=now)
+        if state.stage != locked.stage:
+            _stage_event(locked, locked.stage, state.stage, actor=actor, reason=said).save()
+        if state.stage == TraitStage.DISSOLVED:
+            _archive_dissolved(locked, actor=actor, reason=f"trait dissolved: {said}")
+        memory = locked.memory
+        split = trait_create(tenant=memory.tenant, user_id=memory.user_id, text=moving[0].memory.text,
+                             subtype=locked.subtype, context=locked.context, actor=actor,
+                             derived_from=TraitOrigin.REVIEWER_SPLIT, data={"split_from": str(locked.pk)})
+    trait_observe(trait_id=split.pk, actor=actor, observations=[
+        Observation(e.memory, EvidenceKind.SUPPORTING, e.quality, e.context,
+                    reason=f"split out of trait {locked.pk} by {actor}") for e in moving])
+    split.refresh_from_db()
+    return split
 
 
 # --------------------------------------------------------------------------- scheduled jobs
