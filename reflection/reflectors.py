@@ -465,10 +465,12 @@ class MeaningReflector:
                     continue  # it ends nothing the user has
                 evidence = Evidence(evidence.kind, evidence.polarity, evidence.quality, evidence.subtype)
                 joined = best_cluster(clusters, evidence.kind, vector, trait_match(words, said=turn))
+            closeness: float | None = None
             if joined is None:
-                joined = (_Cluster(evidence.kind, np.zeros_like(vector)), None)
-                clusters.append(joined[0])
-            cluster, closeness = joined
+                cluster = _Cluster(evidence.kind, np.zeros_like(vector))
+                clusters.append(cluster)
+            else:
+                cluster, closeness = joined
             if not evidence.stops:
                 cluster.total = cluster.total + vector
             cluster.members.append((memory, evidence, vector, words))
