@@ -122,6 +122,12 @@ def main() -> None:
             for (split, language), s in sorted(totals.items())]
     print_table("Traits from stories", rows, ["split", "language", "shown traits", "precision",
                                               "families in 2+ sessions", "shown for them"])
+    from reflection.models import CycleTrigger, ReflectionCycle
+
+    took = sorted((c.completed_at - c.started_at).total_seconds() * 1000 for c in ReflectionCycle.objects.filter(
+        tenant=tenant, trigger=CycleTrigger.SESSION_END, completed_at__isnull=False, started_at__isnull=False))
+    cost = f"{took[len(took) // 2]:.0f} ms median, {took[int(len(took) * 0.95)]:.0f} ms p95" if took else "-"
+    print(f"\nreflection per session end: {cost} over {len(took)} cycles")
     held = totals.get(("held-out", "all"), TraitScore())
     dev = totals.get(("dev", "all"), TraitScore())
     print(f"\nsummary: held-out precision {held.precision:.3f}, families shown {held.recall:.3f}; "

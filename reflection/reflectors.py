@@ -33,7 +33,13 @@ from memories.text import has_han, query_tokens
 from memories.vocabulary import HABIT_TAG, WISH_TAG
 from reflection.evidence import is_evidence, read_evidence, said_stopped
 from reflection.said import said_of
-from reflection.wording import chinese_trait_text, chinese_wish_text, english_trait_text, wording_rank
+from reflection.wording import (
+    chinese_trait_text,
+    chinese_wish_from_turn,
+    chinese_wish_text,
+    english_trait_text,
+    wording_rank,
+)
 from traits.models import EvidenceKind, Trait
 
 logger = logging.getLogger(__name__)
@@ -547,12 +553,11 @@ def member_text(memory: MemoryItem, evidence: Evidence, words: str, names: tuple
     """A trait's text from one statement: from the user's own turn where there is one (the extractor's rewrite
     puts a name for every "I" and 我 and keeps the day's date), a Chinese wish as "希望回答：…"; a memory
     saved without a conversation from its own text (new_trait_text)."""
-    if evidence.kind == WISH and has_han(memory.text):
-        return chinese_wish_text(memory.text)
     if words == memory.text:  # no turn behind it: the memory's own text
-        return new_trait_text(memory, evidence, names)
+        return chinese_wish_text(memory.text) if evidence.kind == WISH and has_han(memory.text) else \
+            new_trait_text(memory, evidence, names)
     if has_han(words):
-        return chinese_trait_text(words)
+        return chinese_wish_from_turn(words) if evidence.kind == WISH else chinese_trait_text(words)
     return english_trait_text(words, wish=evidence.kind == WISH)
 
 

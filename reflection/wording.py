@@ -91,6 +91,38 @@ def _best_part(parts: list[str], cue: re.Pattern) -> str:
 _ADVERB_THEN_VERB = re.compile(r"^((?:never|always|usually|often|normally|still|also)\s+)([a-z]+)\b", re.I)
 
 
+_LATER_I = {"I": "they", "I'm": "they're", "I've": "they've", "I'd": "they'd", "I'll": "they'll"}
+
+
+_SUBORDINATE = frozenset("when after before if once whenever until while as because since".split())
+
+
+def later_i_as_they(clause: str) -> str:
+    """Every "I" but the main clause's as "they" (its verb stays as it is: "they get"): a trait drops only its
+    own subject. The main one is the first "I" that no "when / after / before / if …" opens ("When I get home
+    I always black out the room" -> "When they get home I always…"; it had read "When gets home")."""
+    found = list(re.finditer(r"\bI(?:'m|'ve|'d|'ll)?(?![\w'])", clause))
+    if len(found) < 2:
+        return clause
+    before = [clause[:m.start()].split()[-1].lower() if clause[:m.start()].split() else "" for m in found]
+    main = next((m for m, word in zip(found, before, strict=True) if word not in _SUBORDINATE), found[0])
+    out, last = [], 0
+    for m in found:
+        out += [clause[last:m.start()], m.group(0) if m is main else _LATER_I[m.group(0)]]
+        last = m.end()
+    return "".join(out) + clause[last:]
+
+
+_ZH_WISH_CUE = re.compile(r"请|别|不要|不用|用|简短|说重点|回答|中文|英文|please|pls", re.I)
+
+
+def chinese_wish_from_turn(turn: str) -> str:
+    """A Chinese (or code-mixed) wish from the user's turn: the clause that asks, as "希望回答：…"."""
+    clauses = [c.strip() for c in _ZH_CLAUSE.split(turn) if c.strip()] or [turn.strip()]
+    asked = next((c for c in clauses if _ZH_WISH_CUE.search(c)), clauses[0])
+    return f"希望回答：{_ZH_OPENING.sub('', asked) or asked}"
+
+
 def english_trait_text(turn: str, wish: bool) -> str:
     """An English turn as a trait, written as a reviewer would: the sentence and clause that say the habit,
     liking or wish (the one with a word of how often, of liking or of asking), without the conversation's
@@ -108,7 +140,7 @@ def english_trait_text(turn: str, wish: bool) -> str:
         return f"Asks for answers like this: {asked[:1].lower()}{asked[1:]}"
     if not re.search(r"\bI\b", clause):
         clause = _ADVERB_THEN_VERB.sub(lambda m: m.group(1) + third_person_verb(m.group(2)), clause, count=1)
-    said = to_third_person(clause, _PLACEHOLDER)
+    said = to_third_person(later_i_as_they(clause), _PLACEHOLDER)
     said = re.sub(rf"{_PLACEHOLDER}'s\b", "their", said)
     said = re.sub(rf"\s*{_PLACEHOLDER}\s*", " ", said).strip()
     said = re.sub(r"\bme\b", "them", re.sub(r"\bmyself\b", "themselves", said))

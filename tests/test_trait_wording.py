@@ -10,7 +10,13 @@ from reflection.evidence import EVIDENCE_MODEL_PATH, EvidenceModel, dev_utteranc
 from reflection.evidence import stories_hash as evidence_stories_hash
 from reflection.said import clause_behind
 from reflection.stories import read_stories
-from reflection.wording import chinese_trait_text, chinese_wish_text, english_trait_text, wording_rank
+from reflection.wording import (
+    chinese_trait_text,
+    chinese_wish_from_turn,
+    chinese_wish_text,
+    english_trait_text,
+    wording_rank,
+)
 from traits.lifecycle import stage_when_ended
 
 
@@ -40,6 +46,11 @@ def test_a_chinese_turn_is_worded_as_a_trait_without_its_speaker(turn, trait):
     ("Can you explain what a router does? Plain English please, none of the jargon", True,
      "Asks for answers like this: plain English please, none of the jargon"),
     ("keep it short pls, I just need a list", True, "Asks for answers like this: keep it short"),
+    ("When I get home after a night shift I always black out the room", False,
+     "When they get home after a night shift always blacks out the room"),
+    ("After work I usually cycle home and I cook", False, "After work usually cycles home, they cook"),
+    ("First thing every morning I go through open PRs before I write any code", False,
+     "First thing every morning goes through open PRs before they write any code"),
 ])
 def test_an_english_turn_is_worded_as_a_trait_a_reviewer_would_write(turn, wish, trait):
     assert english_trait_text(turn, wish=wish) == trait
@@ -51,6 +62,15 @@ def test_an_english_turn_is_worded_as_a_trait_a_reviewer_would_write(turn, wish,
 ])
 def test_a_chinese_wish_reads_as_what_the_user_hopes_for(text, trait):
     assert chinese_wish_text(text) == trait
+
+
+@pytest.mark.parametrize("turn, trait", [
+    ("回答别太啰嗦，我带娃时间很碎", "希望回答：回答别太啰嗦"),
+    ("English only please，我要练阅读", "希望回答：English only please"),
+    ("说重点就行，不用解释那么多", "希望回答：说重点就行"),
+])
+def test_a_chinese_wish_is_worded_from_the_clause_that_asks(turn, trait):
+    assert chinese_wish_from_turn(turn) == trait
 
 
 @pytest.mark.parametrize("better, worse", [
