@@ -24,8 +24,9 @@ from memories.errors import get_or_not_found
 from memories.models import MemoryItem, MemoryType, MemoryVector, Tenant
 from memories.queue import enqueue, holding_work, work_lock_release, work_lock_try
 from memories.vocabulary import EPISODE_TAG
+from reflection.llm_reflector import get_reflector
 from reflection.models import CycleStatus, CycleTrigger, ReflectionCycle
-from reflection.reflectors import Reflector, TraitHint, get_reflector
+from reflection.reflectors import Reflector, TraitHint
 from traits import services
 from traits.models import EvidenceKind, Trait, TraitStage
 

@@ -28,8 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from memories.extraction.intent import FACT_SELF, corpus_clauses, fit_softmax, intent_encoders, read_corpus
+from memories.extraction.intent import HABIT as INTENT_HABIT
+from memories.extraction.intent import WISH as INTENT_WISH
 from memories.extraction.intent import features as intent_features
-from memories.extraction.intent import fit_softmax, intent_encoders
 from memories.text import has_han
 
 EVIDENCE_MODEL_PATH = Path(__file__).resolve().parent / "data" / "evidence_model.npz"
@@ -170,10 +172,6 @@ def intent_corpus_rows() -> list[tuple[str, str, str]]:
     its statements of liking (a fact about the speaker in the preference slot) and, as none, everything else.
     Without them the model, trained on the stories alone, read the plainest habit ("I usually run before
     work.") as none: the stories say habits at length."""
-    from memories.extraction.intent import FACT_SELF, corpus_clauses, read_corpus
-    from memories.extraction.intent import HABIT as INTENT_HABIT
-    from memories.extraction.intent import WISH as INTENT_WISH
-
     label = {INTENT_HABIT: HABIT, INTENT_WISH: WISH}
     return [(INTENT_ROWS, c.text, label.get(c.intent) or (PREFERENCE if c.intent == FACT_SELF and
                                                            c.slot == "preference" else NONE))

@@ -5,7 +5,6 @@ an OpenAI-compatible chat endpoint (LLM_BASE_URL)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import uuid
@@ -13,15 +12,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-from django.conf import settings
 
 from memories.closeness import without_names
 from memories.extraction import (
     HABITUAL_PRESENT,
-    ExtractionError,
-    extraction_provider,
     is_about_someone_else,
-    load_prompt,
     third_person_verb,
 )
 from memories.extraction.habits import HABIT_OR_AGAIN_EN, HABITUAL_ZH
@@ -98,7 +93,7 @@ _CONTEXT_WORDS = {
 _QUALITY = {"prefer": "B", "love": "B", "hate": "B", "adore": "B"}
 
 
-def _object_key(phrase: str) -> str:
+def object_key(phrase: str) -> str:
     """The first two content words of the object, stemmed: 'green tea in the morning' -> 'green tea'."""
     return " ".join(query_tokens(phrase)[:2])
 
@@ -111,7 +106,7 @@ _NO_OBJECT = re.compile(r"^(?:to\s+)?(?:go|do|come|see|be|try|it|that|this|them|
 def _preference_object(phrase: str) -> str:
     """The key of what a preference is about, up to its clause's end; empty when it names nothing."""
     clause = _CLAUSE_END.split(phrase, maxsplit=1)[0].strip()
-    return "" if _NO_OBJECT.match(clause) else _object_key(clause)
+    return "" if _NO_OBJECT.match(clause) else object_key(clause)
 
 
 def _context_of(text: str) -> str:
@@ -143,18 +138,18 @@ def memory_signal(memory: MemoryItem) -> tuple[str, str, str, str] | None:
             return polarity, key, "preference", quality
     if has_han(text):
         match = _ZH_HABIT.search(text)
-        if match and _object_key(match.group(1)):
-            return "+", _object_key(match.group(1)), "behavior", "B"
+        if match and object_key(match.group(1)):
+            return "+", object_key(match.group(1)), "behavior", "B"
     elif _FREQUENCY.search(text):
-        key = _object_key(_FREQUENCY.sub(" ", habitual(_predicate(text))))  # "had another run" is a run
+        key = object_key(_FREQUENCY.sub(" ", habitual(_predicate(text))))  # "had another run" is a run
         if key:
             return "+", key, "behavior", "B"
     if "wish" in (memory.tags or []) and _POSITIVE.search(text):  # asked for outright: as strong as a habit
         match = _POSITIVE.search(text)
         assert match is not None
-        return "+", _object_key(match.group(1)), "preference", "B"
+        return "+", object_key(match.group(1)), "preference", "B"
     if "trait_hint" in (memory.tags or []):
-        return "+", _object_key(text), "behavior", "B"
+        return "+", object_key(text), "behavior", "B"
     return None
 
 
@@ -514,13 +509,13 @@ def _hint(cluster: _Cluster, names: tuple[str, ...]) -> TraitHint:
     trait = cluster.trait
     if trait is not None:
         text, subtype, positive = trait.memory.text, trait.subtype, trait_is_positive(trait.memory.text)
-        key = str(trait.memory.data.get("key") or f"{cluster.kind}:{_object_key(text)}")
+        key = str(trait.memory.data.get("key") or f"{cluster.kind}:{object_key(text)}")
     else:
         memory, evidence, _, words = best_member(cluster.kind, agreeing)
         text = member_text(memory, evidence, words, names)
         subtype = evidence.subtype
         positive = evidence.polarity == "+" if evidence.polarity in "+-" else trait_is_positive(text)
-        key = f"{cluster.kind}:{_object_key(text) or text[:40]}"
+        key = f"{cluster.kind}:{object_key(text) or text[:40]}"
     hint = TraitHint(text=text, subtype=subtype, context=_context_of(first_memory.text), key=key,
                      quality=min(e.quality for _, e, _, _ in agreeing), positive=positive,
                      existing_trait_id=trait.pk if trait is not None else None)
@@ -583,62 +578,3 @@ def once_per_session(memory: MemoryItem, sessions: set[str]) -> bool:
         return False
     sessions.add(memory.session_id)
     return True
-
-
-# --------------------------------------------------------------------------- LLM
-
-
-class LLMReflector:
-    name = "llm"
-
-    def __init__(self):
-        from memories.llm import chat_client  # lazily: memories.llm imports openai (~0.5 s)
-
-        self._client = chat_client()
-
-    def reflect(self, groups: list[list[MemoryItem]], traits: list[Trait]) -> list[TraitHint]:
-        from memories.llm import LLMError  # lazily, as in __init__
-
-        memories = [m for group in groups for m in group]
-        prompt = load_prompt("reflect_user.md").format(
-            traits="\n".join(f"- {t.pk}: {t.memory.text}" for t in traits) or "(none)",
-            memories="\n".join(f"[{i}] {(m.valid_at or m.created_at).date()}: {m.text}"
-                               for i, m in enumerate(memories)))
-        try:
-            response = self._client.chat.completions.create(
-                model=settings.LLM_MODEL, temperature=0, response_format={"type": "json_object"},
-                messages=[{"role": "system", "content": load_prompt("reflect_system.md")},
-                          {"role": "user", "content": prompt}])
-            payload = json.loads(response.choices[0].message.content or "")
-        except (LLMError, ValueError) as exc:
-            raise ExtractionError(f"reflection LLM failed: {exc}", retryable=True) from exc
-        known = {str(t.pk) for t in traits}
-        hints = []
-        for item in payload.get("traits", []) if isinstance(payload, dict) else []:
-            if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
-                continue
-
-            def pick(indices):
-                return [memories[i] for i in indices or [] if isinstance(i, int) and 0 <= i < len(memories)]
-
-            supports = pick(item.get("supports"))
-            if not supports:
-                continue
-            subtype = str(item["subtype"]) if item.get("subtype") in ("behavior", "preference", "core") \
-                else "behavior"
-            context = str(item["context"]) if item.get("context") in ("work", "personal", "social", "learning",
-                                                                       "general") else "general"
-            existing = item.get("existing_trait_id")
-            hints.append(TraitHint(
-                text=item["text"].strip(), subtype=subtype, context=context, key=_object_key(item["text"]),
-                quality=str(item["quality"]) if item.get("quality") in ("A", "B", "C", "D") else "C",
-                supports=supports, contradicts=pick(item.get("contradicts")),
-                existing_trait_id=uuid.UUID(existing) if isinstance(existing, str) and existing in known else None))
-        return hints
-
-
-def get_reflector() -> Reflector:
-    """The reflector of the configured reader (memories.extraction.extraction_provider): the LLM's, else meaning's."""
-    return LLMReflector() if extraction_provider() == "llm" else MeaningReflector()
-
-

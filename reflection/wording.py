@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 
+from memories.extraction.clauses import sentences, turn_clauses
 from memories.extraction.habits import HABIT_OR_AGAIN_EN, HABITUAL_ZH
+from memories.extraction.rewrite_en import third_person_verb, to_third_person
 
 # What ties a statement to one day: a report of an occasion, not the habit ("today", "this morning",
 # "yesterday", "again", "even in the pouring rain", "今天", "今早", "昨晚", "这周", "又").
@@ -128,9 +130,6 @@ def english_trait_text(turn: str, wish: bool) -> str:
     liking or wish (the one with a word of how often, of liking or of asking), without the conversation's
     openers; a habit or liking in the third person with no subject ("I swim at the Quays every Sunday" ->
     "Swims at the Quays every Sunday", "my" as "their"), a wish as what the user asks for."""
-    from memories.extraction.clauses import sentences, turn_clauses
-    from memories.extraction.rewrite_en import third_person_verb, to_third_person
-
     cue = _WISH_CUE_EN if wish else _HABIT_CUE_EN
     sentence = _best_part([s.strip() for s in sentences(turn) if s.strip()] or [turn], cue)
     clause = _best_part([c.strip() for c in turn_clauses(sentence) if c.strip()] or [sentence], cue)

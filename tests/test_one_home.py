@@ -16,7 +16,8 @@ from memories.models import MemoryItem
 from memories.search import SearchPlan, SearchQuery, memory_search, scoring
 from memories.writing import MemorySpec, memory_create, memory_merge, merged_text_of
 from reflection import reflectors
-from reflection.reflectors import LLMReflector, MeaningReflector, get_reflector
+from reflection.llm_reflector import LLMReflector, get_reflector
+from reflection.reflectors import MeaningReflector
 from traits import selectors, services
 from traits.lifecycle import MAX_PARENT_DEPTH
 from traits.models import Trait, TraitStage
