@@ -16,7 +16,7 @@ timeout = int(os.environ.get("WEB_TIMEOUT", "60"))
 graceful_timeout = 30
 keepalive = 5
 # A worker is replaced after this many requests (jitter spreads the restarts): bounds slow leaks.
-max_requests = int(os.environ.get("WEB_MAX_REQUESTS", "5000"))
+max_requests = 5000
 max_requests_jitter = max_requests // 10
 accesslog = None  # memory_project.observability logs one JSON line per request, with its id
 errorlog = "-"

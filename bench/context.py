@@ -162,6 +162,7 @@ def main() -> None:
     setup_django(database="memory_bench_context", provider=args.embedder)
     from django.conf import settings
 
+    from memories import embedding
     from memories.embedding import HashEmbedder, MiniLMEmbedder
     from memories.keys import api_key_create
     from memories.models import Tenant
@@ -169,7 +170,7 @@ def main() -> None:
     settings.REDIS_URL = args.redis
     tenant, _ = Tenant.objects.get_or_create(name=f"bench-context-{args.n}-{args.embedder}")
     embedder = (MiniLMEmbedder(backend="onnx", cache_dir=settings.VAR_DIR / "models",
-                              batch_backend=settings.EMBEDDING_LOCAL_BATCH_BACKEND)
+                              batch_backend=embedding.EMBEDDING_LOCAL_BATCH_BACKEND)
                 if args.embedder == "local" else HashEmbedder(settings.EMBEDDING_DIMENSIONS))
     load(tenant, args.n, args.users, embedder, spec_for=spec_for(args.users))
     print(f"traits made: {ensure_traits(tenant, args.users)}", flush=True)

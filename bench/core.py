@@ -186,19 +186,18 @@ def kept_versus_scanned(tenant, queries: list[tuple[str, str]]) -> tuple[list[di
     before), interleaved query by query (which goes first alternates), hybrid and keyword; and
     how often both give every keyword candidate the same BM25 score (to 1e-9). Whole answers
     are not compared: these templated memories tie, and a last-bit difference orders ties."""
-    from django.conf import settings
     from django.utils import timezone
 
-    from memories.search import SearchQuery, memory_search
+    from memories.search import SearchQuery, memory_search, tuning
     from memories.search.keyword import keyword_candidates
 
     samples: dict[tuple[str, str], list[float]] = {}
-    saved = settings.SEARCH_KEYWORD_STATISTICS
+    saved = tuning.SEARCH_KEYWORD_STATISTICS
     for index, (user_id, text) in enumerate(queries):
         for mode in ("hybrid", "keyword"):
             order = ("kept", "scanned") if index % 2 else ("scanned", "kept")
             for counts in order:
-                settings.SEARCH_KEYWORD_STATISTICS = counts
+                tuning.SEARCH_KEYWORD_STATISTICS = counts
                 started = time.perf_counter()
                 memory_search(tenant=tenant, query=SearchQuery(query=text, user_id=user_id, mode=mode))
                 if index >= 20:  # warm-up
@@ -207,11 +206,11 @@ def kept_versus_scanned(tenant, queries: list[tuple[str, str]]) -> tuple[list[di
     for user_id, text in queries:
         scores = []
         for counts in ("kept", "scanned"):
-            settings.SEARCH_KEYWORD_STATISTICS = counts
+            tuning.SEARCH_KEYWORD_STATISTICS = counts
             found = keyword_candidates(tenant, SearchQuery(query=text, user_id=user_id), 50, timezone.now())
             scores.append(sorted(row.rank_value for row in found))
         same += len(scores[0]) == len(scores[1]) and all(abs(a - b) <= 1e-9 for a, b in zip(*scores, strict=True))
-    settings.SEARCH_KEYWORD_STATISTICS = saved
+    tuning.SEARCH_KEYWORD_STATISTICS = saved
     rows = [{"path": "service function", "mode": mode, "keyword statistics": counts, **percentiles(values)}
             for (mode, counts), values in sorted(samples.items())]
     return rows, same / max(len(queries), 1)
@@ -348,9 +347,11 @@ def main() -> None:
     setup_django()
     from django.conf import settings
 
+    from memories import embedding
     from memories.embedding import HashEmbedder, MiniLMEmbedder
     from memories.keys import api_key_create
     from memories.models import Tenant
+    from memories.search import tuning
 
     rng = random.Random(7)
     tenant, _ = Tenant.objects.get_or_create(name=f"bench-{args.n}")
@@ -373,20 +374,20 @@ def main() -> None:
     for mode in ("hybrid", "semantic", "keyword"):
         stats, plan = time_searches(tenant, queries, mode)
         rows.append({"path": "service function", "mode": mode, "plan": plan or "-", **stats})
-    settings.SEARCH_KEYWORD_RANKING = "ts_rank"
+    tuning.SEARCH_KEYWORD_RANKING = "ts_rank"
     for mode in ("hybrid", "keyword"):
         stats, plan = time_searches(tenant, queries, mode)
         rows.append({"path": "service function, ts_rank keyword ranking", "mode": mode, "plan": plan or "-",
                      **stats})
-    settings.SEARCH_KEYWORD_RANKING = "bm25"
+    tuning.SEARCH_KEYWORD_RANKING = "bm25"
     statistics_rows, same_answers = kept_versus_scanned(tenant, queries)
-    exact_max = settings.SEARCH_EXACT_MAX_ROWS
-    settings.SEARCH_EXACT_MAX_ROWS = 0  # force the filtered HNSW scan for per-user search
+    exact_max = tuning.SEARCH_EXACT_MAX_ROWS
+    tuning.SEARCH_EXACT_MAX_ROWS = 0  # force the filtered HNSW scan for per-user search
     hnsw_queries = queries[:200]
     for mode in ("hybrid", "semantic"):
         stats, plan = time_searches(tenant, hnsw_queries, mode)
         rows.append({"path": "service function", "mode": mode, "plan": plan, **stats})
-    settings.SEARCH_EXACT_MAX_ROWS = exact_max
+    tuning.SEARCH_EXACT_MAX_ROWS = exact_max
     recall = hnsw_recall(tenant, HashEmbedder(settings.EMBEDDING_DIMENSIONS), random.Random(11))
 
     if not args.skip_http:
@@ -402,9 +403,7 @@ def main() -> None:
         local_tenant, _ = Tenant.objects.get_or_create(name=f"bench-local-{args.local_n}")
         local_users = max(args.local_n // 100, 1)
         embedder = MiniLMEmbedder(backend="onnx", cache_dir=_models_dir(),
-                                 batch_backend=settings.EMBEDDING_LOCAL_BATCH_BACKEND)
-        from memories import embedding
-
+                                 batch_backend=embedding.EMBEDDING_LOCAL_BATCH_BACKEND)
         settings.EMBEDDING_PROVIDER = "local"
         embedding.reset_embedders()
         local_ingest = load(local_tenant, args.local_n, local_users, embedder)

@@ -138,12 +138,12 @@ SWEEP = [(k, semantic, 1.0) for k in (10, 30, 60) for semantic in (0.25, 0.5, 0.
 
 def sweep(tenant, embedder, user_id, qs, dia_of, memory_search, SearchQuery) -> list[dict]:
     """Hybrid scores for each fusion setting on one conversation."""
-    from django.conf import settings
+    from memories.search import tuning
 
-    saved = (settings.SEARCH_RRF_K, settings.SEARCH_SEMANTIC_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT)
+    saved = (tuning.SEARCH_RRF_K, tuning.SEARCH_SEMANTIC_WEIGHT, tuning.SEARCH_KEYWORD_WEIGHT)
     rows = []
     for k, semantic, keyword in SWEEP:
-        settings.SEARCH_RRF_K, settings.SEARCH_SEMANTIC_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT = k, semantic, keyword
+        tuning.SEARCH_RRF_K, tuning.SEARCH_SEMANTIC_WEIGHT, tuning.SEARCH_KEYWORD_WEIGHT = k, semantic, keyword
         scores = Scores()
         for q in qs:
             found = memory_search(tenant=tenant, embedder=embedder,
@@ -152,7 +152,7 @@ def sweep(tenant, embedder, user_id, qs, dia_of, memory_search, SearchQuery) -> 
         m = scores.metrics()
         rows.append({"conversation": user_id, "k": k, "semantic weight": semantic, "keyword weight": keyword,
                      "hit@10": m["hit@10"], "mrr": m["mrr"], "n": m["n"]})
-    settings.SEARCH_RRF_K, settings.SEARCH_SEMANTIC_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT = saved
+    tuning.SEARCH_RRF_K, tuning.SEARCH_SEMANTIC_WEIGHT, tuning.SEARCH_KEYWORD_WEIGHT = saved
     return rows
 
 
@@ -163,13 +163,13 @@ RULE_GRID = [(neighbour, mention, period) for neighbour in (0.0, 0.5, 0.7, 0.9) 
 
 def rule_scores(tenant, embedder, user_id, qs, dia_of, memory_search, SearchQuery) -> dict[tuple, dict]:
     """Hybrid metrics on one conversation for every setting of the conversation rules (RULE_GRID)."""
-    from django.conf import settings
+    from memories.search import tuning
 
-    saved = tuple(getattr(settings, name) for name in RULES)
+    saved = tuple(getattr(tuning, name) for name in RULES)
     out = {}
     for values in RULE_GRID:
         for name, value in zip(RULES, values, strict=True):
-            setattr(settings, name, value)
+            setattr(tuning, name, value)
         scores = Scores()
         for q in qs:
             found = memory_search(tenant=tenant, embedder=embedder,
@@ -177,14 +177,14 @@ def rule_scores(tenant, embedder, user_id, qs, dia_of, memory_search, SearchQuer
             scores.add(q["category"], [d for r in found for d in dia_of.get(str(r.memory.id), [])], q["evidence"])
         out[values] = scores
     for name, value in zip(RULES, saved, strict=True):
-        setattr(settings, name, value)
+        setattr(tuning, name, value)
     return out
 
 
 def fold_rows(per_conversation: dict[str, dict[tuple, Scores]]) -> list[dict]:
     """Tune on all conversations but one (the setting with the best hit@10 + MRR over their
     questions), score that setting on the one left out; every fold, then the shipped setting."""
-    from django.conf import settings
+    from memories.search import tuning
 
     def pooled(conversations, values):
         merged = Scores()
@@ -201,7 +201,7 @@ def fold_rows(per_conversation: dict[str, dict[tuple, Scores]]) -> list[dict]:
         rows.append({"held out": held, "tuned on": "+".join(tune), "chosen (neighbour, when, period)": str(best),
                      "tuning hit@10": pooled(tune, best)["hit@10"], "held-out hit@10": chosen["hit@10"],
                      "held-out mrr": chosen["mrr"], "rules off: hit@10": off["hit@10"], "rules off: mrr": off["mrr"]})
-    shipped = tuple(getattr(settings, name) for name in RULES)
+    shipped = tuple(getattr(tuning, name) for name in RULES)
     if shipped in RULE_GRID:
         every, off = pooled(names, shipped), pooled(names, (0.0, 0.0, 0.0))
         rows.append({"held out": "(all, shipped)", "chosen (neighbour, when, period)": str(shipped),
@@ -261,12 +261,11 @@ def main() -> None:
 
     setup_django(provider=args.provider)
     import numpy as np
-    from django.conf import settings
     from rank_bm25 import BM25Okapi
 
     from memories.embedding import get_embedder
     from memories.models import Tenant
-    from memories.search import SearchQuery, memory_search
+    from memories.search import SearchQuery, memory_search, tuning
     from memories.vectors import refresh_planner_statistics
 
     samples = json.loads(args.data.read_text())
@@ -322,7 +321,7 @@ def main() -> None:
                                         ("semantic", "bm25", "service semantic"),
                                         ("hybrid", "ts_rank", "service hybrid, ts_rank keyword"),
                                         ("hybrid", "bm25", "service hybrid")):
-                settings.SEARCH_KEYWORD_RANKING = ranking
+                tuning.SEARCH_KEYWORD_RANKING = ranking
                 t0 = time.perf_counter()
                 found = memory_search(tenant=tenant, embedder=embedder,
                                       query=SearchQuery(query=q["question"], user_id=user_id, mode=mode, limit=K))

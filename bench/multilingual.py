@@ -144,11 +144,12 @@ def local_at_precision(model: str, precision: str):
     built here rather than from the settings (which hold one precision per process)."""
     from django.conf import settings
 
+    from memories import embedding
     from memories.embedding import MiniLMEmbedder, ScriptWeightedEmbedder, UseEmbedder
 
     minilm_precision, _, use_precision = precision.partition("/")
     threads, models = settings.EMBEDDING_LOCAL_THREADS, settings.VAR_DIR / "models"
-    minilm = (MiniLMEmbedder(settings.EMBEDDING_LOCAL_BACKEND, cache_dir=models, threads=threads,
+    minilm = (MiniLMEmbedder(embedding.EMBEDDING_LOCAL_BACKEND, cache_dir=models, threads=threads,
                              query_precision=minilm_precision) if MiniLMEmbedder.name in model else None)
     use = (UseEmbedder(threads=threads, cache_dir=models, query_precision=use_precision or minilm_precision)
            if UseEmbedder.name in model else None)

@@ -26,6 +26,7 @@ def main() -> None:
     setup_django(database="memory_ops")
     from django.conf import settings
 
+    from memories import embedding
     from memories.embedding import HashEmbedder, MiniLMEmbedder
     from memories.management.progress import Progress
     from memories.models import MemoryItem, Tenant
@@ -60,7 +61,7 @@ def main() -> None:
     import_seconds = time.perf_counter() - started
     ids = list(MemoryItem.objects.filter(tenant=tenant).values_list("id", flat=True)[: args.reembed])
     local = MiniLMEmbedder("onnx", cache_dir=settings.VAR_DIR / "models",
-                          batch_backend=settings.EMBEDDING_LOCAL_BATCH_BACKEND)
+                          batch_backend=embedding.EMBEDDING_LOCAL_BATCH_BACKEND)
     local.embed_documents(["warm-up"] * 64)  # model loads are not re-embedding throughput
     started = time.perf_counter()
     for start in range(0, len(ids), 200):

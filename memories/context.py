@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from django.conf import settings
 from django.utils import timezone
 
+from memories import context_tuning as tuned
 from memories import profile, vocabulary
 from memories.embedding import embed_query, get_embedder
 from memories.excerpts import episode_excerpt
@@ -52,6 +53,7 @@ from memories.search import (
     score_candidate,
     searchable_in_scope,
 )
+from memories.search import tuning as search_tuning
 from memories.text import han_share, has_han, query_tokens
 from memories.timing import alongside
 from memories.trait_lines import trait_lines_read
@@ -284,7 +286,7 @@ def candidate_fill(max_chars: int) -> CharacterFill:
     """What the block's search loads: the best candidates until they fill CANDIDATE_CHARS_SHARE times
     the block (an episode counted as its excerpt's length at most)."""
     return CharacterFill(budget=int(max_chars * CANDIDATE_CHARS_SHARE), per_line=LINE_CHARS,
-                         line_max=settings.CONTEXT_EPISODE_LINE_CHARS)
+                         line_max=tuned.CONTEXT_EPISODE_LINE_CHARS)
 
 
 def session_first(found: list[ScoredMemory], session_id: str | None) -> list[ScoredMemory]:
@@ -292,7 +294,7 @@ def session_first(found: list[ScoredMemory], session_id: str | None) -> list[Sco
     score times 1 + boost), the rest in the search's order."""
     if not session_id:
         return found
-    boost = 1.0 + settings.CONTEXT_SESSION_BOOST
+    boost = 1.0 + tuned.CONTEXT_SESSION_BOOST
     return sorted(found, key=lambda r: -(r.score * (boost if r.memory.session_id == session_id else 1.0)))
 
 
@@ -303,7 +305,7 @@ def _memory_line(found: ScoredMemory, query: str) -> ContextLine | None:
     text, date = memory.text, _date(memory)
     excerpt = vocabulary.EPISODE_TAG in (memory.tags or []) and bool(memory.data.get("turns"))
     if excerpt:
-        text, turn_date = episode_excerpt(memory.data["turns"], query, settings.CONTEXT_EPISODE_LINE_CHARS)
+        text, turn_date = episode_excerpt(memory.data["turns"], query, tuned.CONTEXT_EPISODE_LINE_CHARS)
         if not text:
             return None
         date = turn_date or date
@@ -342,15 +344,15 @@ def people_section(people: list[PersonView], asked: list[PersonView], request: C
     """The People section: one compact line per person ("Priya — wife; teaches maths"), the people the
     question names (`asked`) first, then by last mention, CONTEXT_PEOPLE_LIMIT at most, within
     CONTEXT_PEOPLE_SHARE of max_chars with its heading."""
-    if request.max_chars < settings.CONTEXT_PEOPLE_MIN_CHARS:  # a short block keeps its room for memories
+    if request.max_chars < tuned.CONTEXT_PEOPLE_MIN_CHARS:  # a short block keeps its room for memories
         return []
     named = {v.person.id for v in asked}
     ordered = sorted(people, key=lambda v: v.person.id not in named)
     said = [(str(view.person.id), text) for view in ordered for text in people_lines([view], chinese=has_han(
         " ".join([view.person.name, view.person.relation_word, *(m.text for m in view.facts[:1])])))]
-    budget = int(request.max_chars * settings.CONTEXT_PEOPLE_SHARE) - max(len(h["people"]) for h in HEADINGS.values())
+    budget = int(request.max_chars * tuned.CONTEXT_PEOPLE_SHARE) - max(len(h["people"]) for h in HEADINGS.values())
     lines = []
-    for person_id, text in said[:settings.CONTEXT_PEOPLE_LIMIT]:
+    for person_id, text in said[:tuned.CONTEXT_PEOPLE_LIMIT]:
         if len(text) + 3 > budget:
             break
         budget -= len(text) + 3
@@ -365,14 +367,14 @@ def asked_about_lines(asked: list[PersonView], found: list[ScoredMemory]) -> lis
     found_about = {i for r in found for i in (r.memory.subject_entity_id, r.memory.object_entity_id) if i}
     return [ContextLine(section="memories", id=str(m.id), text=m.text, date=_date(m), kind=m.memory_type)
             for view in asked if view.person.id not in found_about
-            for m in view.facts[:settings.CONTEXT_PERSON_FACTS]]
+            for m in view.facts[:tuned.CONTEXT_PERSON_FACTS]]
 
 
 def trait_lines(tenant: Tenant, user_id: str, limit: int) -> list[ContextLine]:
     """Seed 004's trait recall, read by the traits app (memories.trait_lines; traits.selectors)."""
     if limit <= 0:
         return []
-    rows = trait_lines_read(tenant, user_id, TRAIT_STAGES_SHOWN, TRAIT_ORDER, settings.CONTEXT_TRAIT_MIN_CONFIDENCE,
+    rows = trait_lines_read(tenant, user_id, TRAIT_STAGES_SHOWN, TRAIT_ORDER, tuned.CONTEXT_TRAIT_MIN_CONFIDENCE,
                          limit)
     return [ContextLine(section="traits", id=r.id, text=r.text, kind=r.subtype, stage=r.stage,
                         confidence=r.decayed_confidence) for r in rows]
@@ -399,7 +401,7 @@ def _working_memories(tenant: Tenant, request: ContextRequest, limit: int) -> tu
     scope = SearchQuery(query="", user_id=request.user_id, agent_id=request.agent_id,
                         session_id=request.session_id, group_id=request.group_id)
     allowed = searchable_in_scope(tenant, scope, [entry["id"] for entry in recent if entry.get("id")])
-    allowed = allowed[: limit + settings.CONTEXT_MEMORY_LIMIT * 2]
+    allowed = allowed[: limit + tuned.CONTEXT_MEMORY_LIMIT * 2]
     rows = {str(m.id): m for m in memories_by_id(allowed)}
     return [rows[i] for i in allowed if i in rows], "used"
 
@@ -408,7 +410,7 @@ def _working_items(fresh: list[MemoryItem], known: set[str], rank: int, limit: i
     """Working-memory items the search did not find, scored by the search's scorer as if
     ranked just after its results."""
     now = timezone.now().timestamp()
-    fusion = 1.0 / (settings.SEARCH_RRF_K + rank)
+    fusion = 1.0 / (search_tuning.SEARCH_RRF_K + rank)
     out = []
     for memory in fresh:
         memory_id = str(memory.id)
@@ -438,9 +440,9 @@ def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
     """The block for one agent turn; see the module docstring: gathering, then composing."""
     if request.format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}")
-    limit = request.limit or memory_lines_for(request.max_chars, floor=settings.CONTEXT_MEMORY_LIMIT,
-                                              per_line=settings.CONTEXT_CHARS_PER_MEMORY,
-                                              ceiling=settings.CONTEXT_MEMORY_MAX)
+    limit = request.limit or memory_lines_for(request.max_chars, floor=tuned.CONTEXT_MEMORY_LIMIT,
+                                              per_line=tuned.CONTEXT_CHARS_PER_MEMORY,
+                                              ceiling=tuned.CONTEXT_MEMORY_MAX)
     status: dict[str, str | list[str]] = {}
     gathered = gather_lines(tenant, request, limit, status)
     return compose_block(tenant, request, gathered, limit, status)
@@ -458,18 +460,18 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
     vector = _EMBEDDING_POOL.submit(alongside("embed", embed_query, request.query, embedder))
     named = profile_display_name(tenant.id, request.user_id) if request.user_id else None
     # A line a person, and a question naming them brings CONTEXT_PERSON_FACTS of their facts: no more are read.
-    people = people_of(tenant, request.user_id, facts=max(1, settings.CONTEXT_PERSON_FACTS), with_user=False) \
+    people = people_of(tenant, request.user_id, facts=max(1, tuned.CONTEXT_PERSON_FACTS), with_user=False) \
         if request.user_id is not None else []
     lines: list[ContextLine] = profile_lines(tenant, request, named, others=others_of(people))
     if request.user_id is not None:
-        lines += trait_lines(tenant, request.user_id, settings.CONTEXT_TRAIT_LIMIT if request.trait_limit is None
+        lines += trait_lines(tenant, request.user_id, tuned.CONTEXT_TRAIT_LIMIT if request.trait_limit is None
                              else request.trait_limit)
     asked = named_in(request.query, people)
     lines += people_section(people, asked, request)
     if request.group_id is not None:
         lines += group_profile_lines(tenant, request.group_id)
 
-    fresh, status["working_memory"] = _working_memories(tenant, request, settings.CONTEXT_WORKING_LIMIT)
+    fresh, status["working_memory"] = _working_memories(tenant, request, tuned.CONTEXT_WORKING_LIMIT)
     plan = SearchPlan()
     # Ten beyond the limit (near-duplicates collapse); the fill stops loading once the block could be full.
     # A session is where the agent is, not a wall: the search reads every session of the user and the
@@ -488,10 +490,10 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
                 if (line := _memory_line(r, request.query)) is not None]
     # The person's facts after the search's best few: they make sure the person is there, not that the
     # search's ranking is overruled (first, they cost bench-personas dev 0.740 -> 0.699 at 400 characters).
-    memory_lines = searched[:settings.CONTEXT_PERSON_FACTS_AFTER] + asked_about + \
-        searched[settings.CONTEXT_PERSON_FACTS_AFTER:]
+    memory_lines = searched[:tuned.CONTEXT_PERSON_FACTS_AFTER] + asked_about + \
+        searched[tuned.CONTEXT_PERSON_FACTS_AFTER:]
 
-    extra = _working_items(fresh, {str(r.memory.id) for r in found}, len(found) + 1, settings.CONTEXT_WORKING_LIMIT)
+    extra = _working_items(fresh, {str(r.memory.id) for r in found}, len(found) + 1, tuned.CONTEXT_WORKING_LIMIT)
     working_lines = [ContextLine(section="working_memory", id=str(r.memory.id), text=r.memory.text,
                                  date=_date(r.memory), kind=r.memory.memory_type, score=r.score) for r in extra]
     return GatheredLines(lines=lines, memory_lines=memory_lines, working_lines=working_lines,
@@ -504,7 +506,7 @@ def kept_lines(gathered: GatheredLines, limit: int) -> list[ContextLine]:
     people = [line for line in gathered.lines if line.section == "people"]
     collapsed = collapse_near_duplicates([line for line in gathered.lines if line.section != "people"]
                                          + gathered.memory_lines + gathered.working_lines,
-                                         settings.CONTEXT_DUPLICATE_SIMILARITY)
+                                         tuned.CONTEXT_DUPLICATE_SIMILARITY)
     at = next((i for i, line in enumerate(collapsed) if line.section not in ("profile", "traits")), len(collapsed))
     collapsed[at:at] = people
     memory_count = 0
@@ -579,7 +581,7 @@ def condensed_or_offline(text: str, request: ContextRequest) -> tuple[str, str]:
 def llm_condense(text: str, *, max_chars: int) -> str:
     from memories.llm import chat_client  # lazily: memories.llm imports openai (~0.5 s), needed only when an LLM is set
 
-    client = chat_client(timeout=settings.CONTEXT_CONDENSE_TIMEOUT)
+    client = chat_client(timeout=tuned.CONTEXT_CONDENSE_TIMEOUT)
     response = client.chat.completions.create(
         model=settings.LLM_MODEL, temperature=0,
         messages=[{"role": "system", "content": load_prompt("condense_system.md")},

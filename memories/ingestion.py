@@ -74,6 +74,13 @@ from memories.writing import (
 )
 
 logger = logging.getLogger(__name__)
+
+# An extracted statement below this importance is dropped as trivia.
+MEMORY_IMPORTANCE_THRESHOLD = 0.3
+# Cosine at or above which a new statement is the same memory as a neighbour (memories/dedupe.py decides).
+MEMORY_NEAR_DUPLICATE = 0.95
+# An episode (a speaker's original turns of a session) starts a new part past this many characters.
+EPISODE_MAX_CHARS = 2000
 ACTOR = "extraction"
 PENDING_JOB_STATUSES = vocabulary.PENDING_JOB_STATUSES
 
@@ -393,7 +400,7 @@ def _record_episodes(job: ConversationJob, messages: list[Message], speakers: di
             continue
         for episode in episode_append(tenant=job.tenant, user_id=user_id, session_id=job.session_id, turns=turns,
                                       actor=ACTOR, job_id=str(job.id), agent_id=job.agent_id,
-                                      group_id=job.group_id, max_chars=settings.EPISODE_MAX_CHARS,
+                                      group_id=job.group_id, max_chars=EPISODE_MAX_CHARS,
                                       narrative=redact_sensitive(narrative) if narrative else None):
             outcome.episodes.append(str(episode.id))
 
@@ -457,7 +464,7 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
                      outcome: JobOutcome, fresh: dict, now: datetime, *, split_sensitive: tuple[str, ...] = (),
                      people: PeopleReader | None = None, emotion: dict | None = None) -> None:
     """Gather neighbours -> decide -> apply (applier.apply_decision: written, or held for review)."""
-    if statement.importance < settings.MEMORY_IMPORTANCE_THRESHOLD:
+    if statement.importance < MEMORY_IMPORTANCE_THRESHOLD:
         outcome.count("dropped")
         return
     try:
@@ -477,7 +484,7 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
                                contradicts=statement.contradicts, forget=statement.forget,
                                replaces=statement.replaces, slot=statement.slot, names=names,
                                about=whom(statement.text, names)),
-                      neighbours, near_duplicate=settings.MEMORY_NEAR_DUPLICATE)
+                      neighbours, near_duplicate=MEMORY_NEAR_DUPLICATE)
     target = rows.get(decision.target) if decision.target else None
     if statement.forget and target is not None and not decision.unclear:
         for sibling in said_with(job.tenant, user_id, target):
@@ -559,7 +566,7 @@ def memory_save_inferred(*, tenant: Tenant, spec: MemorySpec, actor: str, role: 
         user_write_lock(tenant.id, spec.user_id)
         neighbours, rows = gather_neighbours(tenant, spec.user_id, vector, embedder, key=key, text=spec.text)
         decision = decide(Proposal(text=spec.text, key=key, value=value), neighbours,
-                          near_duplicate=settings.MEMORY_NEAR_DUPLICATE)
+                          near_duplicate=MEMORY_NEAR_DUPLICATE)
         target = rows.get(decision.target) if decision.target else None
         return apply_decision(tenant=tenant, decision=decision, target=target, spec=spec, confidence=spec.confidence,
                               submitter=Submitter(actor=actor, role=role, api_key_id=api_key_id))

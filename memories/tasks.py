@@ -20,7 +20,7 @@ from memories.models import ConversationJob, JobStatus
 from memories.queue import holding_work
 from memories.reclaim import jobs_reclaim
 from memories.transient import transient_cause
-from memories.vectors import embed_waiting, mark_embedding_failed
+from memories.vectors import EMBEDDING_TASK_COMPANIONS, embed_waiting, mark_embedding_failed
 from memories.writing import memories_archive_expired
 
 logger = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ def embed_memories(self, item_ids: list[str]) -> dict:
     worker; in-process, a request that saved one memory embeds only it). Memories whose vectors already
     hold their text are skipped: a companion batch embedded them, or the task is a redelivery."""
     try:
-        report = embed_waiting(item_ids, companions=0 if self.request.is_eager else settings.EMBEDDING_TASK_COMPANIONS)
+        report = embed_waiting(item_ids, companions=0 if self.request.is_eager else EMBEDDING_TASK_COMPANIONS)
     except Exception as exc:
         if not isinstance(exc, EmbeddingError):
             logger.exception("embedding task crashed")

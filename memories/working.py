@@ -29,6 +29,11 @@ from memories.models import MemoryItem, WorkingMemoryEntry
 logger = logging.getLogger(__name__)
 
 STORES = ("auto", "redis", "database", "off")
+# Seed 003's inbound filter: confidence at least this (hedged statements, 0.4, stay out) ...
+WORKING_MEMORY_MIN_CONFIDENCE = 0.8
+# ... and at least this many characters. The seed's 50 was for raw chunks; an extracted statement is
+# short ("用户对花生过敏" is 7), so the floor only keeps out fragments.
+WORKING_MEMORY_MIN_CHARS = 6
 
 
 class WorkingMemoryUnavailable(Exception):
@@ -79,8 +84,8 @@ def working_memory_push(items: list[MemoryItem]) -> int:
     if store == "off":
         raise WorkingMemoryUnavailable(_OFF)
     held = [item for item in items if worth_holding(item.text, item.confidence,
-                                                     min_confidence=settings.WORKING_MEMORY_MIN_CONFIDENCE,
-                                                     min_chars=settings.WORKING_MEMORY_MIN_CHARS)]
+                                                     min_confidence=WORKING_MEMORY_MIN_CONFIDENCE,
+                                                     min_chars=WORKING_MEMORY_MIN_CHARS)]
     by_user: dict[tuple[int, str], list[MemoryItem]] = {}
     for item in held:
         by_user.setdefault((item.tenant_id, item.user_id), []).append(item)

@@ -37,7 +37,7 @@ def _count_retry(sender=None, **kwargs) -> None:
 def _connections_back_to_the_pool(sender=None, **kwargs) -> None:
     """After a task on a worker, each connection goes back to the pool, or is closed if it broke (the
     database restarted): what Django does after each request. Celery's own handler would close the
-    whole pool instead (CELERY_DB_REUSE_MAX in settings.py). Not for an eager task: it runs inside a
+    whole pool instead (CELERY_DB_REUSE_MAX in settings/celery.py). Not for an eager task: it runs inside a
     request, whose connection is still in use."""
     if getattr(getattr(sender, "request", None), "is_eager", False):
         return
@@ -49,7 +49,7 @@ def _load_the_model_before_the_first_task(**kwargs) -> None:
     """Each worker process loads the local embedding model before it takes a task, as each gunicorn
     worker does before it takes a request (gunicorn.conf.py): under load, a first task that loaded
     it took 10-20 s and the saves behind it waited (`make bench-load`). Loading takes seconds, so
-    CELERY_WORKER_PROC_ALIVE_TIMEOUT is raised (settings.py). A failure is logged, not fatal: the
+    CELERY_WORKER_PROC_ALIVE_TIMEOUT is raised (settings/celery.py). A failure is logged, not fatal: the
     task that needs the model retries."""
     from memories.embedding import prepare_local_embedder_for_a_worker
 

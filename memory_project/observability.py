@@ -102,7 +102,7 @@ class RequestIdMiddleware:
 
 
 class TaskArgumentsFilter(logging.Filter):
-    """On Celery's task loggers (LOGGING in settings.py): a line about a task whose arguments name a
+    """On Celery's task loggers (LOGGING in settings/observability.py): a line about a task whose arguments name a
     person (vocabulary.PERSONAL_TASK_ARGUMENTS) shows each such id as `~` + its keyed digest, in the
     arguments and wherever else the line repeats it (a return value or an error that quotes it), as
     request logs do. Celery logs a task's arguments as their repr: a repr cut short, whose ids cannot
@@ -182,7 +182,7 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(body, default=str)
 
 
-JsonFormatter.converter = time.gmtime  # type: ignore[assignment]
+JsonFormatter.converter = time.gmtime
 
 
 # --------------------------------------------------------------------------- /metrics
@@ -261,7 +261,7 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
 
     registry = _registry()
     state = CollectorRegistry()
-    state.register(StateCollector())  # type: ignore[arg-type]
+    state.register(StateCollector())
     return HttpResponse(generate_latest(registry) + generate_latest(state), content_type=CONTENT_TYPE_LATEST)
 
 

@@ -8,7 +8,7 @@ if not os.environ.get("DATABASE_URL"):
     raise RuntimeError("production settings need DATABASE_URL: the embedded database is for development only")
 
 from memory_project.settings import *  # noqa: E402, F403
-from memory_project.settings import env_bool, env_int, env_str  # noqa: E402
+from memory_project.settings.env import env_bool, env_int, env_str  # noqa: E402
 
 DEBUG = False
 SECRET_KEY = os.environ["SECRET_KEY"]  # required: never the generated local one

@@ -5,7 +5,7 @@ import os
 
 os.environ.setdefault("EMBEDDING_PROVIDER", "hash")
 os.environ.setdefault("EMBEDDING_DIMENSIONS", "384")
-# Every writer takes its users' write locks first, or the test that drove it fails (settings.py).
+# Every writer takes its users' write locks first, or the test that drove it fails (settings/database.py).
 os.environ.setdefault("WRITE_LOCK_ORDER_CHECK", "true")
 
 from memory_project.settings import *  # noqa: E402,F403

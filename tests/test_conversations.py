@@ -1,5 +1,6 @@
 """Conversation ingestion with the offline rules extractor."""
 
+from memories import ingestion
 from memories.models import Candidate, MemoryHistory, MemoryItem, MemorySource
 from tests.conftest import converse
 
@@ -72,8 +73,8 @@ def test_the_same_slot_value_again_is_a_noop(api):
     assert [op["operation"] for op in job["operations"]] == ["NOOP"]
 
 
-def test_a_richer_near_duplicate_updates_and_a_poorer_one_is_a_noop(api, settings):
-    settings.MEMORY_NEAR_DUPLICATE = 0.8
+def test_a_richer_near_duplicate_updates_and_a_poorer_one_is_a_noop(api, monkeypatch):
+    monkeypatch.setattr(ingestion, "MEMORY_NEAR_DUPLICATE", 0.8)
     converse(api, ["I love hiking in the mountains."])
     richer = converse(api, ["I love hiking in the mountains of Norway."])
     assert [op["operation"] for op in richer["operations"]] == ["UPDATE"]
@@ -83,8 +84,8 @@ def test_a_richer_near_duplicate_updates_and_a_poorer_one_is_a_noop(api, setting
     assert "near duplicate" in poorer["operations"][0]["reason"]
 
 
-def test_trivia_under_the_importance_threshold_is_dropped_and_counted(api, settings):
-    settings.MEMORY_IMPORTANCE_THRESHOLD = 0.55
+def test_trivia_under_the_importance_threshold_is_dropped_and_counted(api, monkeypatch):
+    monkeypatch.setattr(ingestion, "MEMORY_IMPORTANCE_THRESHOLD", 0.55)
     job = converse(api, ["I went to the cinema yesterday.", "I prefer aisle seats."])
     assert job["counts"] == {"dropped": 1, "ADD": 1}
 

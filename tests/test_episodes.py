@@ -2,6 +2,7 @@
 
 import pytest
 
+from memories import ingestion
 from memories.models import MemoryItem, MemorySource
 from memories.writing import EPISODE_TAG, episode_lines
 from memories.writing.episodes import _episode_groups
@@ -36,12 +37,12 @@ def test_a_conversation_keeps_each_speakers_turns_as_an_episode(api):
     assert "episode" not in job["counts"]  # episodes are not extraction operations
 
 
-def test_later_turns_of_a_session_grow_its_episode_then_start_a_new_part(api, settings):
+def test_later_turns_of_a_session_grow_its_episode_then_start_a_new_part(api, monkeypatch):
     converse(api, ["I like tea."], session_id="s-2")
     converse(api, ["I went to Rome in May."], session_id="s-2")
     (episode,) = _episodes()
     assert "I like tea." in episode.text and "I went to Rome in May." in episode.text and episode.version == 2
-    settings.EPISODE_MAX_CHARS = len(episode.text) + 10
+    monkeypatch.setattr(ingestion, "EPISODE_MAX_CHARS", len(episode.text) + 10)
     converse(api, ["I started a new job at the hospital today."], session_id="s-2")
     first, second = _episodes()
     assert first.id == episode.id and "(part 2)" in second.text.splitlines()[0]

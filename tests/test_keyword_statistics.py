@@ -9,7 +9,7 @@ from django.db import connection
 
 from memories.erasure import user_erase
 from memories.models import MemoryItem, MemoryStatus, Tenant
-from memories.search import SearchPlan, SearchQuery, memory_search
+from memories.search import SearchPlan, SearchQuery, memory_search, tuning
 from memories.writing import (
     MemorySpec,
     memory_create_batch,
@@ -122,13 +122,13 @@ def test_concurrent_writers_of_one_user_keep_exact_counts(transactional_db):
     assert ("alice", 4 * 5 * len(TEXTS)) in {(u, n) for u, n, _ in kept(tenant.id)[0]}
 
 
-def test_bm25_on_kept_statistics_ranks_as_scanning_does(db, settings):
+def test_bm25_on_kept_statistics_ranks_as_scanning_does(db, monkeypatch):
     tenant = Tenant.objects.create(name="stats-rank")
     create(tenant, "alice", TEXTS + [f"note {i}: Alice and green tea" for i in range(20)])
     create(tenant, "bob", ["Alice", "camera camera camera"])  # another user's counts never enter
     answers = {}
     for statistics in ("kept", "scanned"):
-        settings.SEARCH_KEYWORD_STATISTICS = statistics
+        monkeypatch.setattr(tuning, "SEARCH_KEYWORD_STATISTICS", statistics)
         plan = SearchPlan()
         found = memory_search(tenant=tenant, plan=plan, query=SearchQuery(
             query="Alice camera green tea", user_id="alice", mode="keyword", limit=20))

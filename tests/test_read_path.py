@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memories import context_tuning
 from memories.context import ContextLine, collapse_near_duplicates, near_duplicate, render
 from memories.embedding import reset_embedders
 from memories.erasure import user_erase
@@ -503,7 +504,7 @@ def test_a_small_budget_still_carries_a_stated_preference(api, settings):
     assert len(body["context"]) <= 400
     assert "short and direct" in body["context"], body["context"]
     episodes = [line for line in body["sections"]["memories"] if line["kind"] == "episodic"]
-    assert all(len(line["text"]) <= settings.CONTEXT_EPISODE_LINE_CHARS for line in episodes)
+    assert all(len(line["text"]) <= context_tuning.CONTEXT_EPISODE_LINE_CHARS for line in episodes)
 
 
 def test_greetings_only_leave_nothing(api, settings):

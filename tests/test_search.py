@@ -3,7 +3,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memories.search import SearchPlan, SearchQuery, memory_search
+from memories.search import SearchPlan, SearchQuery, memory_search, tuning
 
 
 def _texts(results):
@@ -116,13 +116,13 @@ def test_an_invalidated_fact_is_not_returned_now_but_is_as_of_then(api, tenant_a
     assert api.search("alice", "Initech", mode="keyword", as_of=before) == []
 
 
-def test_the_hnsw_plan_finds_what_the_exact_plan_finds(api, tenant_a, settings):
+def test_the_hnsw_plan_finds_what_the_exact_plan_finds(api, tenant_a, monkeypatch):
     for i in range(30):
         api.remember("alice", f"Alice note {i} about topic {i % 5}")
     exact = SearchPlan()
     query = SearchQuery(query="note about topic 3", user_id="alice", mode="semantic", limit=5)
     exact_ids = [r.memory.id for r in memory_search(tenant=tenant_a, query=query, plan=exact)]
-    settings.SEARCH_EXACT_MAX_ROWS = 10
+    monkeypatch.setattr(tuning, "SEARCH_EXACT_MAX_ROWS", 10)
     hnsw = SearchPlan()
     hnsw_ids = [r.memory.id for r in memory_search(tenant=tenant_a, query=query, plan=hnsw)]
     assert (exact.vector_plan, hnsw.vector_plan) == ("exact", "hnsw")
@@ -130,13 +130,13 @@ def test_the_hnsw_plan_finds_what_the_exact_plan_finds(api, tenant_a, settings):
 
 
 def test_a_user_larger_than_the_exact_plan_is_searched_by_hnsw_even_when_filters_match_little(
-        api, tenant_a, settings):
+        api, tenant_a, monkeypatch):
     """The exact plan scans at most SEARCH_EXACT_MAX_ROWS vectors and reports how
     many it scanned; a larger user must not get a partial answer from it."""
     for i in range(30):
         api.remember("alice", f"Alice note {i} about topic {i % 5}")
     api.remember("alice", "Alice prefers window seats on trains.", memory_type="profile")
-    settings.SEARCH_EXACT_MAX_ROWS = 10
+    monkeypatch.setattr(tuning, "SEARCH_EXACT_MAX_ROWS", 10)
     # The first hybrid search finds the user large; the last one starts from the cached HNSW plan.
     for mode in ("hybrid", "semantic", "hybrid"):
         plan = SearchPlan()

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memories.models import MemoryItem, Tenant
-from memories.search import SearchQuery, memory_search
+from memories.search import SearchQuery, memory_search, tuning
 from memories.search.neighbours import spread_to_neighbours
 from memories.search.temporal import TimeIntent, mentions_time, time_intent, time_match
 from memories.writing import MemorySpec, memory_create_batch
@@ -124,8 +124,8 @@ def test_a_batch_keeps_its_order_and_the_answer_after_a_found_question_comes_bac
     assert [r.memory.text for r in results][:2] == CONVERSATION[:2]
 
 
-def test_neighbours_stay_in_their_session_and_scope(conversation, settings):
-    settings.SEARCH_NEIGHBOUR_WEIGHT = 0.99
+def test_neighbours_stay_in_their_session_and_scope(conversation, monkeypatch):
+    monkeypatch.setattr(tuning, "SEARCH_NEIGHBOUR_WEIGHT", 0.99)
     results = memory_search(tenant=conversation, query=SearchQuery(query="adoption", user_id="caro", mode="keyword"))
     assert all("neighbour_of" not in r.scores for r in results)  # hybrid only
     hybrid = memory_search(tenant=conversation, query=SearchQuery(query="adoption", user_id="caro", mode="hybrid",
@@ -137,8 +137,8 @@ def test_neighbours_stay_in_their_session_and_scope(conversation, settings):
     assert [r.memory.text for r in lent] in ([], ["Caro: I'm thrilled about the swim meet."])
 
 
-def test_neighbours_can_be_turned_off(conversation, settings):
-    settings.SEARCH_NEIGHBOUR_WEIGHT = 0.0
+def test_neighbours_can_be_turned_off(conversation, monkeypatch):
+    monkeypatch.setattr(tuning, "SEARCH_NEIGHBOUR_WEIGHT", 0.0)
     results = memory_search(tenant=conversation, query=SearchQuery(query="adoption process", user_id="caro"))
     assert all("neighbour_of" not in r.scores for r in results)
 

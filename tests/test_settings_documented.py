@@ -4,8 +4,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-READERS = ["memory_project/settings.py", "memory_project/production_settings.py", "memory_project/up.py",
-           "gunicorn.conf.py", "manage.py",
+READERS = [*[str(p.relative_to(ROOT)) for p in sorted((ROOT / "memory_project/settings").glob("*.py"))],
+           "memory_project/production_settings.py", "memory_project/up.py", "gunicorn.conf.py", "manage.py",
            "Procfile", *[str(p.relative_to(ROOT)) for p in (ROOT / "memories/management/commands").glob("*.py")]]
 PATTERNS = [r'env_\w+\(\s*["\']([A-Z][A-Z0-9_]+)["\']',
             r'os\.environ(?:\.get|\.setdefault)?\(\s*["\']([A-Z][A-Z0-9_]+)["\']',

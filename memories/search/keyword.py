@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 
 from memories.models import Tenant
+from memories.search import tuning
 from memories.search.filters import db, item_filters
 from memories.search.query import SearchQuery
 from memories.search.rows import SCORE_COLUMNS, RetrievedRow, candidate, named
@@ -30,7 +31,7 @@ def keyword_candidates(tenant: Tenant, q: SearchQuery, pool: int, now: datetime)
 def uses_kept_statistics(q: SearchQuery) -> bool:
     """BM25 reads the per-user counts the database keeps (migration 0017) for a search of one
     user's present; a tenant- or group-wide search, or one as of a past moment, counts its scope."""
-    return (settings.SEARCH_KEYWORD_RANKING == "bm25" and settings.SEARCH_KEYWORD_STATISTICS == "kept"
+    return (tuning.SEARCH_KEYWORD_RANKING == "bm25" and tuning.SEARCH_KEYWORD_STATISTICS == "kept"
             and q.user_id is not None and q.as_of is None)
 
 
@@ -43,7 +44,7 @@ def keyword_sql(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> tup
     tokens = [t for t in query_tokens(q.query) if t not in q.keyword_ignore][: settings.SEARCH_MAX_QUERY_TERMS]
     if not tokens:
         return None
-    if settings.SEARCH_KEYWORD_RANKING == "ts_rank":
+    if tuning.SEARCH_KEYWORD_RANKING == "ts_rank":
         return _ts_rank_sql(tenant, q, tokens, pool, now)
     if uses_kept_statistics(q):
         return _bm25_kept_sql(tenant, q, tokens, pool, now)

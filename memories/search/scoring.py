@@ -9,9 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from django.conf import settings
-
 from memories import vocabulary
+from memories.search import tuning
 from memories.search.query import CharacterFill
 from memories.search.rows import RetrievedRow
 from memories.text import han_share
@@ -97,7 +96,7 @@ def score_candidate(row: RetrievedRow, fusion: float, best: float, now_seconds: 
     recency = recency_seconds_bonus(now_seconds - row.moment, row.arousal)
     importance = IMPORTANCE_WEIGHT * (row.importance if row.importance is not None else 0.5)
     stage_boost = STAGE_BOOST.get(stage or "", 0.0)
-    weight = settings.SEARCH_EPISODE_WEIGHT if row.episode else 1.0
+    weight = tuning.SEARCH_EPISODE_WEIGHT if row.episode else 1.0
     return weight * fusion * (1.0 + recency + importance + stage_boost) * (1.0 + time_match), {
         "relevance": relevance(fusion, best), "fusion": fusion, "recency": recency, "importance": importance,
         "stage": stage_boost, **({"time": time_match} if time_match else {})}

@@ -10,13 +10,13 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from memories import vocabulary
 from memories.models import MemoryStatus, Tenant
 from memories.replicas import read_alias
+from memories.search import tuning
 from memories.search.filters import db, item_filters
 from memories.search.query import SearchQuery, VectorPlan
 from memories.search.rows import SCORE_COLUMNS, RetrievedRow, candidate, named
@@ -38,7 +38,7 @@ def _literal_format(dimensions: int) -> str:
 
 
 def _plan_key(tenant: Tenant, user_id: str, model: str) -> tuple[int, str, str, int]:
-    return tenant.id, user_id, model, settings.SEARCH_EXACT_MAX_ROWS
+    return tenant.id, user_id, model, tuning.SEARCH_EXACT_MAX_ROWS
 
 
 def cached_vector_plan(tenant: Tenant, user_id: str | None, model: str) -> VectorPlan:
@@ -81,7 +81,7 @@ def exact_semantic_sql(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model
         SELECT f.*, c.scanned
         FROM (SELECT count(*) AS scanned FROM mine) AS c LEFT JOIN found f ON true
         ORDER BY f.rank_value"""
-    args = [vector_literal(vector), tenant.id, q.user_id, settings.SEARCH_EXACT_MAX_ROWS + 1, *params, pool]
+    args = [vector_literal(vector), tenant.id, q.user_id, tuning.SEARCH_EXACT_MAX_ROWS + 1, *params, pool]
     return sql, args
 
 
@@ -89,7 +89,7 @@ def exact_result(tenant: Tenant, q: SearchQuery, model: str, rows: list[dict[str
     """Candidate rows of the exact plan (named rows with `scanned`), or None
     when the user turned out to hold more vectors than the plan may scan; such
     a user is then searched through HNSW for the next PLAN_CACHE_SECONDS."""
-    if rows and rows[0]["scanned"] > settings.SEARCH_EXACT_MAX_ROWS:
+    if rows and rows[0]["scanned"] > tuning.SEARCH_EXACT_MAX_ROWS:
         if len(_PLAN_CACHE) > 100_000:
             _PLAN_CACHE.clear()
         _PLAN_CACHE[_plan_key(tenant, q.user_id or "", model)] = (time.monotonic(), "hnsw")
@@ -125,7 +125,7 @@ def _hnsw_semantic(tenant: Tenant, q: SearchQuery, vector: np.ndarray, model: st
             *params, pool]
     with transaction.atomic(using=read_alias()), db().cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {min(max(int(settings.SEARCH_HNSW_EF), overfetch), HNSW_EF_MAX)}")
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {min(max(int(tuning.SEARCH_HNSW_EF), overfetch), HNSW_EF_MAX)}")
         cursor.execute(sql, args)
         return [candidate(r) for r in named(cursor)]
 

@@ -10,12 +10,12 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.utils import timezone
 
 from memories import metrics
 from memories.embedding import Embedder, EmbeddingError, embed_query, get_embedder
 from memories.models import Tenant
+from memories.search import tuning
 from memories.search.filters import db
 from memories.search.keyword import keyword_candidates, keyword_sql, uses_kept_statistics
 from memories.search.neighbours import next_in_session, spread_to_neighbours
@@ -107,7 +107,7 @@ def _with_neighbours(tenant: Tenant, query: SearchQuery, scored: list[tuple[floa
                      facts: dict[str, RetrievedRow], now: datetime) -> list[tuple[float, str, dict[str, Any]]]:
     """search.neighbours for the best SEARCH_NEIGHBOUR_HITS hits (not episodes, which hold whole
     sessions, nor traits) that have a session; the neighbours' rows join `facts`."""
-    weight, count = settings.SEARCH_NEIGHBOUR_WEIGHT, settings.SEARCH_NEIGHBOUR_HITS
+    weight, count = tuning.SEARCH_NEIGHBOUR_WEIGHT, tuning.SEARCH_NEIGHBOUR_HITS
     if weight <= 0 or count <= 0:
         return scored
     best = [facts[memory_id] for _, memory_id, _ in scored
@@ -175,8 +175,8 @@ def _retrieve(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, pla
     if query.mode != "semantic" and not keyword_done:  # keyword mode, hybrid through HNSW, or degraded
         keyword = keyword_candidates(tenant, query, pool, now)
     if query.mode != "semantic" and any(t not in query.keyword_ignore for t in query_tokens(query.query)):
-        sides.append(settings.SEARCH_KEYWORD_WEIGHT)
-        if settings.SEARCH_KEYWORD_RANKING == "bm25":
+        sides.append(tuning.SEARCH_KEYWORD_WEIGHT)
+        if tuning.SEARCH_KEYWORD_RANKING == "bm25":
             plan.keyword_statistics = "kept" if uses_kept_statistics(query) else "scanned"
     if query.min_similarity is not None:  # the cosine floor: weak semantic neighbours never enter the fusion
         semantic = [r for r in semantic if 1.0 - r.rank_value >= query.min_similarity]
@@ -185,7 +185,7 @@ def _retrieve(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, pla
 
 
 def _semantic_weight(query: SearchQuery) -> float:
-    return semantic_weight(query.query, latin=settings.SEARCH_SEMANTIC_WEIGHT, han=settings.SEARCH_SEMANTIC_WEIGHT_HAN)
+    return semantic_weight(query.query, latin=tuning.SEARCH_SEMANTIC_WEIGHT, han=tuning.SEARCH_SEMANTIC_WEIGHT_HAN)
 
 
 def _fuse_and_score(query: SearchQuery, semantic: list[RetrievedRow], keyword: list[RetrievedRow],
@@ -193,10 +193,10 @@ def _fuse_and_score(query: SearchQuery, semantic: list[RetrievedRow], keyword: l
     """Weighted reciprocal-rank fusion, then the one scorer (recency, importance, trait stage, time in the
     question) on the light columns the retrievers returned; best first."""
     fused = reciprocal_rank_fusion([([r.id for r in semantic], _semantic_weight(query)),
-                                    ([r.id for r in keyword], settings.SEARCH_KEYWORD_WEIGHT)], settings.SEARCH_RRF_K)
+                                    ([r.id for r in keyword], tuning.SEARCH_KEYWORD_WEIGHT)], tuning.SEARCH_RRF_K)
     if not fused:
         return []
-    best = best_fusion(sides, settings.SEARCH_RRF_K)
+    best = best_fusion(sides, tuning.SEARCH_RRF_K)
     similarity = {r.id: 1.0 - r.rank_value for r in semantic}
     keyword_rank = {r.id: r.rank_value for r in keyword}
     facts: dict[str, RetrievedRow] = {r.id: r for r in [*semantic, *keyword]}
@@ -216,8 +216,8 @@ def _fuse_and_score(query: SearchQuery, semantic: list[RetrievedRow], keyword: l
         timed = 0.0
         if intent is not None and intent.any:
             timed = time_match(intent, memory_id in says_when, row.moment,
-                               mention_bonus=settings.SEARCH_TIME_MENTION_BONUS,
-                               period_bonus=settings.SEARCH_TIME_PERIOD_BONUS)
+                               mention_bonus=tuning.SEARCH_TIME_MENTION_BONUS,
+                               period_bonus=tuning.SEARCH_TIME_PERIOD_BONUS)
         score, parts = score_candidate(row, fusion, best, now_seconds, stage, timed)
         if query.min_score is not None and parts["relevance"] < query.min_score:
             continue
