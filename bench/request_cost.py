@@ -179,7 +179,8 @@ def main() -> None:
     print(f"{len(ids)} memories embedded; {MemoryItem.objects.filter(user_id='u').count()} rows", file=sys.stderr)
     from django.db import connection
 
-    with connection.cursor() as cursor:  # as autovacuum leaves a table a while after a load (bench/README.md)
+    # As autovacuum leaves a table a while after a load (bench/results/2026-11-requests.md).
+    with connection.cursor() as cursor:
         cursor.execute("VACUUM (ANALYZE) memory_items")
         cursor.execute("VACUUM (ANALYZE) memory_vectors")
 

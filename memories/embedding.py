@@ -324,7 +324,7 @@ class OnnxQuerySession:
     (7.3 against 9.5 ms a query, same vectors to 1e-7). precision "int8" runs the
     quantized copy (`quantized_model`): 3.1 ms, vectors within cosine 0.99 of
     fp32; searches only (MiniLMEmbedder.embed_search_query): stored memories and the
-    deduplication's comparisons keep fp32 vectors (bench/README.md, "Query precision")."""
+    deduplication's comparisons keep fp32 vectors (bench/results/2026-11-query-precision.md)."""
 
     def __init__(self, exported: Path, *, precision: str = "fp32", threads: int = 0, max_tokens: int = 256):
         import onnxruntime  # optional: requirements/local-embed.txt

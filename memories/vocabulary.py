@@ -110,7 +110,7 @@ def sql_model_is(model: str, alias: str = "") -> str:
     """Vectors of one embedding model, the model's name written as a literal. Each model's partial
     indexes (HNSW, the per-user covering one) are made with this predicate; a statement that passes
     the name as a parameter cannot use them once PostgreSQL keeps a generic plan of it (the exact
-    scan then read the heap: 2.4 -> 5.3 ms p95 at 1,000 memories a user, bench/README.md)."""
+    scan then read the heap: 2.4 -> 5.3 ms p95 at 1,000 memories a user, bench/results/2026-11-core.md)."""
     column = f"{alias}.model" if alias else "model"
     return f"{column} = '{model.replace(chr(39), chr(39) * 2)}'"
 

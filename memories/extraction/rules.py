@@ -208,7 +208,7 @@ def one_statement_per_turn(statements: list[ExtractedStatement]) -> list[Extract
     me express myself." is one thing the speaker told, and a memory per sentence made two memories of it (and
     of a long turn, five). Slot rules, habits, wishes and forget requests stay on their own (they carry a key,
     a tag or a decision); the kept sentences join in the order said, the strongest type and importance and
-    the lowest confidence winning. Measured on LoCoMo's dev split: bench/README.md."""
+    the lowest confidence winning. Measured on LoCoMo's dev split: bench/results/2026-11-extraction.md."""
     out: list[ExtractedStatement] = []
     joined: dict[tuple[str, tuple[int, ...]], ExtractedStatement] = {}
     for statement in statements:

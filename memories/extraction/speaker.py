@@ -22,7 +22,7 @@ _CONTACT_DETAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\w])\+?\d[\d\s().-]
 # family or group. A remark with no one in it ("Making memories together is so valuable") or one about the
 # person addressed ("Your family looks so cheerful", "I'm so proud of you") is conversation, not a memory of
 # the speaker (on LoCoMo's dev split, where friends cheer each other on, a fifth of what was kept; with the
-# changes beside it, 938 facts instead of 1,322 at better recall: bench/README.md).
+# changes beside it, 938 facts instead of 1,322 at better recall: bench/results/2026-11-extraction.md).
 # Chinese drops its subjects ("最近在学大提琴"): these rules are for English only.
 _STAGE_DIRECTION = re.compile(r"\[[^\[\]]{0,300}\]")  # "[shares a photo of a dog]": what a chat app shows, not said
 _SPEAKER_SINGULAR_EN = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.I)
@@ -40,7 +40,7 @@ _REACTION_EN = re.compile(
 # An English sentence in which its speaker says I, me or my, or we ("I tried to stay calm and asked for help",
 # "This design reminds me of the grit it takes", "We're brainstorming projects") is kept at a lower classifier
 # probability than the shipped threshold: the reactions and remarks that made the threshold high no longer
-# reach the classifier (about_the_speaker). Chosen on LoCoMo's dev split (bench/README.md): every
+# reach the classifier (about_the_speaker). Chosen on LoCoMo's dev split (bench/results/2026-11-extraction.md): every
 # conversation's recall rose or held, the labelled utterances lost nothing and gained one ("I passed my
 # driving test today").
 SPEAKER_STATEMENT_THRESHOLD = 0.6
@@ -67,7 +67,7 @@ def with_continuations(sentences: list[str]) -> list[str]:
     """A message's sentences, each English statement about its speaker joined by the sentences after it that
     continue it ("It's fulfilling", "They swim every day") and say nothing of the speaker or of the person
     addressed: the memory keeps what the speaker said about the thing, and the continuation is no remark of its
-    own. Measured on LoCoMo's dev split: 1.6 points of recall, no more facts (bench/README.md)."""
+    own. Measured on LoCoMo's dev split: 1.6 points of recall, no more facts (bench/results/2026-11-extraction.md)."""
     out: list[str] = []
     joinable = False
     for raw in sentences:

@@ -175,7 +175,7 @@ class MemoryItem(models.Model):
             models.Index(fields=["expires_at"], name="memory_expiring",
                          condition=Q(expires_at__isnull=False, expired_at__isnull=True, status="active")),
             # The keyword side: one GIN over the tenant, the user and the text (btree_gin), so that a user's
-            # search reads only that user's matching rows (bench/README.md: 9.5 -> 4.3 ms for BM25 on a
+            # search reads only that user's matching rows (bench/results/2026-11-core.md: 9.5 -> 4.3 ms for BM25 on a
             # 1,000-memory user of a 100,000-row table); a tenant-wide search uses its first column.
             GinIndex(fields=["tenant", "user_id", "search_vector"], name="memory_user_search_vector"),
             # The user's profile name (search.profile_name, on every search of a user not asked about for a

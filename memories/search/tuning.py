@@ -3,7 +3,7 @@ settings: a deployer has no better value to give, and a new value is a new bench
 scripts that sweep them patch this module, and the readers look them up here on every search).
 
 LoCoMo figures are from `make bench-quality` (the tune-on-two, check-on-the-third discipline: chosen
-on conv-26 + conv-30, checked on conv-41; bench/README.md, "Retrieval quality")."""
+on conv-26 + conv-30, checked on conv-41; bench/results/2026-11-retrieval-quality.md)."""
 
 # Weighted reciprocal rank fusion: each list's 1/(k + rank) times its weight. k=10 beat 60 on every
 # conversation; BM25 keyword ranking is the stronger list with the English-only MiniLM, so semantic fills
@@ -13,7 +13,7 @@ SEARCH_KEYWORD_WEIGHT = 1.0
 SEARCH_SEMANTIC_WEIGHT = 0.25
 # The semantic side's weight for a question written in Chinese (blended with SEARCH_SEMANTIC_WEIGHT by the
 # question's Han share): jieba's words rarely match a paraphrase, the multilingual vector does
-# (`make bench-multilingual`; bench/README.md, "Chinese, English and across them").
+# (`make bench-multilingual`; bench/results/2026-11-multilingual.md).
 SEARCH_SEMANTIC_WEIGHT_HAN = 2.0
 # bm25 (LoCoMo hit@10 0.708 vs 0.621) or ts_rank (about 1-2 ms cheaper per search; `make bench` compares).
 SEARCH_KEYWORD_RANKING = "bm25"

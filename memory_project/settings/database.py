@@ -10,7 +10,7 @@ from memory_project.settings.base import VAR_DIR
 from memory_project.settings.env import env_bool, env_choice, env_float, env_int, env_str
 
 # A statement is prepared on a connection once it has run this many times (psycopg's prepare_threshold):
-# psycopg's own default, kept when parameters moved to the server (bench/README.md, "Prepared statements").
+# psycopg's own default, kept when parameters moved to the server (bench/results/2026-11-requests.md, session 13).
 PREPARE_THRESHOLD = 5
 # Seconds Django keeps a connection when the pool is off (DB_POOL_MAX_SIZE=0).
 CONN_MAX_AGE_WITHOUT_POOL = 60
@@ -40,16 +40,17 @@ else:
     _database = embedded_database_settings(VAR_DIR, env_str("EMBEDDED_DB_NAME", "memory"))
 # Parameters bound by the server and statements prepared once a connection has run them PREPARE_THRESHOLD
 # times: the search statement's plan is then kept per connection instead of made on every request (1 ms of a
-# 3.5 ms statement; a search 5.1 -> 3.5 ms, a context 8.9 -> 7.2 ms at 600 memories, bench/README.md). The
-# HNSW settings a search sets (hnsw.ef_search, iterative_scan) are read when the index is scanned, not when
-# planned, so a kept plan honours them. Off (DB_PREPARED_STATEMENTS=0) behind a pooler that cannot keep
-# prepared statements (PgBouncer in transaction mode before 1.21): parameters are then bound client-side.
+# 3.5 ms statement; a search 5.1 -> 3.5 ms, a context 8.9 -> 7.2 ms at 600 memories,
+# bench/results/2026-11-requests.md). The HNSW settings a search sets (hnsw.ef_search, iterative_scan) are
+# read when the index is scanned, not when planned, so a kept plan honours them. Off
+# (DB_PREPARED_STATEMENTS=0) behind a pooler that cannot keep prepared statements (PgBouncer in transaction
+# mode before 1.21): parameters are then bound client-side.
 DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 # How PostgreSQL plans the prepared statements (plan_cache_mode, sent as a startup option); empty sends nothing
 # and PostgreSQL's default ("auto") keeps a generic plan once it costs no more than planning each run. Search
 # names the model as a literal (vocabulary.sql_model_is) so that plan can use the per-model indexes; before,
 # it read the heap at 1,000 memories a user, and "force_custom_plan" (each run planned, 1 ms at 600
-# memories) was the way round it (bench/README.md).
+# memories) was the way round it (bench/results/2026-11-core.md, round four).
 DB_PLAN_CACHE_MODE = env_choice("DB_PLAN_CACHE_MODE", "", ("", "auto", "force_custom_plan", "force_generic_plan"))
 _database["OPTIONS"] = ({"server_side_binding": True, "prepare_threshold": PREPARE_THRESHOLD,
                          **({"options": f"-c plan_cache_mode={DB_PLAN_CACHE_MODE}"} if DB_PLAN_CACHE_MODE else {})}

@@ -22,7 +22,7 @@ EMBEDDING_LOCAL_THREADS = env_int("EMBEDDING_LOCAL_THREADS", 1)
 # A search's query vector through ONNX Runtime directly: int8 (MatMul weights quantized per channel, made once
 # under var/models: 3.1 against 7.3 ms a query, cosine >= 0.99, dev-split hybrid hit@10 within one question) or
 # fp32 (the stored vectors' own model). Searches and context only: stored vectors and deduplication stay fp32.
-# make bench-query-precision; bench/README.md, "Query precision".
+# make bench-query-precision; bench/results/2026-11-query-precision.md.
 EMBEDDING_LOCAL_QUERY_PRECISION = env_str("EMBEDDING_LOCAL_QUERY_PRECISION", "int8")
 # Saves of more memories than this at once embed on a worker (or the in-process background pool), not
 # inside the request; the sweep embeds what stays pending (a crash) once it is EMBEDDING_SWEEP_AFTER old.
