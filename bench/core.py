@@ -116,7 +116,7 @@ def insert_versus_bulk_create(tenant, rounds: int = 7, batch: int = 1000) -> lis
 
     from memories.models import MemoryItem
     from memories.writing import MemorySpec
-    from memories.writing.core import _insert_memories, _new_item, search_document
+    from memories.writing.core import insert_memories, new_item, search_document
 
     samples: dict[str, list[float]] = {"bulk_create": [], "insert_objects": []}
     for round_index in range(rounds):
@@ -124,7 +124,7 @@ def insert_versus_bulk_create(tenant, rounds: int = 7, batch: int = 1000) -> lis
             specs = [MemorySpec(user_id=f"user-{i % 1000}", text=f"{memory_text(i)} insert round {round_index}")
                      for i in range(batch)]
             now = timezone.now()
-            items = [_new_item(tenant, spec, now) for spec in specs]
+            items = [new_item(tenant, spec, now) for spec in specs]
             with transaction.atomic():
                 started = time.perf_counter()
                 if name == "bulk_create":  # the tsvector from the same document, as before
@@ -132,7 +132,7 @@ def insert_versus_bulk_create(tenant, rounds: int = 7, batch: int = 1000) -> lis
                         item.search_vector = search_document(item.text)
                     MemoryItem.objects.bulk_create(items)
                 else:
-                    _insert_memories(items)
+                    insert_memories(items)
                 samples[name].append((time.perf_counter() - started) * 1000)
                 transaction.set_rollback(True)
     baseline = statistics.median(samples["bulk_create"])

@@ -22,6 +22,7 @@ import redis
 from django.conf import settings
 from django.db import DatabaseError
 
+from memories.process_state import forgotten_on_reset
 from memories.working import WorkingMemoryUnavailable, redis_client
 from memories.writing import memory_add_reads
 
@@ -129,6 +130,15 @@ def flush_local_access_counts() -> int:
         logger.warning("could not write %d access counts; kept for the next flush", len(counts))
         _local.put_back(counts)
         return 0
+
+
+@forgotten_on_reset
+def forget_access_state() -> None:
+    """Reads buffered here are dropped unwritten (in a process forked from another, its parent writes
+    them), and Redis is tried again at once."""
+    global _redis_retry_at
+    _local.take()
+    _redis_retry_at = 0.0
 
 
 def discard_local_access_counts() -> int:

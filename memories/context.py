@@ -26,7 +26,6 @@ import json
 import logging
 import re
 from collections.abc import Collection
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from django.conf import settings
@@ -39,6 +38,7 @@ from memories.excerpts import episode_excerpt
 from memories.extraction import UNKNOWN_SPEAKER, load_prompt
 from memories.models import MemoryItem, MemoryType, PersonKind, Tenant
 from memories.people.selectors import PersonView, named_in, people_lines, people_of
+from memories.process_state import ThreadPool
 from memories.search import (
     CharacterFill,
     ScoredMemory,
@@ -60,7 +60,7 @@ from memories.trait_lines import trait_lines_read
 from memories.working import WorkingMemoryUnavailable, working_memory_recent
 
 logger = logging.getLogger(__name__)
-_EMBEDDING_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="context-embedding")
+_EMBEDDING_POOL = ThreadPool(max_workers=2, thread_name_prefix="context-embedding")
 
 FORMATS = ("markdown", "plain", "json")
 TRAIT_STAGES_SHOWN = vocabulary.TRAIT_STAGES_SHOWN

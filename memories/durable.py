@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from memories.embedding import EmbedderSpec, MiniLMEmbedder, build_embedder
+from memories.process_state import forgotten_on_reset
 
 logger = logging.getLogger(__name__)
 
@@ -180,6 +181,9 @@ def _load_shipped_model() -> tuple[DurableModel, object] | None:
         logger.warning("the local model is unavailable, the durable-statement classifier is off: %s", exc)
         return None
     return DurableModel.load(DURABLE_MODEL_PATH), embedder
+
+
+forgotten_on_reset(_load_shipped_model.cache_clear)
 
 
 def classify(texts: list[str]) -> list[tuple[float, str]] | None:

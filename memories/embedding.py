@@ -34,6 +34,7 @@ from django.conf import settings
 from memories import metrics
 from memories.models import ActiveEmbedding
 from memories.onnx_support import quiet, session_options
+from memories.process_state import forgotten_on_reset
 from memories.text import han_share, normalize_text
 from memories.timing import phase
 from memories.use_onnx import use_query_session
@@ -442,7 +443,8 @@ def local_model_name(model: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _minilm() -> MiniLMEmbedder:
+def local_minilm() -> MiniLMEmbedder:
+    """The process's one MiniLM (its weights loaded once): the embedder's, the intent and emotion models'."""
     return MiniLMEmbedder(EMBEDDING_LOCAL_BACKEND, cache_dir=settings.VAR_DIR / "models",
                           batch_backend=EMBEDDING_LOCAL_BATCH_BACKEND,
                           threads=settings.EMBEDDING_LOCAL_THREADS,
@@ -450,7 +452,8 @@ def _minilm() -> MiniLMEmbedder:
 
 
 @lru_cache(maxsize=1)
-def _use() -> UseEmbedder:
+def local_use() -> UseEmbedder:
+    """The process's one multilingual USE, shared as local_minilm is."""
     return UseEmbedder(threads=settings.EMBEDDING_LOCAL_THREADS, cache_dir=settings.VAR_DIR / "models",
                        query_precision=settings.EMBEDDING_LOCAL_QUERY_PRECISION)
 
@@ -460,10 +463,10 @@ def _local_embedder(model: str) -> Embedder:
     (a switch from MiniLM to the pair reuses the loaded MiniLM)."""
     name = local_model_name(model)
     if name == MiniLMEmbedder.name:
-        return _minilm()
+        return local_minilm()
     if name == UseEmbedder.name:
-        return _use()
-    return ScriptWeightedEmbedder(_minilm(), _use())
+        return local_use()
+    return ScriptWeightedEmbedder(local_minilm(), local_use())
 
 
 def configured_model_identity() -> tuple[str, int]:
@@ -503,12 +506,13 @@ def last_known_spec() -> EmbedderSpec:
     return cached[1] if cached else settings_spec()
 
 
+@forgotten_on_reset
 def reset_embedders() -> None:
     """Forget the cached active model and built embedders (after a settings change)."""
     _active_cache.clear()
     build_embedder.cache_clear()
-    _minilm.cache_clear()
-    _use.cache_clear()
+    local_minilm.cache_clear()
+    local_use.cache_clear()
 
 
 def get_embedder() -> Embedder:
@@ -557,6 +561,10 @@ class _QueryCache:
         self._items: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
     def get(self, embedder: Embedder, text: str) -> np.ndarray:
         key = (embedder.name, str(getattr(embedder, "query_precision", "")), text)
         with self._lock:
@@ -574,6 +582,7 @@ class _QueryCache:
 
 
 _query_cache = _QueryCache()
+forgotten_on_reset(_query_cache.clear)
 
 
 def embed_query(text: str, embedder: Embedder | None = None) -> np.ndarray:

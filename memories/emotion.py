@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from memories.embedding import _minilm, _use
+from memories.embedding import local_minilm, local_use
 from memories.excerpts import FORGOTTEN_TURN
 from memories.models import MemoryItem
+from memories.process_state import forgotten_on_reset
 from memories.vocabulary import EPISODE_TAG
 from memories.writing import memories_emotion_fill
 
@@ -127,7 +128,7 @@ def sign(value: float) -> int:
 
 def emotion_features(texts: list[str]) -> np.ndarray:
     """What the model reads: the multilingual encoder's vector and the bundled English one's, side by side."""
-    return np.hstack([_use().embed_documents(list(texts)), _minilm().embed_documents(list(texts))])
+    return np.hstack([local_use().embed_documents(list(texts)), local_minilm().embed_documents(list(texts))])
 
 
 def train(lines: list[dict], vectors: np.ndarray, *, corpus: str, encoder: str) -> EmotionModel:
@@ -165,6 +166,9 @@ def _shipped() -> EmotionModel | None:
         logger.warning("the emotion model was trained on another corpus: run manage.py train_emotion_model")
         return None
     return model
+
+
+forgotten_on_reset(_shipped.cache_clear)
 
 
 def emotions_of(texts: list[str]) -> list[dict | None]:

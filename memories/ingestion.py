@@ -378,7 +378,7 @@ def _record_episodes(job: ConversationJob, messages: list[Message], speakers: di
     redacted = _redacted_turns(messages)
     for message in messages:
         if message.role == "user":
-            name = RulesExtractor._subject(message, speakers)
+            name = RulesExtractor.speaker_of(message, speakers)
             if name is None:
                 continue
             owner, speaker = speakers[name], name

@@ -18,6 +18,7 @@ from django.utils import timezone
 from memories import ratelimit
 from memories.errors import InvalidOperation, get_or_not_found
 from memories.models import ApiKey, KeyRole, Tenant
+from memories.process_state import forgotten_on_reset
 
 KEY_PREFIX = "mk_"
 
@@ -114,6 +115,13 @@ def _remember_key(digest: str, key: ApiKey) -> None:
         if len(_key_cache) >= _KEY_CACHE_MAX:
             _key_cache.clear()
         _key_cache[digest] = (copy.copy(key), time.monotonic() + seconds)
+
+
+@forgotten_on_reset
+def forget_cached_keys() -> None:
+    """Every key found so far is looked up again."""
+    with _key_cache_lock:
+        _key_cache.clear()
 
 
 def forget_cached_key(key_hash: str) -> None:

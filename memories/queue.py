@@ -19,20 +19,36 @@ from contextlib import contextmanager
 from django.conf import settings
 from django.db import connections, transaction
 
+from memories.process_state import forgotten_on_reset
+
 logger = logging.getLogger(__name__)
 
 
 _background: ThreadPoolExecutor | None = None
+_background_pid = 0  # the process that made _background
 _background_lock = threading.Lock()
 
 
-def _background_pool() -> ThreadPoolExecutor:
-    global _background
+def background_pool() -> ThreadPoolExecutor:
+    """This process's in-process pool for background work when Celery is eager, made on first use."""
+    global _background, _background_pid
     with _background_lock:
         if _background is None:
             _background = ThreadPoolExecutor(max_workers=max(1, settings.EAGER_BACKGROUND_WORKERS),
                                              thread_name_prefix="eager-job")
+            _background_pid = os.getpid()
         return _background
+
+
+@forgotten_on_reset
+def forget_inherited_background_pool() -> None:
+    """A pool made by the process this one was forked from has no threads here, and the tasks it counted
+    will never run here: both are dropped. This process's own pool is left running, so that the tasks it
+    holds finish and drain_background can wait for them."""
+    global _background, _waiting
+    with _background_lock:
+        if _background is not None and _background_pid != os.getpid():
+            _background, _waiting = None, 0
 
 
 def _lower_this_threads_priority() -> None:
@@ -79,7 +95,7 @@ def _run_in_background(task, args: tuple) -> None:
                                       f"(EAGER_BACKGROUND_QUEUE_MAX {settings.EAGER_BACKGROUND_QUEUE_MAX})")
         _waiting += 1
     try:
-        _background_pool().submit(run)
+        background_pool().submit(run)
     except BaseException:
         with _background_lock:
             _waiting -= 1

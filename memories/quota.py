@@ -18,6 +18,7 @@ from django.db import connection
 from memories import vocabulary
 from memories.errors import QuotaExceeded, TooBusy
 from memories.models import ConversationJob, EmbeddingState, MemoryItem, MemoryStatus, Tenant
+from memories.process_state import forgotten_on_reset
 from memories.timing import timed
 
 
@@ -81,6 +82,7 @@ def quota_check(tenant: Tenant, *, memories: int, size: int) -> None:
             cached[1].bytes += size
 
 
+@forgotten_on_reset
 def forget_usage(tenant_id: int | None = None) -> None:
     """Drop cached usage (after an erasure, or in tests)."""
     with _lock:

@@ -21,6 +21,7 @@ from django.db import connection, transaction
 
 from memories.models import RateCounter
 from memories.network import client_bucket
+from memories.process_state import forgotten_on_reset
 from memories.working import redis_client
 
 logger = logging.getLogger(__name__)
@@ -274,6 +275,14 @@ class LeaseBook:
 
 
 _lease_book = LeaseBook()
+
+
+@forgotten_on_reset
+def forget_rate_state() -> None:
+    """The leases this process holds are given up, and Redis is tried again at once."""
+    global _redis_retry_at
+    _lease_book.forget()
+    _redis_retry_at = 0.0
 
 
 def api_request_allowed(*, key_id: int, tenant_id: int, book: LeaseBook | None = None) -> Decision:

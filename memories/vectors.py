@@ -247,6 +247,8 @@ def ensure_user_vector_index(model: str, dimensions: int, *, using_connection=No
     return name
 
 
+# Models whose indexes this process has seen exist: a fact about the database, true in any process (a
+# forked child's too), so reset() leaves it.
 _indexed_models: set[str] = set()
 
 

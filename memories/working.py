@@ -25,6 +25,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from memories.models import MemoryItem, WorkingMemoryEntry
+from memories.process_state import forgotten_on_reset
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +44,9 @@ class WorkingMemoryUnavailable(Exception):
 @lru_cache(maxsize=4)
 def _client(url: str):
     return redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+
+
+forgotten_on_reset(_client.cache_clear)  # a client's sockets are not to be shared with a forked child
 
 
 def redis_client():

@@ -6,6 +6,7 @@ from celery import Celery, signals
 from django.db import close_old_connections
 
 from memories import metrics
+from memories.process_state import reset
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings")
 
@@ -45,14 +46,16 @@ def _connections_back_to_the_pool(sender=None, **kwargs) -> None:
 
 
 @signals.worker_process_init.connect
-def _load_the_model_before_the_first_task(**kwargs) -> None:
-    """Each worker process loads the local embedding model before it takes a task, as each gunicorn
-    worker does before it takes a request (gunicorn.conf.py): under load, a first task that loaded
-    it took 10-20 s and the saves behind it waited (`make bench-load`). Loading takes seconds, so
-    CELERY_WORKER_PROC_ALIVE_TIMEOUT is raised (settings/celery.py). A failure is logged, not fatal: the
-    task that needs the model retries."""
+def _start_afresh_with_the_model_loaded(**kwargs) -> None:
+    """Each worker process forgets what it inherited from the process it was forked from (memories.
+    process_state: pools without their threads, Redis sockets, buffered read counts), then loads the
+    local embedding model before it takes a task, as each gunicorn worker does before it takes a request
+    (gunicorn.conf.py): under load, a first task that loaded it took 10-20 s and the saves behind it
+    waited (`make bench-load`). Loading takes seconds, so CELERY_WORKER_PROC_ALIVE_TIMEOUT is raised
+    (settings/celery.py). A failure is logged, not fatal: the task that needs the model retries."""
     from memories.embedding import prepare_local_embedder_for_a_worker
 
+    reset()
     failure = prepare_local_embedder_for_a_worker()
     if failure:
         logging.getLogger(__name__).warning("the embedder is not ready: %s", failure)

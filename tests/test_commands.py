@@ -232,7 +232,7 @@ def test_backfill_fills_what_is_missing(db):
 
 def test_reembed_switches_models_without_an_empty_search(transactional_db):
     # Committed rows, as in production: a new model's HNSW index is created outside any open transaction.
-    from memories.embedding import reset_embedders
+    from memories.process_state import reset
 
     tenant = Tenant.objects.create(name="switch")
     for text in ("Nora grows tomatoes.", "Nora reads poetry.", "Nora fixes bikes."):
@@ -256,7 +256,7 @@ def test_reembed_switches_models_without_an_empty_search(transactional_db):
         assert memory_search(tenant=tenant, query=query)
     finally:
         ActiveEmbedding.objects.all().delete()
-        reset_embedders()
+        reset()
 
 
 def test_check_consistency_reports_and_repairs(db):

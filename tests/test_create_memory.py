@@ -93,7 +93,7 @@ def test_over_long_ids_and_tags_are_refused_not_truncated(tenant_a):
     from memories.bulk import insert_objects
     from memories.errors import InvalidOperation
     from memories.writing import INDEXED_TEXT, MemorySpec, memory_create_batch
-    from memories.writing.core import _new_item
+    from memories.writing.core import new_item
 
     for spec, field in ((MemorySpec(user_id="u" * 256, text="Too long a user."), "user_id"),
                         (MemorySpec(user_id="u", text="Too long a session.", session_id="s" * 256), "session_id"),
@@ -104,7 +104,7 @@ def test_over_long_ids_and_tags_are_refused_not_truncated(tenant_a):
     # Below the service rules, the insert itself keeps the column's limit.
     from django.utils import timezone
 
-    item = _new_item(tenant_a, MemorySpec(user_id="u", text="Direct insert."), timezone.now())
+    item = new_item(tenant_a, MemorySpec(user_id="u", text="Direct insert."), timezone.now())
     item.user_id = "u" * 300
     with pytest.raises(DataError), transaction.atomic():
         insert_objects(MemoryItem, [item], {"search_vector": INDEXED_TEXT})

@@ -57,15 +57,15 @@ def test_a_failing_endpoint_keeps_the_memory_and_marks_it(fake_openai, tenant_a)
 
 def test_a_failed_embedding_never_fails_the_save(api, settings):
     settings.EMBEDDING_PROVIDER = "openai"
-    from memories.embedding import reset_embedders
+    from memories.process_state import reset
 
-    reset_embedders()
+    reset()
     settings.EMBEDDING_BASE_URL = "http://127.0.0.1:9/v1"  # nothing listens there
     settings.EMBEDDING_MODEL = "remote"
     settings.EMBEDDING_TIMEOUT = 0.5
     try:
         response = api.post("memories", {"user_id": "alice", "text": "Saved even when the embedder is down."})
     finally:
-        reset_embedders()
+        reset()
     assert response.status_code == 201
     assert MemoryItem.objects.get(id=response.json()["memory"]["id"]).embedding_state == "failed"

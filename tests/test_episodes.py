@@ -5,7 +5,7 @@ import pytest
 from memories import ingestion
 from memories.models import MemoryItem, MemorySource
 from memories.writing import EPISODE_TAG, episode_lines
-from memories.writing.episodes import _episode_groups
+from memories.writing.episodes import episode_groups
 from reflection.engine import memories_since_watermark
 from tests.conftest import converse
 
@@ -61,7 +61,7 @@ def test_episode_grouping(sizes, room, limit, expected):
     turns = [{"speaker": "A", "text": "x" * (size - 4), "at": "", "index": i} for i, size in enumerate(sizes)]
     for turn in turns:  # the line is "[] A: xxx": its size as given
         assert len(episode_lines([turn])) + 1 == len("[] A: ") + len(turn["text"]) + 1
-    groups = _episode_groups(turns, room, limit)
+    groups = episode_groups(turns, room, limit)
     assert [[t["index"] for t in group] for group in groups] == expected
 
 

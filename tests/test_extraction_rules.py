@@ -391,5 +391,5 @@ def test_a_memory_of_a_conversation_between_two_names_the_one_spoken_to():
     from memories.extraction import ExtractedStatement
 
     with_the_assistant = [ExtractedStatement(subject="User", text="User finds your tips useful")]
-    assert RulesExtractor._addressed_by_name(with_the_assistant, {"User": "u"})[0].text == \
+    assert RulesExtractor.addressed_by_name(with_the_assistant, {"User": "u"})[0].text == \
         "User finds your tips useful"  # one speaker: "you" is the assistant, and stays

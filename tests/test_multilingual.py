@@ -21,10 +21,10 @@ from memories.embedding import (
     active_spec,
     build_embedder,
     minilm_share,
-    reset_embedders,
 )
 from memories.maintenance import spec_for_model
 from memories.models import ActiveEmbedding, MemoryItem, MemoryVector
+from memories.process_state import reset
 from memories.search import SearchQuery, memory_search
 from memories.text import han_share
 from memories.vectors import embed_items
@@ -128,9 +128,9 @@ def test_the_chinese_set_is_found_in_chinese_in_english_and_mixed(tenant_a, pair
 @pytest.fixture
 def local_default(settings):
     settings.EMBEDDING_PROVIDER, settings.EMBEDDING_MODEL = "local", ""
-    reset_embedders()
+    reset()
     yield
-    reset_embedders()
+    reset()
 
 
 CHINESE_FACTS = ["我对花生过敏，一碰就起疹子。", "我在上海瑞金医院当护士。", "我养了一只柯基犬，每天都要遛。",
@@ -160,15 +160,15 @@ def test_a_store_of_the_old_default_keeps_searching_until_reembed_moves_it(api, 
                                   specs=[MemorySpec(user_id="li", text=t) for t in CHINESE_FACTS])
     embed_items([str(r.memory.id) for r in results], embedder=minilm)
     ActiveEmbedding.objects.all().delete()
-    reset_embedders()
+    reset()
 
     import_module("memories.migrations.0019_keep_serving_stored_model").pin_stored_model(apps, None)
-    reset_embedders()
+    reset()
     assert active_spec().model == "all-MiniLM-L6-v2"
     assert api.search("li", "爵士乐", mode="hybrid")[0]["memory"]["text"] == CHINESE_FACTS[4]  # still served
 
     call_command("reembed", "--model", DEFAULT_LOCAL_MODEL, "--activate", stdout=io.StringIO())
-    reset_embedders()
+    reset()
     assert active_spec().model == DEFAULT_LOCAL_MODEL
     found = api.search("li", "Does the user have a pet?", mode="semantic", limit=1)
     assert found[0]["memory"]["text"] == CHINESE_FACTS[2]

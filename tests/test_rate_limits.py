@@ -6,6 +6,7 @@ from django.test import Client, override_settings
 
 from memories import ratelimit
 from memories.keys import api_key_create
+from memories.process_state import reset
 from memories.ratelimit import Limit, decide
 from tests.conftest import Api
 
@@ -128,10 +129,10 @@ def test_counters_are_shared_state_not_process_memory(db, settings):
 
 def test_a_failing_redis_falls_back_to_the_database(db, settings):
     settings.REDIS_URL = "redis://127.0.0.1:1/0"
-    ratelimit._redis_retry_at = 0.0
+    reset()
     assert ratelimit.hit("fallback", Limit(1, 3600)).allowed
     assert not ratelimit.hit("fallback", Limit(1, 3600)).allowed
-    ratelimit._redis_retry_at = 0.0
+    reset()
 
 
 @override_settings(ADMIN_LOGIN_MAX_FAILURES=3, ADMIN_LOGIN_LOCKOUT_SECONDS=3600)

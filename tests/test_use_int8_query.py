@@ -15,8 +15,8 @@ from memories.embedding import (
     EmbeddingError,
     ScriptWeightedEmbedder,
     UseEmbedder,
-    _minilm,
     embed_query,
+    local_minilm,
     search_query_vector,
 )
 from memories.search import SearchQuery, memory_search
@@ -77,7 +77,7 @@ def test_the_graph_is_made_once(use_at):
 
 
 def test_the_pair_searches_with_both_int8_parts(db, tenant_a, use_at):
-    minilm = _minilm()
+    minilm = local_minilm()
     pair = ScriptWeightedEmbedder(minilm, use_at["int8"])
     question = "她在哪家医院工作？"
     joined = pair.embed_search_query(question)

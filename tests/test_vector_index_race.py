@@ -17,7 +17,6 @@ def test_parallel_workers_create_a_new_models_indexes_once():
     def worker():
         try:
             barrier.wait()
-            vectors._indexed_models.discard(model)
             vectors.ensure_hnsw_index(model, dimensions)
             vectors.ensure_user_vector_index(model, dimensions)
         except Exception as exc:  # collected: the test asserts there are none

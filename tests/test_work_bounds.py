@@ -61,7 +61,7 @@ def test_a_batch_embeds_outside_the_request_and_the_sweep_finishes_what_a_crash_
 
     settings.EMBEDDING_INLINE_MAX_ITEMS = 1
     release = threading.Event()
-    pool = queue._background_pool()
+    pool = queue.background_pool()
     for _ in range(max(1, settings.EAGER_BACKGROUND_WORKERS)):
         pool.submit(release.wait, 30)
     try:

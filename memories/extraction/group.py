@@ -11,8 +11,8 @@ from memories.extraction.base import (
     anchor_relative_dates,
 )
 from memories.extraction.rules import (
-    _SENTENCE_SPLIT,
-    _SMALL_TALK,
+    RULES_SENTENCE_SPLIT,
+    SMALL_TALK,
     RulesExtractor,
 )
 from memories.models import MemoryType
@@ -64,7 +64,7 @@ def group_profile_candidates(*, messages: list[Message], speakers: dict[str, str
     out: list[ExtractedStatement] = []
     seen: set[str] = set()
     for message in messages:
-        subject = RulesExtractor._subject(message, speakers)
+        subject = RulesExtractor.speaker_of(message, speakers)
         if subject is None:
             continue
         moment = message.created_at or now
@@ -75,9 +75,9 @@ def group_profile_candidates(*, messages: list[Message], speakers: dict[str, str
                                        f"{subject} is a member of the group", memory_type=MemoryType.PROFILE,
                                        importance=0.4, confidence=0.9, tags=[GROUP_TAG, "member"], valid_at=moment,
                                        key=f"group_member:{subject}", value="yes", source_messages=[message.index]))
-        for sentence in _SENTENCE_SPLIT.split(message.content):
+        for sentence in RULES_SENTENCE_SPLIT.split(message.content):
             sentence = sentence.strip().rstrip(" .!。！")
-            if len(sentence) < 3 or sentence.endswith(("?", "？")) or _SMALL_TALK.match(sentence):
+            if len(sentence) < 3 or sentence.endswith(("?", "？")) or SMALL_TALK.match(sentence):
                 continue
             role = (_ROLE_ZH if has_han(sentence) else _ROLE_EN).search(sentence)
             if role:

@@ -34,7 +34,8 @@ from typing import Protocol
 
 import numpy as np
 
-from memories.embedding import _minilm, _use
+from memories.embedding import local_minilm, local_use
+from memories.process_state import forgotten_on_reset
 
 logger = logging.getLogger(__name__)
 
@@ -330,14 +331,14 @@ def intent_encoder() -> SentenceEncoder:
     requests arriving together after the embedders were reset must wait for one load, not start twenty
     (each of seconds, holding its database connection: the pool ran dry and answered 503)."""
     with _load_lock:
-        return _use()
+        return local_use()
 
 
 def intent_encoders() -> tuple[SentenceEncoder, SentenceEncoder]:
     """What the model reads: the multilingual encoder, then the bundled English one."""
     use = intent_encoder()
     with _load_lock:
-        return use, _minilm()
+        return use, local_minilm()
 
 
 @lru_cache(maxsize=1)
@@ -346,6 +347,9 @@ def _shipped() -> IntentModel | None:
         logger.warning("no intent model at %s: run manage.py train_intent_model", INTENT_MODEL_PATH)
         return None
     return IntentModel.load(INTENT_MODEL_PATH)
+
+
+forgotten_on_reset(_shipped.cache_clear)
 
 
 def shipped_model() -> IntentModel | None:

@@ -27,19 +27,19 @@ from memories.extraction import intent as intents
 from memories.extraction.base import ExistingMemory, ExtractedStatement, Message, anchor_relative_dates
 from memories.extraction.clauses import clauses, sentences, word_lemmas
 from memories.extraction.rewrite_en import (
-    _DISCOURSE,
-    _GREETING_LEAD,
+    DISCOURSE,
+    GREETING_LEAD,
     to_third_person,
     with_its_subject,
     without_address,
 )
-from memories.extraction.rewrite_zh import _RELATION_ZH, chinese_third_person
+from memories.extraction.rewrite_zh import RELATION_ZH, chinese_third_person
 from memories.extraction.rules import (
-    _ABOUT_OTHER_EN,
-    _ABOUT_OTHER_ZH,
-    _HEDGE,
-    _RELATION_EN,
+    ABOUT_OTHER_EN,
     ABOUT_OTHER_TAG,
+    ABOUT_OTHER_ZH,
+    HEDGE,
+    RELATION_EN,
     UNKNOWN_SPEAKER,
     RulesExtractor,
     speaker_name,
@@ -81,8 +81,8 @@ class People:
             self.latest[clause.subject] = named
 
 
-_NAMED_RELATION_EN = re.compile(rf"\b(?i:my (?:\w+ )?(?:{_RELATION_EN})),? ([A-Z][a-z]+)\b")
-_RELATION_ONLY_EN = re.compile(rf"\bmy ((?:\w+ )?(?:{_RELATION_EN}))\b", re.I)
+_NAMED_RELATION_EN = re.compile(rf"\b(?i:my (?:\w+ )?(?:{RELATION_EN})),? ([A-Z][a-z]+)\b")
+_RELATION_ONLY_EN = re.compile(rf"\bmy ((?:\w+ )?(?:{RELATION_EN}))\b", re.I)
 _NAME_AS_SUBJECT_EN = re.compile(r"^(?:(?:and|but|oh|so|btw|also)\s+)?([A-Z][a-z]{2,})(?:'s|\s+(?:is|was|has|had|just|"
                                  r"got|works|lives|loves|hates|can't|doesn't|isn't|will|moved|started|finally|"
                                  r"recently|always|never|still))\b")
@@ -90,7 +90,7 @@ _NOT_NAMES = frozenset({"I", "The", "This", "That", "It", "My", "We", "You", "Th
                         "When", "Where", "Why", "How", "Yes", "Yeah", "No", "Ok", "Okay", "Thanks", "Sorry",
                         "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "Today",
                         "Tomorrow", "Yesterday", "Also", "But", "And", "So", "Oh", "Btw", "Just", "Please"})
-_RELATION_ZH_RE = re.compile(rf"我的?((?:{_RELATION_ZH}))")
+_RELATION_ZH_RE = re.compile(rf"我的?((?:{RELATION_ZH}))")
 
 
 def named_person(text: str, speaker: str) -> str:
@@ -151,12 +151,12 @@ _TRAILER = re.compile(r"(?:[,\s]+(?:by the way|btw|though|lol|haha|tbh|fyi|anywa
 def as_said(text: str, addressees: list[str]) -> str:
     """The clause without what opens it and is no part of what it says (greetings, "oh and", the
     addressee's name, "remember that", a closing "by the way")."""
-    text = _TRAILER.sub("", _GREETING_LEAD.sub("", text.strip())) or text.strip()
+    text = _TRAILER.sub("", GREETING_LEAD.sub("", text.strip())) or text.strip()
     if not has_han(text):
         text = without_address(text, addressees)
         text = _KEEP_THIS_EN.sub("", text)
-        return with_its_subject(_DISCOURSE.sub("", text)).strip(" ,")
-    text = _DISCOURSE.sub("", text)
+        return with_its_subject(DISCOURSE.sub("", text)).strip(" ,")
+    text = DISCOURSE.sub("", text)
     return _KEEP_THIS_ZH.sub("", text).strip(" ，,")
 
 
@@ -183,7 +183,7 @@ def with_the_speaker(text: str) -> str:
 def third_person(text: str, subject: str) -> tuple[str, list[str]]:
     """The clause in the third person with the speaker's name (one name in a Chinese line: never 用户
     beside 我), and the tags that say whom it is about."""
-    rewritten, tags = RulesExtractor._rewrite(with_the_speaker(text), subject)
+    rewritten, tags = RulesExtractor.rewrite(with_the_speaker(text), subject)
     if has_han(rewritten):
         name = speaker_name(subject, True)
         rewritten = rewritten.replace("我们", "\0").replace("我", name).replace("\0", "我们")
@@ -195,7 +195,7 @@ def third_person(text: str, subject: str) -> tuple[str, list[str]]:
 def _confidence(clause: SaidClause) -> float:
     """How sure it is that the speaker meant it: lower when they hedge ("maybe", "可能"), which sends it to
     review. The model's certainty about what the clause does is another matter (the route it took)."""
-    return 0.4 if _HEDGE.search(clause.text) else 0.8
+    return 0.4 if HEDGE.search(clause.text) else 0.8
 
 
 def _statement(clause: SaidClause, text: str, *, memory_type: str, importance: float, tags: list[str],
@@ -242,7 +242,7 @@ def _about_someone_else(clause: SaidClause, people: People) -> ExtractedStatemen
 
 
 def _update(clause: SaidClause, people: People) -> ExtractedStatement | None:
-    if (_ABOUT_OTHER_ZH if clause.chinese else _ABOUT_OTHER_EN).match(clause.text):
+    if (ABOUT_OTHER_ZH if clause.chinese else ABOUT_OTHER_EN).match(clause.text):
         statement = _about_someone_else(clause, people)  # "my sister moved to Leeds": hers, replacing hers
         if statement is not None:
             statement.replaces = True
@@ -547,21 +547,21 @@ class MeaningExtractor:
                 out.append(statement)
         out = one_memory_per_matter(about_others_marked(out))
         for message in messages:
-            subject = RulesExtractor._subject(message, speakers)
+            subject = RulesExtractor.speaker_of(message, speakers)
             if subject is not None:
-                introduction = RulesExtractor._introduction(message, subject, message.created_at or now, out)
+                introduction = RulesExtractor.introduction_of(message, subject, message.created_at or now, out)
                 if introduction is not None:
                     out.append(introduction)
         if any(message.role != "user" for message in messages):
             return out
-        return RulesExtractor._addressed_by_name(out, speakers)
+        return RulesExtractor.addressed_by_name(out, speakers)
 
     @staticmethod
     def split(messages: list[Message], speakers: dict[str, str], now: datetime) -> list[SaidClause]:
         """Every user clause of the conversation, in order (assistant turns say nothing of the user)."""
         out: list[SaidClause] = []
         for message in messages:
-            subject = RulesExtractor._subject(message, speakers)
+            subject = RulesExtractor.speaker_of(message, speakers)
             if subject is None:
                 continue
             addressees = [name for name in speakers if name != subject]

@@ -102,10 +102,10 @@ def to_third_person(sentence: str, name: str) -> str:
 
 
 # A greeting in front of a statement ("你好，我刚搬到杭州", "Hi, I just moved to Lisbon"): the statement stays.
-_GREETING_LEAD = re.compile(r"^(?:hi|hello|hey|你好|您好|嗨|哈喽|早上好|晚上好)(?:\s*[,，!！~]+\s*|\s+)(?=\S)", re.I)
-_DISCOURSE = re.compile(r"^(?:(?:actually|oh|well|hmm|ok|okay|so|also|and|but|wait|sorry|btw|by the way|fyi|"
-                        r"yeah|yep|yup|yes|wow|woah|whoa|haha|lol|aww|omg|plus)[,!.\s]+)+|"
-                        r"^(?:其实|对了|哦|嗯|好吧|还有|算了|等等|不对|那个|对不起|抱歉)[，,、\s]*", re.I)
+GREETING_LEAD = re.compile(r"^(?:hi|hello|hey|你好|您好|嗨|哈喽|早上好|晚上好)(?:\s*[,，!！~]+\s*|\s+)(?=\S)", re.I)
+DISCOURSE = re.compile(r"^(?:(?:actually|oh|well|hmm|ok|okay|so|also|and|but|wait|sorry|btw|by the way|fyi|"
+                       r"yeah|yep|yup|yes|wow|woah|whoa|haha|lol|aww|omg|plus)[,!.\s]+)+|"
+                       r"^(?:其实|对了|哦|嗯|好吧|还有|算了|等等|不对|那个|对不起|抱歉)[，,、\s]*", re.I)
 
 
 def without_address(sentence: str, addressees: list[str]) -> str:
@@ -115,7 +115,7 @@ def without_address(sentence: str, addressees: list[str]) -> str:
     names = "|".join(re.escape(name) for name in addressees if name)
     opening = re.compile(rf"^(?:(?:{names})\s*[,!]\s*)" if names else r"^(?!)")
     while True:
-        shorter = opening.sub("", _DISCOURSE.sub("", sentence), count=1)
+        shorter = opening.sub("", DISCOURSE.sub("", sentence), count=1)
         if shorter == sentence:
             return sentence
         sentence = shorter

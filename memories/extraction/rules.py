@@ -20,24 +20,24 @@ from memories.extraction.base import (
     Message,
     anchor_relative_dates,
 )
+from memories.extraction.clauses import STAGE_DIRECTION
 from memories.extraction.habits import HABIT_OR_AGAIN_EN, HABIT_OR_AGAIN_ZH
 from memories.extraction.rewrite_en import (
-    _DISCOURSE,
-    _GREETING_LEAD,
+    DISCOURSE,
+    GREETING_LEAD,
     name_the_addressee,
     report_as_sentence,
     to_third_person,
     with_its_subject,
     without_address,
 )
-from memories.extraction.rewrite_zh import _RELATION_ZH, chinese_third_person
+from memories.extraction.rewrite_zh import RELATION_ZH, chinese_third_person
 from memories.extraction.speaker import (
-    _ADDRESSEE_EN,
-    _BARE_REPLY_EN,
-    _CONTACT_DETAIL,
-    _INTRODUCING_WORDS,
-    _SPEAKER_SINGULAR_EN,
-    _STAGE_DIRECTION,
+    ADDRESSEE_EN,
+    BARE_REPLY_EN,
+    CONTACT_DETAIL,
+    INTRODUCING_WORDS,
+    SPEAKER_SINGULAR_EN,
     SPEAKER_STATEMENT_THRESHOLD,
     about_the_speaker,
     introduced_name,
@@ -51,15 +51,16 @@ from memories.vocabulary import ABOUT_OTHER_TAG, UNKNOWN_SPEAKER
 # --------------------------------------------------------------------------- rules
 
 
-# ASCII punctuation ends a sentence only before whitespace ("alice.smith@example.com" stays whole).
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
-_SMALL_TALK = re.compile(
+# ASCII punctuation ends a sentence only before whitespace ("alice.smith@example.com" stays whole); unlike
+# clauses.SENTENCE_SPLIT, which splits after an ASCII "!" or "?" with no space after it too.
+RULES_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
+SMALL_TALK = re.compile(
     r"^(hi|hello|hey|thanks|thank you|ok|okay|sure|bye|good (morning|night|evening)|lol|cool|great|nice|yes|no|"
     r"你好|您好|谢谢|好的|再见|嗯|哈哈)\b", re.I)
 _SMALL_TALK_WORDS = re.compile(r"(?:hi|hello|hey|thanks|thank|you|ok|okay|bye|goodbye|cheers|cool|great|nice|sure|"
                                r"yes|yeah|no|lol|haha|see|ya|later|good|night|morning|so|much|too|again|"
                                r"你好|您好|谢谢|好的|再见|嗯|哈哈|拜拜|好|早|晚安)+")
-_HEDGE = re.compile(r"\b(maybe|probably|i think|i guess|perhaps|not sure|might)\b|可能|也许|大概|好像", re.I)
+HEDGE = re.compile(r"\b(maybe|probably|i think|i guess|perhaps|not sure|might)\b|可能|也许|大概|好像", re.I)
 
 def _clauses(sentence: str) -> list[str]:
     """A sentence's clauses where a new subject starts ("Please keep it brief, I like short answers")."""
@@ -133,15 +134,15 @@ def _slot_value(raw: str) -> str:
     return _VALUE_END.split(raw, maxsplit=1)[0].strip(" .,，。").lower()
 
 
-_RELATION_EN = (r"wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|son|daughter|kids?|children|baby|mother|"
-                r"mom|mum|father|dad|parents?|brother|sister|siblings?|grandmother|grandma|grandfather|grandpa|"
-                r"aunt|uncle|cousin|niece|nephew|friend|best friend|boss|manager|colleague|roommate|"
-                r"neighbou?r|"
-                r"dog|cat|pet")
-_ABOUT_OTHER_EN = re.compile(rf"^\s*(?:and |but |also )?my ((?:\w+ )?(?:{_RELATION_EN}))\b", re.I)
-_ABOUT_OTHER_ZH = re.compile(rf"^\s*我的?((?:{_RELATION_ZH}))")
-_OTHERS_EN = re.compile(rf"^\s*[\w.-]+(?: [\w.-]+)?'s ((?:\w+ )?(?:{_RELATION_EN}))\b", re.I)
-_OTHERS_ZH = re.compile(rf"^\s*[^\s的，。]{{1,8}}的(?:{_RELATION_ZH})")
+RELATION_EN = (r"wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|son|daughter|kids?|children|baby|mother|"
+               r"mom|mum|father|dad|parents?|brother|sister|siblings?|grandmother|grandma|grandfather|grandpa|"
+               r"aunt|uncle|cousin|niece|nephew|friend|best friend|boss|manager|colleague|roommate|"
+               r"neighbou?r|"
+               r"dog|cat|pet")
+ABOUT_OTHER_EN = re.compile(rf"^\s*(?:and |but |also )?my ((?:\w+ )?(?:{RELATION_EN}))\b", re.I)
+ABOUT_OTHER_ZH = re.compile(rf"^\s*我的?((?:{RELATION_ZH}))")
+_OTHERS_EN = re.compile(rf"^\s*[\w.-]+(?: [\w.-]+)?'s ((?:\w+ )?(?:{RELATION_EN}))\b", re.I)
+_OTHERS_ZH = re.compile(rf"^\s*[^\s的，。]{{1,8}}的(?:{RELATION_ZH})")
 
 
 def is_about_someone_else(text: str, tags: list[str]) -> bool:
@@ -253,19 +254,19 @@ class RulesExtractor:
         statements = self._statements(messages, speakers, now)
         if any(message.role != "user" for message in messages):  # "you" may be the assistant
             return statements
-        return self._addressed_by_name(statements, speakers)
+        return self.addressed_by_name(statements, speakers)
 
     def _statements(self, messages: list[Message], speakers: dict[str, str],
                     now: datetime) -> list[ExtractedStatement]:
         ruled: list[tuple[str, ExtractedStatement]] = []
         undecided: list[_Sentence] = []
         for message in messages:
-            subject = self._subject(message, speakers)
+            subject = self.speaker_of(message, speakers)
             if subject is None:
                 continue
             moment = message.created_at or now
-            for raw in with_continuations(_SENTENCE_SPLIT.split(_STAGE_DIRECTION.sub(" ", message.content))):
-                sentence = _GREETING_LEAD.sub("", raw.strip())
+            for raw in with_continuations(RULES_SENTENCE_SPLIT.split(STAGE_DIRECTION.sub(" ", message.content))):
+                sentence = GREETING_LEAD.sub("", raw.strip())
                 if not has_han(sentence):
                     sentence = without_address(sentence, [name for name in speakers if name != subject])
                 forget = self._forget(sentence, subject, moment, message.index)
@@ -276,7 +277,7 @@ class RulesExtractor:
                 if said:
                     ruled.extend((sentence, statement) for statement in said)
                     continue
-                sentence = with_its_subject(_DISCOURSE.sub("", sentence))
+                sentence = with_its_subject(DISCOURSE.sub("", sentence))
                 if self._dropped(sentence) or not about_the_speaker(sentence):
                     continue
                 candidate = self._sentence(sentence, subject, moment)
@@ -285,7 +286,7 @@ class RulesExtractor:
                     ruled.append((sentence, candidate))
                 else:
                     undecided.append(_Sentence(sentence, subject, moment, message.index))
-            introduction = self._introduction(message, subject, moment, [c for _, c in ruled])
+            introduction = self.introduction_of(message, subject, moment, [c for _, c in ruled])
             if introduction is not None:
                 ruled.append((message.content, introduction))
         if not self.use_classifier:
@@ -305,21 +306,21 @@ class RulesExtractor:
         return one_statement_per_turn(out)
 
     @staticmethod
-    def _addressed_by_name(statements: list[ExtractedStatement],
-                           speakers: dict[str, str]) -> list[ExtractedStatement]:
+    def addressed_by_name(statements: list[ExtractedStatement],
+                          speakers: dict[str, str]) -> list[ExtractedStatement]:
         """Between two people talking to each other (no assistant in the conversation), the "you" of an
         English memory is the other one, named (name_the_addressee)."""
         if len(speakers) != 2:
             return statements
         for statement in statements:
             other = next((name for name in speakers if name != statement.subject), "")
-            if other and not has_han(statement.text) and _ADDRESSEE_EN.search(statement.text):
+            if other and not has_han(statement.text) and ADDRESSEE_EN.search(statement.text):
                 statement.text = name_the_addressee(statement.text, other)
         return statements
 
     @staticmethod
-    def _introduction(message: Message, subject: str, moment: datetime,
-                      so_far: list[ExtractedStatement]) -> ExtractedStatement | None:
+    def introduction_of(message: Message, subject: str, moment: datetime,
+                        so_far: list[ExtractedStatement]) -> ExtractedStatement | None:
         """"Hi! I'm Maria, I live in Lisbon" names its speaker without a name statement of its own: the
         name is kept as the profile's name (the next conversations call the speaker by it)."""
         if introduced_name([message.content]) != subject or any(s.key == "name" and s.subject == subject
@@ -334,7 +335,7 @@ class RulesExtractor:
     def _forget(self, sentence: str, subject: str, moment: datetime, index: int) -> ExtractedStatement | None:
         """A request to forget ("forget that I like jazz", "别记住我喜欢爵士乐", "I don't smoke anymore",
         "我不再吃肉了"): a candidate whose text says what to forget."""
-        clause = _DISCOURSE.sub("", sentence.strip().rstrip(" .!。！"))
+        clause = DISCOURSE.sub("", sentence.strip().rstrip(" .!。！"))
         if has_han(clause):
             match = _FORGET_ZH.match(clause)
             content = (match.group(1) or match.group(2)) if match else None
@@ -350,7 +351,7 @@ class RulesExtractor:
             content = re.sub("(?:这件事情?|这事|这个事情?|的事情?)?[吧呢啊哦嘛啦呀]*$", "", content.strip())
         if not content or len(content.strip()) < 2:
             return None
-        text, tags = self._rewrite(content.strip(), subject)
+        text, tags = self.rewrite(content.strip(), subject)
         return ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.FACT, importance=1.0,
                                confidence=0.9, tags=["forget", *tags], valid_at=moment, source_messages=[index],
                                forget=True)
@@ -361,7 +362,7 @@ class RulesExtractor:
         behaviour and preference facts, clause by clause: "Please keep it brief, I like short answers" is
         a wish and a preference."""
         out = []
-        for clause in _clauses(_DISCOURSE.sub("", sentence.strip())):
+        for clause in _clauses(DISCOURSE.sub("", sentence.strip())):
             statement = self._habit(clause, subject) or self._wish(clause, subject)
             if statement is not None:
                 text, tags, importance = statement
@@ -378,11 +379,11 @@ class RulesExtractor:
             if not _HABIT_ZH.search(clause) or "我" not in clause and not _REPORT_ZH.search(clause):
                 return None
             if clause.startswith("我"):
-                text, tags = self._rewrite(clause, subject)
+                text, tags = self.rewrite(clause, subject)
             else:  # "今天早上又跑了五公里，和平时一样": a report without a subject, said of its speaker
                 text, tags = speaker_name(subject, True) + clause.rstrip("。！!"), []
         elif re.match(r"I\b", clause) and _HABIT_EN.search(clause):
-            text, tags = self._rewrite(clause, subject)
+            text, tags = self.rewrite(clause, subject)
         elif not _REPORT_EN.search(clause) or _FIRST_PERSON.search(clause) or self.small_talk(clause):
             return None
         else:  # a report without a subject: a sentence about its speaker, in their words
@@ -419,16 +420,16 @@ class RulesExtractor:
     def small_talk(message: str) -> bool:
         """A turn that is greetings, thanks and acknowledgements only ("hi", "ok thanks, bye", "谢谢！")."""
         parts = [p.strip() for p in re.split(r"[,.!?;，。！？；、~\s]+", message) if p.strip()]
-        return all(_SMALL_TALK.match(p) or _SMALL_TALK_WORDS.fullmatch(p.casefold()) for p in parts)
+        return all(SMALL_TALK.match(p) or _SMALL_TALK_WORDS.fullmatch(p.casefold()) for p in parts)
 
     @staticmethod
     def _dropped(sentence: str) -> bool:
-        return (len(sentence) < 4 or sentence.endswith(("?", "？")) or bool(_SMALL_TALK.match(sentence))
-                or bool(_BARE_REPLY_EN.match(sentence))
+        return (len(sentence) < 4 or sentence.endswith(("?", "？")) or bool(SMALL_TALK.match(sentence))
+                or bool(BARE_REPLY_EN.match(sentence))
                 or (bool(_HARD_DROP.match(sentence)) and not _STANDING.search(sentence)))
 
     @staticmethod
-    def _subject(message: Message, speakers: dict[str, str]) -> str | None:
+    def speaker_of(message: Message, speakers: dict[str, str]) -> str | None:
         """Whose statement this is, or None for assistant turns and unknown speakers."""
         if message.role != "user":
             return None
@@ -437,24 +438,24 @@ class RulesExtractor:
         return next(iter(speakers), None) if len(speakers) == 1 else None
 
     @staticmethod
-    def _rewrite(sentence: str, subject: str) -> tuple[str, list[str]]:
+    def rewrite(sentence: str, subject: str) -> tuple[str, list[str]]:
         """The sentence in the third person with the speaker's name, and the tags
         that say whom it is about."""
         chinese = has_han(sentence)
         clause = _HEDGE_PREFIX.sub("", sentence.rstrip(" .!。！"))
         name = speaker_name(subject, chinese)
         if introduced_name([sentence]) == subject:  # the introduction says whose name: "用户叫小林，小林住在杭州"
-            for pattern, words in _INTRODUCING_WORDS:
+            for pattern, words in INTRODUCING_WORDS:
                 clause = pattern.sub(words.format(user=UNKNOWN_SPEAKER["en"], user_zh=UNKNOWN_SPEAKER["zh"]), clause,
                                      count=1)
         text = chinese_third_person(clause, name) if chinese else to_third_person(clause, name)
-        other = (_ABOUT_OTHER_ZH if chinese else _ABOUT_OTHER_EN).match(clause)
+        other = (ABOUT_OTHER_ZH if chinese else ABOUT_OTHER_EN).match(clause)
         return text, [ABOUT_OTHER_TAG] if other else []
 
     def _classified(self, sentence: _Sentence, memory_type: str, probability: float) -> ExtractedStatement:
-        text, tags = self._rewrite(sentence.text, sentence.subject)
+        text, tags = self.rewrite(sentence.text, sentence.subject)
         text, when = anchor_relative_dates(text, sentence.moment)
-        hedged = bool(_HEDGE.search(sentence.text))
+        hedged = bool(HEDGE.search(sentence.text))
         return ExtractedStatement(
             subject=sentence.subject, text=text, memory_type=memory_type, importance=0.5 + 0.2 * probability,
             confidence=0.4 if hedged else round(min(0.6 + 0.3 * probability, 0.9), 2), tags=[*tags, "learned"],
@@ -462,15 +463,15 @@ class RulesExtractor:
 
     def _sentence(self, sentence: str, subject: str, moment: datetime) -> ExtractedStatement | None:
         chinese = has_han(sentence)
-        if _CONTACT_DETAIL.search(sentence) and _FIRST_PERSON.search(sentence):
-            text, tags = self._rewrite(sentence, subject)
+        if CONTACT_DETAIL.search(sentence) and _FIRST_PERSON.search(sentence):
+            text, tags = self.rewrite(sentence, subject)
             return ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.PROFILE, importance=0.8,
                                    confidence=0.8, tags=["contact", *tags], valid_at=moment)
         for rule in _ZH_RULES if chinese else _EN_RULES:
             match = rule.pattern.search(sentence)
             if not match:
                 continue
-            opening = None if chinese else _SPEAKER_SINGULAR_EN.search(sentence)
+            opening = None if chinese else SPEAKER_SINGULAR_EN.search(sentence)
             if not chinese and not rule.value_group and _NAMES_NOTHING.match(sentence[match.end():]):
                 # "this piece I made", "what I love", "I really love it": the match names nothing; where the
                 # speaker spoke of themselves before it, the whole sentence says what ("I chose a flat near the
@@ -481,17 +482,17 @@ class RulesExtractor:
             else:
                 match_start = match.start()
             if chinese:
-                text, tags = self._rewrite(sentence, subject)
+                text, tags = self.rewrite(sentence, subject)
             else:  # from the rule's match: a lead-in goes ("Oh and my wife ..."); a "my ..." noun phrase
                 # inside a clause of the speaker's keeps the clause ("I got back ... with my sister Ana")
                 start = min(match_start, opening.start()) if opening and sentence[match.start():].lower(
                 ).startswith("my ") else match_start
-                text, tags = self._rewrite(sentence[start:], subject)
-                if tags != [ABOUT_OTHER_TAG] and _ABOUT_OTHER_EN.match(sentence):
-                    text, tags = self._rewrite(sentence, subject)
+                text, tags = self.rewrite(sentence[start:], subject)
+                if tags != [ABOUT_OTHER_TAG] and ABOUT_OTHER_EN.match(sentence):
+                    text, tags = self.rewrite(sentence, subject)
             text, when = anchor_relative_dates(text, moment)
             value = _slot_value(match.group(rule.value_group)) if rule.value_group else ""
-            hedged = bool(_HEDGE.search(sentence))
+            hedged = bool(HEDGE.search(sentence))
             return ExtractedStatement(
                 subject=subject, text=text, memory_type=rule.memory_type, importance=rule.importance,
                 confidence=0.4 if hedged else 0.8, tags=[rule.tag, *tags], valid_at=when or moment,

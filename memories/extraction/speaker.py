@@ -10,13 +10,13 @@ from memories.text import has_han
 
 # A reply that is only its subject and a helping verb ("I definitely will!", "Nah, I haven't."): it means something
 # only beside the question it answers, and alone it read "Maria definitely will".
-_BARE_REPLY_EN = re.compile(
+BARE_REPLY_EN = re.compile(
     r"^(?:(?:yes|yeah|yep|nah|no|sure|ok|okay|oh|thanks|for sure)[,!.]?\s+)*I (?:(?:\w+ly|also|still|too) )*"
     r"(?:will|won't|did|didn't|do|don't|can|can't|have|haven't|had|hadn't|am|'m|would|wouldn't|should|could|must|"
     r"was|wasn't)(?: not| too| so| it| that)?\s*[.!]*$", re.I)
 # Contact details said in the first person are always kept as a profile memory (the review gate then
 # sees them: sensitive data waits for a person).
-_CONTACT_DETAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\w])\+?\d[\d\s().-]{6,}\d|微信号?|wechat", re.I)
+CONTACT_DETAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\w])\+?\d[\d\s().-]{6,}\d|微信号?|wechat", re.I)
 
 # Whose statement is it? In English a statement about its speaker says so: I, me, my, or we for the speaker's
 # family or group. A remark with no one in it ("Making memories together is so valuable") or one about the
@@ -24,10 +24,9 @@ _CONTACT_DETAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\w])\+?\d[\d\s().-]
 # the speaker (on LoCoMo's dev split, where friends cheer each other on, a fifth of what was kept; with the
 # changes beside it, 938 facts instead of 1,322 at better recall: bench/results/2026-11-extraction.md).
 # Chinese drops its subjects ("最近在学大提琴"): these rules are for English only.
-_STAGE_DIRECTION = re.compile(r"\[[^\[\]]{0,300}\]")  # "[shares a photo of a dog]": what a chat app shows, not said
-_SPEAKER_SINGULAR_EN = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.I)
+SPEAKER_SINGULAR_EN = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.I)
 _SPEAKER_PLURAL_EN = re.compile(r"\b(?:we|us|our|ours|ourselves)\b", re.I)
-_ADDRESSEE_EN = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b", re.I)
+ADDRESSEE_EN = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b", re.I)
 # The speaker's feelings about the person addressed: the "I" of these says nothing about the speaker.
 _REACTION_EN = re.compile(
     r"\bI(?:'m| am| was|'d be|'ll be)? (?:so |really |very |super |truly |just |totally |always |all )*(?:happy|glad|"
@@ -52,9 +51,9 @@ def speaks_of_itself(sentence: str) -> bool:
     person addressed ("We're brainstorming projects for the community"; "Keep this between us" is a request)."""
     if has_han(sentence):
         return False
-    if _SPEAKER_SINGULAR_EN.search(_REACTION_EN.sub(" ", sentence)):
+    if SPEAKER_SINGULAR_EN.search(_REACTION_EN.sub(" ", sentence)):
         return True
-    return bool(re.search(r"\b(?:we|our|ours)\b", sentence, re.I)) and not _ADDRESSEE_EN.search(sentence)
+    return bool(re.search(r"\b(?:we|our|ours)\b", sentence, re.I)) and not ADDRESSEE_EN.search(sentence)
 
 
 # A sentence that goes on about what the one before it said ("I'm still volunteering at the shelter. It's
@@ -75,12 +74,12 @@ def with_continuations(sentences: list[str]) -> list[str]:
         if not sentence:
             continue
         if joinable and _CONTINUATION_EN.match(sentence) and not sentence.endswith("?") \
-                and not about_the_speaker(sentence) and not _ADDRESSEE_EN.search(sentence):
+                and not about_the_speaker(sentence) and not ADDRESSEE_EN.search(sentence):
             out[-1] = f"{out[-1]} {sentence}"
             continue
         out.append(sentence)
         joinable = not has_han(sentence) and not sentence.endswith("?") and about_the_speaker(sentence) \
-            and not _BARE_REPLY_EN.match(sentence)
+            and not BARE_REPLY_EN.match(sentence)
     return out
 
 
@@ -88,11 +87,11 @@ def about_the_speaker(sentence: str) -> bool:
     """Does an English sentence say something about its speaker (I, me, my; we, our without "you")?
     The speaker's feelings about the person addressed do not count ("I'm so proud of you"); contact details
     and Chinese always do (Chinese leaves its subject out)."""
-    if has_han(sentence) or _CONTACT_DETAIL.search(sentence):
+    if has_han(sentence) or CONTACT_DETAIL.search(sentence):
         return True
-    addressed = bool(_ADDRESSEE_EN.search(sentence))
+    addressed = bool(ADDRESSEE_EN.search(sentence))
     own = _REACTION_EN.sub(" ", sentence) if addressed else sentence
-    if _SPEAKER_SINGULAR_EN.search(own):
+    if SPEAKER_SINGULAR_EN.search(own):
         return True
     return not addressed and bool(_SPEAKER_PLURAL_EN.search(sentence))
 
@@ -101,10 +100,10 @@ def about_the_speaker(sentence: str) -> bool:
 _INTRODUCTION_EN = re.compile(r"\b(?i:my name is|my name's|call me)\s+([A-Z][a-z]+(?: [A-Z][a-z]+)?)\b|"
                               r"^(?i:hi|hello|hey)(?i: there)?[!,.]*\s+I'm\s+([A-Z][a-z]+)\b")
 # The words of an introduction, said of the speaker in the third person: "User's name is Maria", "用户叫小林".
-_INTRODUCING_WORDS = [(re.compile(r"\bmy name is\b|\bmy name's\b", re.I), "{user}'s name is"),
-                      (re.compile(r"\bcall me\b", re.I), "call {user}"),
-                      (re.compile(r"\bI'm\b(?= [A-Z])"), "{user} is"),
-                      (re.compile("我(?=叫|的名字)"), "{user_zh}")]
+INTRODUCING_WORDS = [(re.compile(r"\bmy name is\b|\bmy name's\b", re.I), "{user}'s name is"),
+                     (re.compile(r"\bcall me\b", re.I), "call {user}"),
+                     (re.compile(r"\bI'm\b(?= [A-Z])"), "{user} is"),
+                     (re.compile("我(?=叫|的名字)"), "{user_zh}")]
 _INTRODUCTION_ZH = re.compile(r"我(?:叫|的名字是|的名字叫)([\u4e00-\u9fff]{1,4}?)(?=[，。,！!？?、\s]|$)")
 
 

@@ -11,6 +11,7 @@ from django.utils import timezone
 from memories import vocabulary
 from memories.memory_rows import memory_rows
 from memories.models import CURRENT_STATUSES, MemoryItem, Tenant
+from memories.process_state import forgotten_on_reset
 from memories.search.filters import db, item_filters, scope_filter
 from memories.search.query import SearchQuery
 from memories.search.rows import named
@@ -97,6 +98,7 @@ def profile_candidates(tenant: Tenant, q: SearchQuery, slots: tuple[str, ...], l
 _OWN_NAME_SECONDS = 60.0
 _own_names: dict[tuple[int, str], tuple[tuple[str, ...], float]] = {}
 _own_names_lock = threading.Lock()
+forgotten_on_reset(_own_names.clear)
 
 
 # The literal key matches the partial index memory_profile_name (migration 0023), whatever the plan.

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from memories import vocabulary
 from memories.models import MemoryStatus, Tenant
+from memories.process_state import forgotten_on_reset
 from memories.replicas import read_alias
 from memories.search import tuning
 from memories.search.filters import db, item_filters
@@ -35,6 +36,9 @@ def vector_literal(vector: np.ndarray) -> str:
 @lru_cache(maxsize=8)
 def _literal_format(dimensions: int) -> str:
     return "[" + ",".join(["%.6g"] * dimensions) + "]"
+
+
+forgotten_on_reset(_PLAN_CACHE.clear)
 
 
 def _plan_key(tenant: Tenant, user_id: str, model: str) -> tuple[int, str, str, int]:

@@ -34,20 +34,20 @@ from memories.text import content_hash
 from memories.writing.core import (
     MemorySpec,
     WriteResult,
-    _check_version,
-    _copy_sources,
-    _current_with_text,
-    _enqueue_embedding,
-    _history,
-    _insert_memories,
-    _lock_memory,
-    _new_item,
-    _snapshot,
-    _sync_vector_status,
     apply_change,
     apply_change_unless_same,
+    check_version,
+    copy_sources,
+    current_with_text,
+    enqueue_embedding_after_commit,
+    insert_memories,
+    lock_memory,
     memories_write_lock,
+    new_item,
+    record_history,
     search_document,
+    snapshot_of,
+    sync_vector_status,
     users_write_lock,
     validate_spec,
 )
@@ -77,8 +77,8 @@ def memory_update(
     other fields change in place with version + 1. Stale versions conflict.
     expires_at: a moment, None to never expire, UNCHANGED to keep it."""
     with transaction.atomic():
-        memory = _lock_memory(tenant, memory_id)
-        _check_version(memory, expected_version)
+        memory = lock_memory(tenant, memory_id)
+        check_version(memory, expected_version)
         if memory_is_forgotten(memory):
             raise InvalidOperation(f"memory {memory.id} was forgotten at the user's request: it cannot be edited "
                                    "back", field="memory_id")
@@ -110,7 +110,7 @@ def _retext_trait_locked(memory: MemoryItem, text: str, *, actor: str, reason: s
     """A trait's row is its identity (evidence and stage hang on it), so its
     text changes in place, with the old and new text in the history."""
     validate_spec(MemorySpec(user_id=memory.user_id, text=text))
-    if _current_with_text(memory.tenant_id, memory.user_id, content_hash(text), exclude_id=memory.id):
+    if current_with_text(memory.tenant_id, memory.user_id, content_hash(text), exclude_id=memory.id):
         raise VersionConflict("another current memory of this user already has this text",
                               current_version=memory.version)
     def change(row: MemoryItem) -> None:
@@ -121,7 +121,7 @@ def _retext_trait_locked(memory: MemoryItem, text: str, *, actor: str, reason: s
                  record_data=False)
     MemoryItem.objects.filter(id=memory.id).update(search_vector=search_document(text))
     MemoryVector.objects.filter(item_id=memory.id).delete()
-    _enqueue_embedding([memory.id])
+    enqueue_embedding_after_commit([memory.id])
     return memory
 
 
@@ -140,8 +140,8 @@ def memory_supersede(
     """Replace a memory's text with a new version; the old row is expired, never overwritten. `subject`:
     whom the new words are about, when the caller read it (UNCHANGED: the old version's)."""
     with transaction.atomic():
-        memory = _lock_memory(tenant, memory_id)
-        _check_version(memory, expected_version)
+        memory = lock_memory(tenant, memory_id)
+        check_version(memory, expected_version)
         return _supersede_locked(memory, new_text=new_text, actor=actor, reason=reason, job_id=job_id,
                                  subject=subject)
 
@@ -164,7 +164,7 @@ def _supersede_locked(
     (UNCHANGED keeps the old one's), written with it so the ADD row records it; `subject`: whom the new
     words are about (UNCHANGED: the old version's)."""
     now = timezone.now()
-    clash = _current_with_text(memory.tenant_id, memory.user_id, content_hash(new_text), exclude_id=memory.id)
+    clash = current_with_text(memory.tenant_id, memory.user_id, content_hash(new_text), exclude_id=memory.id)
     if clash:
         raise VersionConflict(f"memory {clash.id} of this user already has this text",
                               current_version=memory.version)
@@ -181,19 +181,19 @@ def _supersede_locked(
     memory.expired_at = now
     memory.updated_at = now
     memory.save(update_fields=["expired_at", "updated_at"])
-    new = _new_item(memory.tenant, spec, now, version=memory.version + 1,
-                    expires_at=memory.expires_at if expires_at is UNCHANGED else expires_at)
-    _insert_memories([new])
+    new = new_item(memory.tenant, spec, now, version=memory.version + 1,
+                   expires_at=memory.expires_at if expires_at is UNCHANGED else expires_at)
+    insert_memories([new])
     memory.superseded_by = new
     memory.save(update_fields=["superseded_by"])
-    _copy_sources([memory], new)
+    copy_sources([memory], new)
     MemoryHistory.objects.bulk_create([
-        _history(memory, event, actor=actor, old_text=memory.text, new_text=new_text,
-                 reason=reason or f"superseded by {new.id}", job_id=job_id),
-        _history(new, HistoryEvent.ADD, actor=actor, old_text=memory.text, new_text=new_text,
-                 new_data=_snapshot(new), reason=f"new version of {memory.id}", job_id=job_id),
+        record_history(memory, event, actor=actor, old_text=memory.text, new_text=new_text,
+                       reason=reason or f"superseded by {new.id}", job_id=job_id),
+        record_history(new, HistoryEvent.ADD, actor=actor, old_text=memory.text, new_text=new_text,
+                       new_data=snapshot_of(new), reason=f"new version of {memory.id}", job_id=job_id),
     ])
-    _enqueue_embedding([new.id])
+    enqueue_embedding_after_commit([new.id])
     withdrawals.announce(tenant_id=memory.tenant_id, user_id=memory.user_id, memory_ids=[memory.id],
                          cause="superseded", replaced_by={str(memory.id): str(new.id)})
     return new
@@ -208,8 +208,8 @@ def memory_invalidate(
     `contradicted_by`: the memory that says otherwise, when it is already saved
     (what the fact supported is re-evaluated against it)."""
     with transaction.atomic():
-        memory = _lock_memory(tenant, memory_id)
-        _check_version(memory, None)
+        memory = lock_memory(tenant, memory_id)
+        check_version(memory, None)
         now = timezone.now()
 
         def change(row: MemoryItem) -> None:
@@ -248,7 +248,7 @@ def _lock_for_merge(tenant: Tenant, ids: list[str], expected_versions: dict[str,
     if len({m.user_id for m in memories}) > 1:
         raise InvalidOperation("memories of different users cannot be merged", field="memory_ids")
     for memory in memories:
-        _check_version(memory, expected_versions.get(str(memory.id)))
+        check_version(memory, expected_versions.get(str(memory.id)))
     return memories
 
 
@@ -270,8 +270,8 @@ def _merged_item(tenant: Tenant, memories: list[MemoryItem], merged_text: str | 
     validate_spec(spec)
     # It expires only when every original would have: one that never expires keeps its words.
     expiries = [m.expires_at for m in memories]
-    return _new_item(tenant, spec, now, version=max(m.version for m in memories) + 1,
-                     expires_at=None if None in expiries else max(e for e in expiries if e))
+    return new_item(tenant, spec, now, version=max(m.version for m in memories) + 1,
+                    expires_at=None if None in expiries else max(e for e in expiries if e))
 
 
 def memory_merge(
@@ -297,22 +297,22 @@ def memory_merge(
         MemoryItem.objects.bulk_update(memories, ["expired_at", "updated_at"])
         merged = _merged_item(tenant, memories, merged_text, now)
         merged_text = merged.text
-        clash = _current_with_text(tenant.id, first.user_id, merged.content_hash)
+        clash = current_with_text(tenant.id, first.user_id, merged.content_hash)
         if clash:
             raise VersionConflict(f"memory {clash.id} of this user already has the merged text")
-        _insert_memories([merged])
+        insert_memories([merged])
         for m in memories:
             m.superseded_by = merged
         MemoryItem.objects.bulk_update(memories, ["superseded_by"])
-        _copy_sources(memories, merged)
+        copy_sources(memories, merged)
         merged_ids = ", ".join(str(m.id) for m in memories)
         MemoryHistory.objects.bulk_create(
-            [_history(m, HistoryEvent.MERGE, actor=actor, old_text=m.text, new_text=merged_text,
-                      reason=reason or f"merged into {merged.id}") for m in memories]
-            + [_history(merged, HistoryEvent.MERGE, actor=actor, new_text=merged_text, new_data=_snapshot(merged),
-                        reason=reason or f"merged from {merged_ids}")]
+            [record_history(m, HistoryEvent.MERGE, actor=actor, old_text=m.text, new_text=merged_text,
+                            reason=reason or f"merged into {merged.id}") for m in memories]
+            + [record_history(merged, HistoryEvent.MERGE, actor=actor, new_text=merged_text,
+                              new_data=snapshot_of(merged), reason=reason or f"merged from {merged_ids}")]
         )
-        _enqueue_embedding([merged.id])
+        enqueue_embedding_after_commit([merged.id])
         withdrawals.announce(tenant_id=tenant.id, user_id=first.user_id, memory_ids=[m.id for m in memories],
                              cause="superseded", replaced_by={str(m.id): str(merged.id) for m in memories})
         return merged
@@ -329,7 +329,7 @@ def memory_set_status(
         MemoryStatus.REJECTED: HistoryEvent.REJECT,
     }
     with transaction.atomic():
-        memory = _lock_memory(tenant, memory_id)
+        memory = lock_memory(tenant, memory_id)
         if expected_version is not None and expected_version != memory.version:
             raise VersionConflict(f"expected version {expected_version}, memory is at version {memory.version}",
                                   current_version=memory.version)
@@ -339,7 +339,7 @@ def memory_set_status(
             raise InvalidOperation(f"memory {memory.id} was forgotten at the user's request: its words are gone "
                                    "and it cannot be restored", field="status")
         if status in CURRENT_STATUSES and memory.expired_at is None:
-            clash = _current_with_text(tenant.id, memory.user_id, memory.content_hash, exclude_id=memory.id)
+            clash = current_with_text(tenant.id, memory.user_id, memory.content_hash, exclude_id=memory.id)
             if clash:
                 raise VersionConflict(f"memory {clash.id} with the same text is already current")
         approving = memory.status == MemoryStatus.PENDING and status == MemoryStatus.ACTIVE
@@ -352,7 +352,7 @@ def memory_set_status(
 
         apply_change(memory, change, actor=actor, event=event, reason=reason, now=now,
                      fields=["status", "archived_at"])
-        _sync_vector_status([memory])
+        sync_vector_status([memory])
         if status not in CURRENT_STATUSES and was_current:
             withdrawals.announce(tenant_id=tenant.id, user_id=memory.user_id, memory_ids=[memory.id],
                                  cause="forgotten")
@@ -391,7 +391,7 @@ def _archive_expired_of(tenant_id: int, user_id: str, now: datetime, limit: int)
                                reason=f"expired at {moment}", fields=["status", "archived_at"], save=False)
             history.append(row)
         MemoryItem.objects.bulk_update(expired, ["status", "version", "updated_at", "archived_at"])
-        _sync_vector_status(expired)
+        sync_vector_status(expired)
         insert_objects(MemoryHistory, history)
     return len(expired)
 
@@ -401,7 +401,7 @@ def memory_note(*, memory: MemoryItem, event: str, actor: str, reason: str, old_
     """A history row that is no version step of its own: a trait's stage step taken with the confidence
     change that carried the version, the stage beside a dissolution's archive. Every other change to a
     memory is a versioned change (apply_change, or apply_change_beside for what is kept beside the row)."""
-    row = _history(memory, event, actor=actor, old_data=old_data, new_data=new_data, reason=reason)
+    row = record_history(memory, event, actor=actor, old_data=old_data, new_data=new_data, reason=reason)
     if save:
         row.save()
     return row
@@ -416,9 +416,9 @@ def memory_compare_and_set_confidence(*, memory: MemoryItem, confidence: float, 
     bumped = MemoryItem.objects.filter(id=memory.id, version=memory.version).update(
         version=F("version") + 1, updated_at=now, confidence=new_confidence)
     if bumped:
-        _history(memory, HistoryEvent.UPDATE, actor=actor, reason=reason,
-                 old_data={"confidence": round(memory.confidence, 4), "version": memory.version},
-                 new_data={"confidence": round(new_confidence, 4), "version": memory.version + 1}).save()
+        record_history(memory, HistoryEvent.UPDATE, actor=actor, reason=reason,
+                       old_data={"confidence": round(memory.confidence, 4), "version": memory.version},
+                       new_data={"confidence": round(new_confidence, 4), "version": memory.version + 1}).save()
     return bool(bumped)
 
 
@@ -431,8 +431,8 @@ def memory_record_approval(*, memory: MemoryItem, actor: str, reason: str, edite
     if session_id and not memory.sources.exists():
         MemorySource.objects.create(item=memory, session_id=session_id, message_indices=message_indices,
                                     job_id=job_id)
-    _history(memory, HistoryEvent.APPROVE, actor=actor, new_text=memory.text, reason=reason, job_id=job_id,
-             new_data={"edited_by_reviewer": edited, **(note or {})}).save()
+    record_history(memory, HistoryEvent.APPROVE, actor=actor, new_text=memory.text, reason=reason, job_id=job_id,
+                   new_data={"edited_by_reviewer": edited, **(note or {})}).save()
 
 
 FORGOTTEN_REASON = "forgotten at the user's request"
@@ -450,7 +450,7 @@ def memory_forget(*, tenant: Tenant, memory_id: uuid.UUID | str, actor: str) -> 
     DELETE row without content says why. It can never be restored (memory_set_status, memory_update
     refuse it). Earlier versions in its chain are emptied the same way."""
     with transaction.atomic():
-        memory = _lock_memory(tenant, memory_id)
+        memory = lock_memory(tenant, memory_id)
         if memory_is_forgotten(memory):
             return memory
         chain, frontier = [memory], [memory.id]

@@ -73,7 +73,7 @@ class WriteResult:
 # --------------------------------------------------------------------------- helpers
 
 
-def _history(
+def record_history(
     memory: MemoryItem,
     event: str,
     *,
@@ -100,7 +100,7 @@ def _history(
     )
 
 
-def _snapshot(memory: MemoryItem) -> dict[str, Any]:
+def snapshot_of(memory: MemoryItem) -> dict[str, Any]:
     """The non-text fields a history row records as old/new data."""
     return {
         "memory_type": memory.memory_type,
@@ -146,7 +146,7 @@ INDEXED_TEXT = Computed("to_tsvector('simple', {})", "text",
                         lambda item: index_document(item.text))  # type: ignore[attr-defined]
 
 
-def _enqueue_embedding(item_ids: Iterable[uuid.UUID]) -> None:
+def enqueue_embedding_after_commit(item_ids: Iterable[uuid.UUID]) -> None:
     """Embed after commit. More than EMBEDDING_INLINE_MAX_ITEMS at once (a batch, an import) never embed
     inside the request: a worker, or with no broker the in-process background pool. Whatever a crash
     or a broker outage leaves `pending` is picked up by the embed-pending sweep (a beat job)."""
@@ -156,7 +156,7 @@ def _enqueue_embedding(item_ids: Iterable[uuid.UUID]) -> None:
                 background=len(ids) > settings.EMBEDDING_INLINE_MAX_ITEMS)
 
 
-def _sync_vector_status(items: Iterable[MemoryItem]) -> None:
+def sync_vector_status(items: Iterable[MemoryItem]) -> None:
     for item in items:
         MemoryVector.objects.filter(item_id=item.id).update(status=item.status, memory_type=item.memory_type)
 
@@ -167,14 +167,14 @@ def current_memories(tenant_id: int, user_id: str) -> QuerySet[MemoryItem]:
     return MemoryItem.objects.filter(vocabulary.is_current(), tenant_id=tenant_id, user_id=user_id)
 
 
-def _current_with_text(tenant_id: int, user_id: str, digest: str, *,
-                       exclude_id: uuid.UUID | str | None = None) -> MemoryItem | None:
+def current_with_text(tenant_id: int, user_id: str, digest: str, *,
+                      exclude_id: uuid.UUID | str | None = None) -> MemoryItem | None:
     queryset = current_memories(tenant_id, user_id).filter(content_hash=digest)
     found: MemoryItem | None = (queryset.exclude(id=exclude_id) if exclude_id else queryset).first()
     return found
 
 
-def _copy_sources(originals: Iterable[MemoryItem], to: MemoryItem) -> None:
+def copy_sources(originals: Iterable[MemoryItem], to: MemoryItem) -> None:
     """A new version or merge keeps the provenance of what it replaces."""
     MemorySource.objects.bulk_create(
         MemorySource(item=to, session_id=s.session_id, message_indices=s.message_indices, job_id=s.job_id)
@@ -265,7 +265,7 @@ def memories_write_lock(tenant: Tenant, memory_ids: Iterable[uuid.UUID | str]) -
     owners_write_lock(MemoryItem.objects.filter(tenant=tenant, id__in=list(memory_ids)))
 
 
-def _lock_memory(tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
+def lock_memory(tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
     """One memory locked for a change, its user's write lock taken first."""
     memories_write_lock(tenant, [memory_id])
     locked: MemoryItem = get_or_not_found(MemoryItem.objects.select_for_update().filter(tenant=tenant), "memory",
@@ -273,7 +273,7 @@ def _lock_memory(tenant: Tenant, memory_id: uuid.UUID | str) -> MemoryItem:
     return locked
 
 
-def _check_version(memory: MemoryItem, expected_version: int | None) -> None:
+def check_version(memory: MemoryItem, expected_version: int | None) -> None:
     if memory.expired_at is not None:
         raise VersionConflict(
             f"memory {memory.id} is no longer current",
@@ -342,7 +342,7 @@ def default_expiry(memory_type: str, now: datetime) -> datetime | None:
     return now + timedelta(days=days) if days else None
 
 
-def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides: Any) -> MemoryItem:
+def new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides: Any) -> MemoryItem:
     values = dict(
         id=uuid.uuid4(),
         tenant=tenant,
@@ -372,7 +372,7 @@ def _new_item(tenant: Tenant, spec: MemorySpec, now: datetime, **overrides: Any)
     return MemoryItem(**values)
 
 
-def _insert_memories(items: Sequence[MemoryItem]) -> None:
+def insert_memories(items: Sequence[MemoryItem]) -> None:
     """The one way new memory rows are written (batches, new versions, merges):
     the full-text column is computed by the INSERT from each text's document."""
     insert_objects(MemoryItem, items, {"search_vector": INDEXED_TEXT})
@@ -389,7 +389,7 @@ def apply_change(memory: MemoryItem, change: Callable[[MemoryItem], object], *, 
     save=False leaves the row and its history unsaved for a caller that writes a batch of them
     (bulk_update + one insert).
     """
-    before = _snapshot(memory)
+    before = snapshot_of(memory)
     change(memory)
     return _record_change(memory, before, actor=actor, event=event, fields=fields, reason=reason,
                           old_text=old_text, new_text=new_text, job_id=job_id, now=now, record_data=record_data,
@@ -399,9 +399,9 @@ def apply_change(memory: MemoryItem, change: Callable[[MemoryItem], object], *, 
 def apply_change_unless_same(memory: MemoryItem, change: Callable[[MemoryItem], object], *, actor: str,
                              event: str, fields: Sequence[str], reason: str = "") -> MemoryHistory | None:
     """apply_change, or nothing at all (None) when the change leaves every recorded field as it was."""
-    before = _snapshot(memory)
+    before = snapshot_of(memory)
     change(memory)
-    if _snapshot(memory) == before:
+    if snapshot_of(memory) == before:
         return None
     return _record_change(memory, before, actor=actor, event=event, fields=fields, reason=reason)
 
@@ -426,10 +426,10 @@ def _record_change(memory: MemoryItem, before: dict[str, Any], *, actor: str, ev
     memory.version += 1
     memory.updated_at = now or timezone.now()
     # Every versioned change's row says which version it made, even when its fields would only repeat the text.
-    old, new = (_changes(before, _snapshot(memory)) if record_data
+    old, new = (_changes(before, snapshot_of(memory)) if record_data
                 else ({"version": before["version"]}, {"version": memory.version}))
-    row = _history(memory, event, actor=actor, old_text=old_text, new_text=new_text, old_data=old or None,
-                   new_data=new or None, reason=reason, job_id=job_id)
+    row = record_history(memory, event, actor=actor, old_text=old_text, new_text=new_text, old_data=old or None,
+                         new_data=new or None, reason=reason, job_id=job_id)
     if save:
         memory.save(update_fields=[*dict.fromkeys([*fields, "version", "updated_at"])])
         row.save()

@@ -32,12 +32,12 @@ from memories.text import content_hash
 from memories.writing.core import (
     MemorySpec,
     WriteResult,
-    _enqueue_embedding,
-    _history,
-    _insert_memories,
-    _new_item,
-    _snapshot,
     apply_change,
+    enqueue_embedding_after_commit,
+    insert_memories,
+    new_item,
+    record_history,
+    snapshot_of,
     users_write_lock,
     validate_spec,
 )
@@ -73,7 +73,7 @@ def memory_create_batch(
         try:
             with transaction.atomic():
                 users_write_lock(tenant.id, {spec.user_id for spec in specs})
-                results = _create_batch(tenant, specs, actor, job_id, enqueue_embedding)
+                results = create_batch_locked(tenant, specs, actor, job_id, enqueue_embedding)
                 added = sorted({r.memory.user_id for r in results if r.operation == "ADD"})
                 if count_for_reflection and added:
                     reflection_nudge(tenant.id, added)
@@ -168,8 +168,8 @@ def _stored_rows(tenant: Tenant, specs: Sequence[SpecKey]) -> dict[BatchKey, Mem
     return {(row.user_id, row.content_hash, row.status == MemoryStatus.ARCHIVED): row for row in rows}
 
 
-def _create_batch(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_id: str,
-                  enqueue_embedding: bool) -> list[WriteResult]:
+def create_batch_locked(tenant: Tenant, specs: Sequence[MemorySpec], actor: str, job_id: str,
+                        enqueue_embedding: bool) -> list[WriteResult]:
     """Lookup -> plan -> write."""
     for spec in specs:
         validate_spec(spec)
@@ -195,9 +195,9 @@ def _write_batch(tenant: Tenant, specs: Sequence[MemorySpec], plans: Sequence[Pl
     for index, (spec, plan) in enumerate(zip(specs, plans, strict=True)):
         if plan.operation == "ADD":
             # A microsecond apart: a batch keeps the order it was sent in (search.neighbours reads it).
-            item = added[index] = _new_item(tenant, spec, now + timedelta(microseconds=len(added)))
-            history.append(_history(item, HistoryEvent.ADD, actor=actor, new_text=item.text,
-                                    new_data=_snapshot(item), job_id=job_id))
+            item = added[index] = new_item(tenant, spec, now + timedelta(microseconds=len(added)))
+            history.append(record_history(item, HistoryEvent.ADD, actor=actor, new_text=item.text,
+                                          new_data=snapshot_of(item), job_id=job_id))
             if spec.source_session_id or spec.source_message_indices:
                 new_sources.append(MemorySource(item=item, session_id=spec.source_session_id,
                                                 message_indices=spec.source_message_indices, job_id=job_id))
@@ -225,13 +225,13 @@ def _write_batch(tenant: Tenant, specs: Sequence[MemorySpec], plans: Sequence[Pl
     new_items = list(added.values())
     quota_check(tenant, memories=len(new_items),
                 size=sum(len(i.text.encode()) + len(json.dumps(i.data, ensure_ascii=False)) for i in new_items))
-    _insert_memories(new_items)
+    insert_memories(new_items)
     if updated:
         MemoryItem.objects.bulk_update(list(updated.values()), ["tags", "data", "importance", "version", "updated_at"])
     MemorySource.objects.bulk_create(new_sources, batch_size=1000)
     insert_objects(MemoryHistory, history)
     if enqueue_embedding:
-        _enqueue_embedding(item.id for item in new_items)
+        enqueue_embedding_after_commit(item.id for item in new_items)
     return results
 
 

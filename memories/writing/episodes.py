@@ -23,11 +23,11 @@ from memories.models import (
 from memories.text import content_hash
 from memories.writing.core import (
     MemorySpec,
-    _enqueue_embedding,
     apply_change,
+    enqueue_embedding_after_commit,
     search_document,
 )
-from memories.writing.create import _create_batch
+from memories.writing.create import create_batch_locked
 
 EPISODE_TAG = vocabulary.EPISODE_TAG
 
@@ -38,7 +38,7 @@ def episode_lines(turns: Sequence[dict[str, Any]]) -> str:
                       for t in turns)
 
 
-def _episode_groups(turns: Sequence[dict[str, Any]], room: int, max_chars: int) -> list[list[dict[str, Any]]]:
+def episode_groups(turns: Sequence[dict[str, Any]], room: int, max_chars: int) -> list[list[dict[str, Any]]]:
     """Split turns into groups whose lines fit: the first into `room` (what the current
     episode has left), the others into max_chars each; a turn is never split."""
     groups: list[list[dict[str, Any]]] = [[]]
@@ -69,7 +69,7 @@ def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequ
                .order_by("-created_at").first())
     room = max_chars - len(episode.text) if episode is not None else 0
     touched: list[MemoryItem] = []
-    for index, group in enumerate(_episode_groups(turns, room, max_chars)):
+    for index, group in enumerate(episode_groups(turns, room, max_chars)):
         if not group:
             continue
         lines = episode_lines(group)
@@ -88,7 +88,7 @@ def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequ
                          fields=["text", "content_hash", "data", "embedding_state"])
             MemoryItem.objects.filter(id=grown.id).update(search_vector=search_document(grown.text))
             MemorySource.objects.create(item=grown, session_id=session_id, message_indices=indices, job_id=job_id)
-            _enqueue_embedding([episode.id])
+            enqueue_embedding_after_commit([episode.id])
             touched.append(episode)
             continue
         part = 1 + MemoryItem.objects.filter(tenant=tenant, user_id=user_id, session_id=session_id,
@@ -100,7 +100,7 @@ def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequ
                           data={"session_id": session_id, "part": part, "turns": list(group)}, agent_id=agent_id,
                           session_id=session_id, group_id=group_id, source_session_id=session_id,
                           source_message_indices=indices)
-        touched.append(_create_batch(tenant, [spec], actor, job_id, True)[0].memory)
+        touched.append(create_batch_locked(tenant, [spec], actor, job_id, True)[0].memory)
     if narrative and touched:
         _add_narrative(touched[-1], narrative, actor=actor, job_id=job_id)
     return touched
@@ -158,6 +158,6 @@ def episode_forget_turns(*, tenant: Tenant, user_id: str, says_it: Callable[[str
                      fields=["text", "content_hash", "data", "embedding_state"])
         MemoryItem.objects.filter(id=episode.id).update(search_vector=search_document(episode.text))
         MemoryVector.objects.filter(item_id=episode.id).delete()
-        _enqueue_embedding([episode.id])
+        enqueue_embedding_after_commit([episode.id])
         redacted += len(hits)
     return redacted

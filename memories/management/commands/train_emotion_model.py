@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from memories.embedding import _minilm, _use
+from memories.embedding import local_minilm, local_use
 from memories.emotion import EMOTION_LINES, EMOTION_MODEL_PATH, corpus_hash, emotion_features, read_lines, train
 
 
@@ -19,7 +19,7 @@ class Command(BaseCommand):
         lines = read_lines()
         self.stdout.write(f"{len(lines)} labelled lines in {EMOTION_LINES.name}; encoding…")
         vectors = emotion_features([line["text"] for line in lines])
-        model = train(lines, vectors, corpus=corpus_hash(), encoder=f"{_use().name}+{_minilm().name}")
+        model = train(lines, vectors, corpus=corpus_hash(), encoder=f"{local_use().name}+{local_minilm().name}")
         self.stdout.write("held out: " + ", ".join(f"{k} {v}" for k, v in model.scores.items()))
         if not dry_run:
             model.save(EMOTION_MODEL_PATH)
