@@ -57,7 +57,7 @@ def observations(sample: dict) -> list[tuple[str, str, str]]:
 def run_conversation(client, headers: dict, tenant, sample: dict, misses: list[dict] | None = None) -> dict:
     from memories.models import MemoryItem, MemorySource, MemoryType
     from memories.search import SearchQuery, memory_search
-    from memories.vocabulary import EPISODE_TAG
+    from memories.vocabulary import Tag
 
     conv = sample["conversation"]
     users = {conv["speaker_a"]: f"{sample['sample_id']}-a", conv["speaker_b"]: f"{sample['sample_id']}-b"}
@@ -82,7 +82,7 @@ def run_conversation(client, headers: dict, tenant, sample: dict, misses: list[d
 
     kept = MemoryItem.objects.filter(tenant=tenant, user_id__in=list(users.values()), expired_at__isnull=True,
                                      status="active")
-    facts = kept.filter(memory_type__in=FACT_TYPES).exclude(tags__contains=[EPISODE_TAG])
+    facts = kept.filter(memory_type__in=FACT_TYPES).exclude(tags__contains=[Tag.EPISODE])
     turns_of: dict[str, set[str]] = {}
     for item_id, session_id, indices in MemorySource.objects.filter(item__in=facts).values_list(
             "item_id", "session_id", "message_indices"):
@@ -95,7 +95,7 @@ def run_conversation(client, headers: dict, tenant, sample: dict, misses: list[d
         results = memory_search(tenant=tenant, query=SearchQuery(query=text, user_id=users[speaker],
                                                                   limit=TOP + EPISODES_PASSED,
                                                                   memory_types=list(FACT_TYPES)))
-        ranked = [r for r in results if EPISODE_TAG not in (r.memory.tags or [])]
+        ranked = [r for r in results if Tag.EPISODE not in (r.memory.tags or [])]
         top_facts = ranked[:TOP]  # top 5, facts only
         hit = any(dia_id in turns_of.get(str(r.memory.id), set()) for r in top_facts)
         found += hit

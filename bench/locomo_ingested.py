@@ -56,7 +56,8 @@ def run(samples: list[dict]) -> None:
     from memories.models import ConversationJob, MemoryItem, MemorySource, Tenant
     from memories.search import SearchQuery, memory_search
     from memories.vectors import embed_items
-    from memories.writing import EPISODE_TAG, MemorySpec, memory_create_batch
+    from memories.vocabulary import Tag
+    from memories.writing import MemorySpec, memory_create_batch
 
     settings.EXTRACTION_PROVIDER, settings.CONVERSATION_EPISODES = "rules", True
     settings.RATE_LIMIT_KEY_REQUESTS = settings.RATE_LIMIT_TENANT_REQUESTS = 0
@@ -97,7 +98,7 @@ def run(samples: list[dict]) -> None:
         episode_ids: set[str] = set()
         for memory in MemoryItem.objects.filter(tenant=tenant, user_id__in=list(users.values()),
                                                 expired_at__isnull=True):
-            if EPISODE_TAG in memory.tags:
+            if Tag.EPISODE in memory.tags:
                 episode_ids.add(str(memory.id))
                 held[str(memory.id)] = {dia_of_job[t["job_id"]] for t in memory.data.get("turns", [])
                                         if t.get("job_id") in dia_of_job}
@@ -135,8 +136,8 @@ def run(samples: list[dict]) -> None:
             scores[RANKINGS[2]].add(q["category"], [h for episode, h in ranked if episode], q["evidence"])
             scores[RANKINGS[3]].add(q["category"], [h for _, h in ranked], q["evidence"])
 
-    facts = MemoryItem.objects.filter(tenant=tenant, expired_at__isnull=True).exclude(tags__contains=[EPISODE_TAG])
-    episodes = MemoryItem.objects.filter(tenant=tenant, expired_at__isnull=True, tags__contains=[EPISODE_TAG])
+    facts = MemoryItem.objects.filter(tenant=tenant, expired_at__isnull=True).exclude(tags__contains=[Tag.EPISODE])
+    episodes = MemoryItem.objects.filter(tenant=tenant, expired_at__isnull=True, tags__contains=[Tag.EPISODE])
     rows = []
     for name, score in scores.items():
         overall = score.metrics()

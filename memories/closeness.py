@@ -13,7 +13,7 @@ from memories.dedupe import TWIN_CLOSENESS, Neighbour
 from memories.extraction import UNKNOWN_SPEAKER
 from memories.extraction.intent import meaning_vectors, read_slots
 from memories.models import MemoryItem, MemorySource, MemoryType, Tenant
-from memories.vocabulary import EPISODE_TAG
+from memories.vocabulary import Tag
 from memories.writing import current_memories
 
 
@@ -60,7 +60,7 @@ def said_with(tenant: Tenant, user_id: str, memory: MemoryItem) -> list[MemoryIt
         same_turn = same_turn | MemorySource.objects.filter(job_id=job_id, message_indices__overlap=indices or [-1])
     ids = set(same_turn.exclude(item=memory).values_list("item_id", flat=True))
     candidates = list(current_memories(tenant.id, user_id).exclude(memory_type=MemoryType.TRAIT).exclude(
-        tags__contains=[EPISODE_TAG]).filter(id__in=ids))
+        tags__contains=[Tag.EPISODE]).filter(id__in=ids))
     if not candidates:
         return []
     names = (memory.text.split(" ")[0], *UNKNOWN_SPEAKER.values())

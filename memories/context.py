@@ -303,7 +303,7 @@ def _memory_line(found: ScoredMemory, query: str) -> ContextLine | None:
     (None when none does: a session's chit-chat is not evidence)."""
     memory = found.memory
     text, date = memory.text, _date(memory)
-    excerpt = vocabulary.EPISODE_TAG in (memory.tags or []) and bool(memory.data.get("turns"))
+    excerpt = vocabulary.Tag.EPISODE in (memory.tags or []) and bool(memory.data.get("turns"))
     if excerpt:
         text, turn_date = episode_excerpt(memory.data["turns"], query, tuned.CONTEXT_EPISODE_LINE_CHARS)
         if not text:
@@ -328,10 +328,10 @@ def profile_lines(tenant: Tenant, request: ContextRequest, named: str | None,
     if request.user_id is None:
         return []
     scope = SearchQuery(query="", user_id=request.user_id, agent_id=request.agent_id, group_id=request.group_id)
-    ordered = profile.profile_order(profile_candidates(tenant, scope, vocabulary.PROFILE_SLOTS,
+    ordered = profile.profile_order(profile_candidates(tenant, scope, vocabulary.KEY_FACT_SLOTS,
                                                        profile.PROFILE_CANDIDATES))
     if named:  # the block's title names them already
-        ordered = [m for m in ordered if profile.profile_slot(m) != "name"]
+        ordered = [m for m in ordered if profile.profile_slot(m) != vocabulary.Slot.NAME]
     ordered = [m for m in ordered if str(m.subject_entity_id) not in others]
     lines = [ContextLine(section="profile", id=str(m.id), text=m.text, date=_date(m), kind=profile.profile_slot(m))
              for m in ordered]
@@ -381,10 +381,10 @@ def trait_lines(tenant: Tenant, user_id: str, limit: int) -> list[ContextLine]:
 
 
 def group_profile_lines(tenant: Tenant, group_id: str) -> list[ContextLine]:
-    """The group's shared facts and roles: what the group extractor kept about the group (GROUP_TAG),
+    """The group's shared facts and roles: what the group extractor kept about the group (Tag.GROUP),
     newest first — not every profile memory said in the group (a member's own job is theirs)."""
     rows = newest_in_scope(tenant, SearchQuery(query="", group_id=group_id, memory_types=[MemoryType.PROFILE],
-                                               tags=[vocabulary.GROUP_TAG]), GROUP_PROFILE_LIMIT)
+                                               tags=[vocabulary.Tag.GROUP]), GROUP_PROFILE_LIMIT)
     return [ContextLine(section="group_profile", id=str(m.id), text=m.text, date=_date(m), kind="profile")
             for m in rows]
 

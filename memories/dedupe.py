@@ -23,6 +23,7 @@ from typing import Final, Literal
 
 from memories import relations
 from memories.text import han_pairs, has_han, normalize_text, query_tokens
+from memories.vocabulary import Slot
 
 Operation = Literal["ADD", "UPDATE", "INVALIDATE", "DELETE", "NOOP"]
 ADD: Final = "ADD"
@@ -125,11 +126,11 @@ def forget_match(candidate: Proposal, neighbour: Neighbour) -> float:
 def same_slot_bonus(candidate: Proposal, neighbour: Neighbour) -> float:
     """What the same slot adds to closeness (an update or forget request about family points at a family
     fact rather than a wish that happens to be as close in meaning)."""
-    return SLOT_BONUS if candidate.slot and candidate.slot not in ("none", "other") and \
+    return SLOT_BONUS if candidate.slot and candidate.slot not in (Slot.NONE, Slot.OTHER) and \
         neighbour.slot == candidate.slot else 0.0
 
 
-ANSWER_SLOTS = ("answer_style", "language")  # what a standing wish about the answers is about
+ANSWER_SLOTS = (Slot.ANSWER_STYLE, Slot.LANGUAGE)  # what a standing wish about the answers is about
 
 
 def takes_back(candidate: Proposal, neighbour: Neighbour) -> bool:
@@ -166,7 +167,7 @@ def replaceable(candidate: Proposal, neighbour: Neighbour) -> bool:
     """What a correction may replace: the same person's memory about the same matter. Who the user is
     ("User's name is Amara") is replaced only by a statement about their name (an update about a job had
     taken its place); a standing wish about the answers only by one about the answers."""
-    if neighbour.key == "name" and candidate.key != "name" and candidate.slot != "name":
+    if neighbour.key == "name" and candidate.key != "name" and candidate.slot != Slot.NAME:
         return False
     if neighbour.slot in ANSWER_SLOTS and candidate.slot not in ANSWER_SLOTS:
         return False

@@ -26,7 +26,7 @@ from memories.embedding import local_minilm, local_use
 from memories.excerpts import FORGOTTEN_TURN
 from memories.models import MemoryItem
 from memories.process_state import forgotten_on_reset
-from memories.vocabulary import EPISODE_TAG
+from memories.vocabulary import Tag
 from memories.writing import memories_emotion_fill
 
 logger = logging.getLogger(__name__)
@@ -184,7 +184,7 @@ def emotions_fill(memory_ids: list[str]) -> int:
     """Read the emotion of saved memories that have none (a save writes its memory without one: the encoders
     run after the commit, beside its embedding, not in the request). Returns how many were filled."""
     rows = list(MemoryItem.objects.filter(id__in=memory_ids, emotion__isnull=True).exclude(text=FORGOTTEN_TURN)
-                .exclude(tags__contains=[EPISODE_TAG]).values_list("id", "text"))  # a session has no one feeling
+                .exclude(tags__contains=[Tag.EPISODE]).values_list("id", "text"))  # a session has no one feeling
     if not rows:
         return 0
     read = emotions_of([text for _, text in rows])

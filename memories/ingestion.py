@@ -59,7 +59,7 @@ from memories.relations import whom
 from memories.search import SearchQuery, memory_search, nearest_memories, profile_display_name
 from memories.text import content_hash, has_han
 from memories.transient import run_retrying, transient_cause
-from memories.vocabulary import EPISODE_TAG, HABIT_TAG, PROFILE_SLOTS, SLOT_KEY
+from memories.vocabulary import KEY_FACT_SLOTS, SLOT_KEY, Tag
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
 from memories.writing import (
     FORGOTTEN_TURN,
@@ -440,7 +440,7 @@ def gather_neighbours(tenant: Tenant, user_id: str, vector: np.ndarray, embedder
     # forget request never hits one (the trait is re-evaluated when the facts under it go).
     current = current_memories(tenant.id, user_id).exclude(memory_type=MemoryType.TRAIT)
     if forget:  # an episode is never forgotten whole for one sentence: its turns are redacted instead
-        current = current.exclude(tags__contains=[EPISODE_TAG])
+        current = current.exclude(tags__contains=[Tag.EPISODE])
     rows = {str(m.id): m for m in current.filter(id__in=list(similarity))}
     for other_vector, memory in fresh:
         if memory.expired_at is None and memory.status in CURRENT_STATUSES:
@@ -492,7 +492,7 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
             decision = replace(decision, also=(*decision.also, str(sibling.id)))
     data = {"key": statement.key, "value": statement.value} if statement.key and statement.value else {}
     # The profile reads it: facts about who the user is, not habits (reflection's), plans or events.
-    if statement.slot in PROFILE_SLOTS and HABIT_TAG not in statement.tags and \
+    if statement.slot in KEY_FACT_SLOTS and Tag.HABIT not in statement.tags and \
             statement.memory_type in (MemoryType.PROFILE, MemoryType.FACT):
         data[SLOT_KEY] = statement.slot
     spec = MemorySpec(user_id=user_id, text=statement.text, memory_type=statement.memory_type,

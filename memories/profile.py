@@ -19,24 +19,24 @@ from memories.text import query_tokens
 PROFILE_SHARE = 0.25  # of the block's characters, at most
 PROFILE_CANDIDATES = 40  # the newest wishes and key facts read; a profile shows far fewer
 # A slot rule's key (data.key) that names a profile slot by another word.
-RULE_KEY_SLOT = {"residence": "home"}
-WISH = "wish"  # the profile's first kind of line, before the slots
-PROFILE_ORDER = (WISH, *vocabulary.PROFILE_SLOTS)  # wishes, then the slots in their order
+RULE_KEY_SLOT = {"residence": vocabulary.Slot.HOME}
+WISH = vocabulary.Tag.WISH  # the profile's first kind of line, before the slots
+PROFILE_ORDER = (WISH, *vocabulary.KEY_FACT_SLOTS)  # wishes, then the slots in their order
 
 
 def profile_slot(memory: MemoryItem) -> str:
-    """What a memory is in the profile: a wish (WISH_TAG), else its slot (the extractor's slot, else a slot
+    """What a memory is in the profile: a wish (Tag.WISH), else its slot (the extractor's slot, else a slot
     rule's key), or "" when it is neither."""
-    if vocabulary.WISH_TAG in (memory.tags or []):
+    if vocabulary.Tag.WISH in (memory.tags or []):
         return WISH
-    if vocabulary.HABIT_TAG in (memory.tags or []):  # what they do, not who they are (reflection's matter)
+    if vocabulary.Tag.HABIT in (memory.tags or []):  # what they do, not who they are (reflection's matter)
         return ""
     data = memory.data or {}
     slot = str(data.get(vocabulary.SLOT_KEY) or "")
     if not slot:
         key = str(data.get("key") or "")
         slot = RULE_KEY_SLOT.get(key, key)
-    return slot if slot in vocabulary.PROFILE_SLOTS else ""
+    return slot if slot in vocabulary.KEY_FACT_SLOTS else ""
 
 
 def says_something(text: str) -> bool:
@@ -51,11 +51,11 @@ def _same_words(a: set[str], b: set[str]) -> bool:
 
 
 # What a person has one of at a time: the profile shows the newest line of each person's (relations.whom).
-ONE_VALUE_SLOTS = frozenset({"name", "home", "work", "partner"})
+ONE_VALUE_SLOTS = frozenset({vocabulary.Slot.NAME, vocabulary.Slot.HOME, vocabulary.Slot.WORK, vocabulary.Slot.PARTNER})
 
 
 def profile_order(memories: Sequence[MemoryItem]) -> list[MemoryItem]:
-    """Wishes first, then the key facts in PROFILE_SLOTS order; newest first within each; a line that
+    """Wishes first, then the key facts in KEY_FACT_SLOTS order; newest first within each; a line that
     repeats one already chosen (most of its words) once, and one line per person for a slot that holds
     one value (two current homes of the user: the newest; the sister's home beside the user's stays).
     `memories` come newest first."""

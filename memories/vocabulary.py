@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from enum import StrEnum
 
 from django.db.models import Q
 
@@ -21,20 +22,59 @@ from memories.models import CURRENT_STATUSES, JobStatus, MemoryStatus
 
 ACTIVE = MemoryStatus.ACTIVE.value
 
-# An episode memory: a session's original turns (seed 002's MemUnit), told apart by this tag.
-EPISODE_TAG = "episode"
-# What the group extractor keeps about a group (its members, roles, plans, rules): the group profile.
-GROUP_TAG = "group"
-# A standing wish about how the assistant answers ("keep it short", "回答用中文"), and a habit the user has:
-# the extractor's tags, which the profile at the head of every context block and reflection read.
-WISH_TAG = "wish"
-HABIT_TAG = "habit"
-# What a fact is about (the intent model's slot: home, work, diet ...), kept in a memory's data under this key.
+class Tag(StrEnum):
+    """The tags the service itself puts on memories and reads back (a client's own tags are any words): the
+    only spelling of each, tests/test_one_spelling.py finds none written out elsewhere. The slot rules' topic
+    words (extraction/rules.py, RULES) are written once in their table and never read back."""
+
+    EPISODE = "episode"  # a session's original turns (seed 002's MemUnit)
+    GROUP = "group"  # what the group extractor keeps about a group (members, roles, plans): the group profile
+    MEMBER = "member"  # ... a member of the group
+    ROLE = "role"  # ... a member's role in it
+    # A standing wish about how the assistant answers ("keep it short", "回答用中文"), and a habit the user has:
+    # what the profile at the head of every context block and reflection read.
+    WISH = "wish"
+    HABIT = "habit"
+    IDENTITY = "identity"  # who the speaker is: a name, an age, an origin
+    CONTACT = "contact"  # how to reach the speaker
+    PERSON = "person"  # a fact about someone the speaker named
+    ABOUT_OTHER = "about-other"  # a statement about someone else: never the speaker's trait
+
+
+class Slot(StrEnum):
+    """What a fact is about: the intent model's slot heads, in the order its weights index them (a model
+    file names them; extraction/intent.py refuses one whose order differs). The only spelling of each."""
+
+    NAME = "name"
+    AGE = "age"
+    HOME = "home"
+    WORK = "work"
+    EDUCATION = "education"
+    PARTNER = "partner"
+    FAMILY = "family"
+    PET = "pet"
+    HEALTH = "health"
+    DIET = "diet"
+    HOBBY = "hobby"
+    SPORT = "sport"
+    ROUTINE = "routine"
+    TRAVEL = "travel"
+    MONEY = "money"
+    POSSESSION = "possession"
+    PREFERENCE = "preference"
+    LANGUAGE = "language"
+    SCHEDULE = "schedule"
+    ANSWER_STYLE = "answer_style"
+    OTHER = "other"
+    NONE = "none"
+
+
+# What a fact is about, kept in a memory's data under this key.
 SLOT_KEY = "slot"
 # The key facts every context block opens with, in the order shown: who the user is, what they cannot eat
 # or must avoid (what an answer must never get wrong, so it comes before the rest when the budget is small),
 # where they live and work, who their people are.
-PROFILE_SLOTS = ("name", "health", "diet", "home", "work", "partner", "family")
+KEY_FACT_SLOTS = (Slot.NAME, Slot.HEALTH, Slot.DIET, Slot.HOME, Slot.WORK, Slot.PARTNER, Slot.FAMILY)
 
 # A trait's stages, in order of growth, and the end of one (traits.models.TraitStage uses these words;
 # memories' own reads, context and the search's stage boost, need them and may not import traits).
@@ -122,4 +162,3 @@ def sql_status_in(statuses: Iterable[str], alias: str = "m") -> str:
 # What a memory says for the user until they give their name (extraction writes it; the block and the
 # people reader read it as the user).
 UNKNOWN_SPEAKER = {"en": "User", "zh": "用户"}
-ABOUT_OTHER_TAG = "about-other"  # a statement about someone else: never the speaker's trait (extraction tags it)

@@ -23,7 +23,7 @@ from memories.embedding import get_embedder
 from memories.errors import get_or_not_found
 from memories.models import MemoryItem, MemoryType, MemoryVector, Tenant
 from memories.queue import enqueue, holding_work, work_lock_release, work_lock_try
-from memories.vocabulary import EPISODE_TAG
+from memories.vocabulary import Tag
 from reflection.llm_reflector import get_reflector
 from reflection.models import CycleStatus, CycleTrigger, ReflectionCycle
 from reflection.reflectors import Reflector, TraitHint
@@ -142,7 +142,7 @@ def memories_since_watermark(tenant: Tenant, user_id: str):
     watermark = last_watermark(tenant, user_id)
     queryset = MemoryItem.objects.filter(vocabulary.is_searchable(timezone.now()), tenant=tenant,
                                          user_id=user_id).exclude(memory_type=MemoryType.TRAIT).exclude(
-        tags__contains=[EPISODE_TAG])  # raw turns are evidence for facts, not facts themselves
+        tags__contains=[Tag.EPISODE])  # raw turns are evidence for facts, not facts themselves
     return queryset.filter(created_at__gt=watermark) if watermark else queryset
 
 
@@ -175,7 +175,7 @@ def session_memories(tenant: Tenant, user_id: str, session_id: str, cap: int) ->
     is evidence for a trait once)."""
     return list(MemoryItem.objects.filter(vocabulary.is_searchable(timezone.now()), tenant=tenant, user_id=user_id,
                                           session_id=session_id).exclude(memory_type=MemoryType.TRAIT)
-                .exclude(tags__contains=[EPISODE_TAG]).order_by("created_at", "id")[:cap])
+                .exclude(tags__contains=[Tag.EPISODE]).order_by("created_at", "id")[:cap])
 
 
 def memories_to_scan(tenant: Tenant, user_id: str, cap: int) -> list[MemoryItem]:

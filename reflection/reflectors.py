@@ -25,7 +25,7 @@ from memories.extraction.rules import UNKNOWN_SPEAKER
 from memories.models import MemoryItem
 from memories.search import profile_display_name
 from memories.text import has_han, query_tokens
-from memories.vocabulary import HABIT_TAG, WISH_TAG
+from memories.vocabulary import Tag
 from reflection.evidence import is_evidence, read_evidence, said_stopped
 from reflection.said import said_of
 from reflection.wording import (
@@ -144,7 +144,7 @@ def memory_signal(memory: MemoryItem) -> tuple[str, str, str, str] | None:
         key = object_key(_FREQUENCY.sub(" ", habitual(_predicate(text))))  # "had another run" is a run
         if key:
             return "+", key, "behavior", "B"
-    if "wish" in (memory.tags or []) and _POSITIVE.search(text):  # asked for outright: as strong as a habit
+    if Tag.WISH in (memory.tags or []) and _POSITIVE.search(text):  # asked for outright: as strong as a habit
         match = _POSITIVE.search(text)
         assert match is not None
         return "+", object_key(match.group(1)), "preference", "B"
@@ -251,9 +251,9 @@ def trait_evidence(memory: MemoryItem) -> Evidence | None:
     tags = memory.tags or []
     if is_about_someone_else(memory.text, tags):
         return None
-    if WISH_TAG in tags:  # asked for outright
+    if Tag.WISH in tags:  # asked for outright
         return Evidence(WISH, "+", "B", "preference")
-    if HABIT_TAG in tags:
+    if Tag.HABIT in tags:
         return Evidence(HABIT, "+", "B", "behavior")
     signal = memory_signal(memory)
     if signal is None:

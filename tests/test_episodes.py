@@ -4,7 +4,8 @@ import pytest
 
 from memories import ingestion
 from memories.models import MemoryItem, MemorySource
-from memories.writing import EPISODE_TAG, episode_lines
+from memories.vocabulary import Tag
+from memories.writing import episode_lines
 from memories.writing.episodes import episode_groups
 from reflection.engine import memories_since_watermark
 from tests.conftest import converse
@@ -16,7 +17,7 @@ def episodes_on(settings):
 
 
 def _episodes(user_id="alice"):
-    return list(MemoryItem.objects.filter(user_id=user_id, tags__contains=[EPISODE_TAG], expired_at__isnull=True)
+    return list(MemoryItem.objects.filter(user_id=user_id, tags__contains=[Tag.EPISODE], expired_at__isnull=True)
                 .order_by("created_at"))
 
 
@@ -68,14 +69,14 @@ def test_episode_grouping(sizes, room, limit, expected):
 def test_a_fact_ranks_above_the_episode_it_came_from(api):
     converse(api, ["I am allergic to peanuts.", "The weather is nice.", "I went to the market."])
     results = api.search("alice", "allergic to peanuts", limit=5)
-    kinds = ["episode" if EPISODE_TAG in r["memory"]["tags"] else "fact" for r in results]
+    kinds = ["episode" if Tag.EPISODE in r["memory"]["tags"] else "fact" for r in results]
     assert kinds[0] == "fact" and "episode" in kinds
     assert results[0]["memory"]["text"] == "User is allergic to peanuts"
 
 
 def test_episodes_feed_no_traits_and_go_with_their_agent(api, tenant_a):
     converse(api, ["I love jazz."], agent_id="dj")
-    assert _episodes() and not any(EPISODE_TAG in m.tags for m in memories_since_watermark(tenant_a, "alice"))
+    assert _episodes() and not any(Tag.EPISODE in m.tags for m in memories_since_watermark(tenant_a, "alice"))
     api.delete("users/alice/memories?agent_id=dj")
     assert _episodes() == []
 

@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from memories.durable import labelled_utterances
-from memories.extraction import ABOUT_OTHER_TAG, Message, RulesExtractor, is_about_someone_else
+from memories.extraction import Message, RulesExtractor, is_about_someone_else
 from memories.models import MemoryHistory, MemoryItem
+from memories.vocabulary import Tag
 from reflection.reflectors import memory_signal
 from tests.conftest import converse
 
@@ -57,7 +58,7 @@ def test_texts_keep_the_language_and_the_person(text, speakers, expected):
 
 def test_statements_about_someone_else_are_tagged_and_never_traits(api, tenant_a):
     (wife,) = _extract("My wife loves hiking.")
-    assert ABOUT_OTHER_TAG in wife.tags
+    assert Tag.ABOUT_OTHER in wife.tags
     converse(api, ["My wife loves hiking.", "I love jazz."])
     memories = {m.text: m for m in MemoryItem.objects.filter(user_id="alice")}
     assert memory_signal(memories["User's wife loves hiking"]) is None

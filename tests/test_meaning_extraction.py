@@ -37,7 +37,7 @@ from memories.extraction.intent import (
 )
 from memories.extraction.llm_extractor import extraction_system_prompt, parse_llm_reply
 from memories.extraction.meaning import forget_topic, named_person
-from memories.extraction.rules import ABOUT_OTHER_TAG
+from memories.vocabulary import Tag
 
 GOLDEN = list(golden_cases())
 NOW = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
@@ -78,7 +78,7 @@ def _meets(got: list, case: dict, *, llm: bool = False) -> None:
         assert statement.forget == expected.get("forget", False), statement
         if not llm:  # the LLM names what a change replaces by id ("contradicts"), not by a flag
             assert statement.replaces == expected.get("replaces", False), statement
-        assert (ABOUT_OTHER_TAG in statement.tags) == expected.get("about_other", False), statement
+        assert (Tag.ABOUT_OTHER in statement.tags) == expected.get("about_other", False), statement
         if "tag" in expected:
             assert expected["tag"] in statement.tags, statement
         if not statement.forget:

@@ -85,14 +85,14 @@ def test_an_episode_withholds_what_the_detector_finds(api, settings):
              "We met on 2024-05-12 at 10:30 in room 4021."]
     converse(api, turns, user_id="ana", session_id="s-pii")
     from memories.models import MemoryItem
-    from memories.writing import EPISODE_TAG
+    from memories.vocabulary import Tag
 
-    (episode,) = MemoryItem.objects.filter(user_id="ana", tags__contains=[EPISODE_TAG])
+    (episode,) = MemoryItem.objects.filter(user_id="ana", tags__contains=[Tag.EPISODE])
     for secret in ("alice", "078 05 1120", "4111/1111", "一三八一二三四五六七八", "１１０１０５", "912 345 678"):
         assert secret not in episode.text, (secret, episode.text)
     assert "2024-05-12 at 10:30 in room 4021" in episode.text  # what is no secret stays
     assert episode.text.count("withheld]") == 6
-    active = MemoryItem.objects.filter(user_id="ana", status="active").exclude(tags__contains=[EPISODE_TAG])
+    active = MemoryItem.objects.filter(user_id="ana", status="active").exclude(tags__contains=[Tag.EPISODE])
     assert not any(s in m.text for m in active for s in ("078 05 1120", "alice", "912 345 678"))
 
 
@@ -220,9 +220,9 @@ def test_a_number_split_over_two_user_turns_is_held_and_withheld_from_the_episod
 
     for memory in MemoryItem.objects.filter(user_id="sam", status="active"):
         assert "4111 1111" not in memory.text and "1111 1111" not in memory.text, memory.text
-    from memories.writing import EPISODE_TAG
+    from memories.vocabulary import Tag
 
-    (episode,) = MemoryItem.objects.filter(user_id="sam", tags__contains=[EPISODE_TAG])
+    (episode,) = MemoryItem.objects.filter(user_id="sam", tags__contains=[Tag.EPISODE])
     assert episode.text.count("[card withheld]") == 2, episode.text
     held = Candidate.objects.filter(user_id="sam", status="pending")
     assert held.exists() and all("sensitive" in c.reasons for c in held), [c.text for c in held]

@@ -35,7 +35,6 @@ from memories.extraction.llm_extractor import (
 from memories.extraction.meaning import MeaningExtractor
 from memories.extraction.rewrite_en import HABITUAL_PRESENT, third_person_verb, to_third_person
 from memories.extraction.rules import (
-    ABOUT_OTHER_TAG,
     UNKNOWN_SPEAKER,
     RulesExtractor,
     chinese_third_person,
@@ -66,7 +65,6 @@ def get_extractor() -> Extractor:
 
 
 __all__ = [
-    "ABOUT_OTHER_TAG",
     "ExistingMemory",
     "ExtractedStatement",
     "ExtractionError",

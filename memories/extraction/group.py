@@ -17,7 +17,7 @@ from memories.extraction.rules import (
 )
 from memories.models import MemoryType
 from memories.text import has_han
-from memories.vocabulary import GROUP_TAG
+from memories.vocabulary import Tag
 
 # --------------------------------------------------------------------------- group profile
 
@@ -73,7 +73,7 @@ def group_profile_candidates(*, messages: list[Message], speakers: dict[str, str
             seen.add(subject)
             out.append(ExtractedStatement(subject=subject, text=f"{subject}是群组成员" if chinese else
                                        f"{subject} is a member of the group", memory_type=MemoryType.PROFILE,
-                                       importance=0.4, confidence=0.9, tags=[GROUP_TAG, "member"], valid_at=moment,
+                                       importance=0.4, confidence=0.9, tags=[Tag.GROUP, Tag.MEMBER], valid_at=moment,
                                        key=f"group_member:{subject}", value="yes", source_messages=[message.index]))
         for sentence in RULES_SENTENCE_SPLIT.split(message.content):
             sentence = sentence.strip().rstrip(" .!。！")
@@ -84,13 +84,13 @@ def group_profile_candidates(*, messages: list[Message], speakers: dict[str, str
                 text = (f"{subject}是本群的{role.group(1)}" if has_han(sentence)
                         else f"{subject} is the group's {role.group(1).lower()}")
                 out.append(ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.PROFILE,
-                                           importance=0.6, confidence=0.8, tags=[GROUP_TAG, "role"], valid_at=moment,
+                                           importance=0.6, confidence=0.8, tags=[Tag.GROUP, Tag.ROLE], valid_at=moment,
                                            source_messages=[message.index]))
             elif about_the_group(sentence):
                 text = (f"群组（{subject}说）：{sentence}" if has_han(sentence)
                         else f"The group ({subject} said): {sentence}")
                 text, when = anchor_relative_dates(text, moment)
                 out.append(ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.PROFILE,
-                                           importance=0.5, confidence=0.8, tags=[GROUP_TAG], valid_at=when or moment,
+                                           importance=0.5, confidence=0.8, tags=[Tag.GROUP], valid_at=when or moment,
                                            source_messages=[message.index]))
     return out

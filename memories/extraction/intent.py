@@ -36,6 +36,7 @@ import numpy as np
 
 from memories.embedding import local_minilm, local_use
 from memories.process_state import forgotten_on_reset
+from memories.vocabulary import Slot
 
 logger = logging.getLogger(__name__)
 
@@ -57,10 +58,8 @@ COMPOUND = "compound"  # a corpus line whose clauses carry the intents
 # What leaves a memory (forget leaves a deletion, the rest nothing).
 REMEMBERED_INTENTS = frozenset({FACT_SELF, FACT_OTHER, HABIT, WISH, UPDATE, PLAN})
 
-SLOTS = ("name", "age", "home", "work", "education", "partner", "family", "pet", "health", "diet", "hobby",
-         "sport", "routine", "travel", "money", "possession", "preference", "language", "schedule",
-         "answer_style", "other", "none")
-NO_SLOT = "none"
+SLOTS = tuple(slot.value for slot in Slot)  # in the order the model's weights index them
+NO_SLOT = Slot.NONE.value
 
 HELD_OUT_SHARE = 3  # one family in three is held out
 
@@ -118,7 +117,7 @@ def _clause(raw: dict, line: dict, compound: bool) -> LabelledClause:
     if intent not in INTENTS:
         raise CorpusError(f"unknown intent {intent!r}")
     if slot not in SLOTS:
-        slot = "other"
+        slot = Slot.OTHER.value
     return LabelledClause(text=str(raw["text"]).strip(), intent=intent, slot=slot, language=line.get("lang", ""),
                           setting=line.get("setting", ""), group=str(line.get("group") or line["id"]),
                           utterance_id=str(line["id"]), earlier=str(raw.get("earlier") or ""), compound=compound)

@@ -36,7 +36,6 @@ from memories.extraction.rewrite_en import (
 from memories.extraction.rewrite_zh import RELATION_ZH, chinese_third_person
 from memories.extraction.rules import (
     ABOUT_OTHER_EN,
-    ABOUT_OTHER_TAG,
     ABOUT_OTHER_ZH,
     HEDGE,
     RELATION_EN,
@@ -48,9 +47,10 @@ from memories.extraction.rules import (
 from memories.models import MemoryType
 from memories.relations import SOMEONE, opening_relation_zh, whom
 from memories.text import has_han
+from memories.vocabulary import Slot, Tag
 
 # Slots that say who the speaker is: their memories are profile memories.
-PROFILE_SLOTS = frozenset({"name", "age", "home", "work", "education", "language"})
+PROFILE_TYPE_SLOTS = frozenset({Slot.NAME, Slot.AGE, Slot.HOME, Slot.WORK, Slot.EDUCATION, Slot.LANGUAGE})
 
 
 @dataclass
@@ -215,13 +215,13 @@ def _about_the_speaker(clause: SaidClause, people: People, *, replaces: bool = F
         return None
     ruled = RulesExtractor()._sentence(clause.text, clause.subject, clause.moment)
     slot = clause.reading.slot if clause.reading else intents.NO_SLOT
-    memory_type = MemoryType.PROFILE if slot in PROFILE_SLOTS else MemoryType.FACT
-    if ruled is not None and ABOUT_OTHER_TAG not in ruled.tags:
+    memory_type = MemoryType.PROFILE if slot in PROFILE_TYPE_SLOTS else MemoryType.FACT
+    if ruled is not None and Tag.ABOUT_OTHER not in ruled.tags:
         ruled.source_messages, ruled.slot, ruled.replaces = [clause.index], slot, replaces
         ruled.confidence = min(ruled.confidence, _confidence(clause))
         return ruled
     text, tags = third_person(clause.text, clause.subject)
-    if ABOUT_OTHER_TAG in tags:
+    if Tag.ABOUT_OTHER in tags:
         return _about_someone_else(clause, people)
     return _statement(clause, text, memory_type=memory_type, importance=0.7 if replaces else 0.6,
                       tags=["update" if replaces else "fact"], replaces=replaces)
@@ -238,7 +238,7 @@ def _about_someone_else(clause: SaidClause, people: People) -> ExtractedStatemen
     if resolved is None:
         return None
     text, _ = third_person(resolved, clause.subject)
-    return _statement(clause, text, memory_type=MemoryType.FACT, importance=0.6, tags=["person", ABOUT_OTHER_TAG])
+    return _statement(clause, text, memory_type=MemoryType.FACT, importance=0.6, tags=[Tag.PERSON, Tag.ABOUT_OTHER])
 
 
 def _update(clause: SaidClause, people: People) -> ExtractedStatement | None:
@@ -254,7 +254,7 @@ def _habit(clause: SaidClause, people: People) -> ExtractedStatement | None:
     found = RulesExtractor()._habit(clause.text, clause.subject)
     text, tags = (found[0], found[1]) if found else third_person(clause.text, clause.subject)
     return _statement(clause, text.rstrip(" .!。！~"), memory_type=MemoryType.FACT, importance=0.7,
-                      tags=list(dict.fromkeys(["habit", *tags])))
+                      tags=list(dict.fromkeys([Tag.HABIT, *tags])))
 
 
 # A wish said in no form the wish rules know is kept only when the model is at least this sure: a wish goes
@@ -280,7 +280,7 @@ def _wish(clause: SaidClause, people: People) -> ExtractedStatement | None:
         said = _WISH_LEAD.sub("", clause.text).rstrip(" .!。！~") or clause.text
         text = f"{name}对助手回答的要求：{chinese_third_person(said, name)}" if clause.chinese else \
             f"{name}'s wish for the answers: {to_third_person(said, name)}"
-    return _statement(clause, text, memory_type=MemoryType.FACT, importance=0.8, tags=["wish"])
+    return _statement(clause, text, memory_type=MemoryType.FACT, importance=0.8, tags=[Tag.WISH])
 
 
 # What a forget request wraps around the thing to forget: the request words, not the matter.
@@ -327,8 +327,9 @@ _CHANGE_EN = re.compile(r"\b(?:now|just moved|moved (?:to|in|back|out)|moving to
                         r"passed away|pushed|moved (?:it|the)|rescheduled|put (?:\w+ )?down)\b", re.I)
 _CHANGE_ZH = re.compile(r"搬到|搬去|搬回|搬家|换了|换工作|跳槽|辞职|离职|现在|不再|改成|改到|推迟|提前|分手|结婚|"
                         r"离婚|退休|迷上了|调回|调到|去世|走了|回来了|关了")
-CHANGEABLE_SLOTS = frozenset({"home", "work", "education", "partner", "family", "pet", "diet", "hobby", "sport",
-                              "routine", "schedule", "travel", "health", "answer_style", "language"})
+CHANGEABLE_SLOTS = frozenset({Slot.HOME, Slot.WORK, Slot.EDUCATION, Slot.PARTNER, Slot.FAMILY, Slot.PET, Slot.DIET,
+                              Slot.HOBBY, Slot.SPORT, Slot.ROUTINE, Slot.SCHEDULE, Slot.TRAVEL, Slot.HEALTH,
+                              Slot.ANSWER_STYLE, Slot.LANGUAGE})
 
 
 def said_as_a_change(text: str, slot: str) -> bool:
@@ -455,7 +456,7 @@ def reads_as_memory(clause: SaidClause, statement: ExtractedStatement) -> bool:
     return len(content) >= 3
 
 
-_KEPT_APART = frozenset({"wish", "habit", "identity", "contact", ABOUT_OTHER_TAG})
+_KEPT_APART = frozenset({Tag.WISH, Tag.HABIT, Tag.IDENTITY, Tag.CONTACT, Tag.ABOUT_OTHER})
 
 
 def one_memory_per_matter(statements: list[ExtractedStatement]) -> list[ExtractedStatement]:
@@ -490,8 +491,8 @@ def about_others_marked(statements: list[ExtractedStatement]) -> list[ExtractedS
     them, whichever route wrote it: tagged so (never the speaker's trait, profile or habit)."""
     for statement in statements:
         about = whom(statement.text, [statement.subject, speaker_name(statement.subject, has_han(statement.text))])
-        if about and SOMEONE not in about and ABOUT_OTHER_TAG not in statement.tags and not statement.forget:
-            statement.tags = [*statement.tags, ABOUT_OTHER_TAG]
+        if about and SOMEONE not in about and Tag.ABOUT_OTHER not in statement.tags and not statement.forget:
+            statement.tags = [*statement.tags, Tag.ABOUT_OTHER]
     return statements
 
 

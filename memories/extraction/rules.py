@@ -46,7 +46,7 @@ from memories.extraction.speaker import (
 )
 from memories.models import MemoryType
 from memories.text import has_han
-from memories.vocabulary import ABOUT_OTHER_TAG, UNKNOWN_SPEAKER
+from memories.vocabulary import UNKNOWN_SPEAKER, Tag
 
 # --------------------------------------------------------------------------- rules
 
@@ -79,7 +79,7 @@ class _Rule:
 
 
 _EN_RULES = [
-    _Rule(re.compile(r"\bmy name is ([\w .'-]+)", re.I), MemoryType.PROFILE, 0.9, "identity", "name", 1),
+    _Rule(re.compile(r"\bmy name is ([\w .'-]+)", re.I), MemoryType.PROFILE, 0.9, Tag.IDENTITY, "name", 1),
     _Rule(re.compile(r"\bI (?:live|am living|'m living) in ([\w .,'-]+)", re.I), MemoryType.PROFILE, 0.8,
           "residence", "residence", 1),
     _Rule(re.compile(r"\bI (?:just )?moved to ([\w .,'-]+)", re.I), MemoryType.PROFILE, 0.8, "residence",
@@ -89,9 +89,9 @@ _EN_RULES = [
     _Rule(re.compile(r"\bI(?:'m| am) (?:a|an) ([\w -]+?(?:er|or|ist|ian|ant|ent|nurse|doctor|chef|student|"
                      r"engineer|designer|developer|teacher|lawyer|artist|writer|manager))\b", re.I),
           MemoryType.PROFILE, 0.8, "work", "occupation", 1),
-    _Rule(re.compile(r"\bI(?:'m| am) (\d{1,3}) years old", re.I), MemoryType.PROFILE, 0.7, "identity", "age", 1),
+    _Rule(re.compile(r"\bI(?:'m| am) (\d{1,3}) years old", re.I), MemoryType.PROFILE, 0.7, Tag.IDENTITY, "age", 1),
     _Rule(re.compile(r"\bI(?:'m| am) (?:from|originally from) ([\w .,'-]+)", re.I), MemoryType.PROFILE, 0.7,
-          "identity", "origin", 1),
+          Tag.IDENTITY, "origin", 1),
     _Rule(re.compile(r"\bI(?:'m| am) allergic to ([\w .,'-]+)", re.I), MemoryType.PROFILE, 0.9, "health"),
     _Rule(re.compile(r"\bmy (wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mother|mom|"
                      r"father|dad|brother|sister|friend|boss|dog|cat|pet)\b", re.I), MemoryType.FACT, 0.7, "family"),
@@ -107,11 +107,11 @@ _EN_RULES = [
 ]
 
 _ZH_RULES = [
-    _Rule(re.compile(r"我叫(\S+)"), MemoryType.PROFILE, 0.9, "identity", "name", 1),
+    _Rule(re.compile(r"我叫(\S+)"), MemoryType.PROFILE, 0.9, Tag.IDENTITY, "name", 1),
     _Rule(re.compile(r"我(?:住在|搬到了?|搬去了?)([^，。,！!？?]+)"), MemoryType.PROFILE, 0.8, "residence",
           "residence", 1),
     _Rule(re.compile(r"我在([^，。,]+?)(?:工作|上班)"), MemoryType.PROFILE, 0.8, "work", "work", 1),
-    _Rule(re.compile(r"我是(?:一名|一个|个)?([^，。,]+)"), MemoryType.PROFILE, 0.7, "identity"),
+    _Rule(re.compile(r"我是(?:一名|一个|个)?([^，。,]+)"), MemoryType.PROFILE, 0.7, Tag.IDENTITY),
     _Rule(re.compile(r"我对([^，。,]+)过敏"), MemoryType.PROFILE, 0.9, "health"),
     _Rule(re.compile(r"我的?(妻子|老婆|丈夫|老公|女儿|儿子|孩子|妈妈|母亲|爸爸|父亲|哥哥|姐姐|弟弟|妹妹|朋友|老板|狗|猫)"),
           MemoryType.FACT, 0.7, "family"),
@@ -148,7 +148,7 @@ _OTHERS_ZH = re.compile(rf"^\s*[^\s的，。]{{1,8}}的(?:{RELATION_ZH})")
 def is_about_someone_else(text: str, tags: list[str]) -> bool:
     """A memory about the user's wife, son, friend or pet ("Alice's wife loves hiking", "王磊的老婆喜欢爬山"):
     true for extracted ones by their tag, for others by the text's subject."""
-    if ABOUT_OTHER_TAG in tags:
+    if Tag.ABOUT_OTHER in tags:
         return True
     return bool((_OTHERS_ZH if has_han(text) else _OTHERS_EN).match(text))
 
@@ -180,7 +180,7 @@ _WISH_ZH = re.compile("^(?:请|麻烦|能不能|可以)?(?:你)?(?:回答|回复
                       "|请.{0,6}(?:简短|简洁|短一点|详细|直接)")
 # Statements a person makes about themselves that the classifier must not veto: contact details, habits, wishes,
 # who they are.
-_SAID_OF_ONESELF = {"contact", "habit", "wish", "identity"}
+_SAID_OF_ONESELF = {Tag.CONTACT, Tag.HABIT, Tag.WISH, Tag.IDENTITY}
 
 # What is left of a sentence after a slot rule's match when the match names nothing: "... I made!", "I love it."
 _NAMES_NOTHING = re.compile(r"^\W*(?:(?:it|that|this|them|those|these|one|too|so much|a lot)\b\W*)*$", re.I)
@@ -329,7 +329,7 @@ class RulesExtractor:
         chinese = has_han(message.content)
         text = f"{UNKNOWN_SPEAKER['zh']}叫{subject}" if chinese else f"{UNKNOWN_SPEAKER['en']}'s name is {subject}"
         return ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.PROFILE, importance=0.9,
-                                  confidence=0.8, tags=["identity"], valid_at=moment, key="name",
+                                  confidence=0.8, tags=[Tag.IDENTITY], valid_at=moment, key="name",
                                   value=subject.lower(), source_messages=[message.index])
 
     def _forget(self, sentence: str, subject: str, moment: datetime, index: int) -> ExtractedStatement | None:
@@ -388,7 +388,7 @@ class RulesExtractor:
             return None
         else:  # a report without a subject: a sentence about its speaker, in their words
             text, tags = report_as_sentence(clause, speaker_name(subject, False)), []
-        return text, ["habit", *tags], 0.7
+        return text, [Tag.HABIT, *tags], 0.7
 
     def _wish(self, clause: str, subject: str) -> tuple[str, list[str], float] | None:
         chinese = has_han(clause)
@@ -399,21 +399,21 @@ class RulesExtractor:
                 return None
             body = re.sub("^(?:请|麻烦)(?:你)?", "", body)
             if how := re.fullmatch("(.+?)(?:地)?(?:回答|回复)我(?:的问题)?", body):  # 简短一点回答我: how to answer
-                return f"{name}希望助手回答时{how.group(1)}", ["wish"], 0.8
-            return f"{name}希望助手{chinese_third_person(body, name)}", ["wish"], 0.8
+                return f"{name}希望助手回答时{how.group(1)}", [Tag.WISH], 0.8
+            return f"{name}希望助手{chinese_third_person(body, name)}", [Tag.WISH], 0.8
         if _WISH_EN.match(body):
             instruction = re.sub(r"^(?:please|pls|just)\s+|,?\s+please$", "", body, flags=re.I)
             if called := re.match(r"(?:call me|address me as) (.+)$", instruction, re.I):
-                return f"{name} wants to be called {called.group(1)}", ["wish"], 0.8
+                return f"{name} wants to be called {called.group(1)}", [Tag.WISH], 0.8
             instruction = re.sub(r"\byour (answers|replies|responses)\b", r"the \1", instruction, flags=re.I)
             instruction = re.sub(r"\b(me|my)\b", lambda m: name if m.group(1).lower() == "me" else f"{name}'s",
                                  instruction, flags=re.I)
             if negated := re.match(r"(?:don't|do not|never) (.+)$", instruction, re.I):
-                return f"{name} wants the assistant not to {negated.group(1)}", ["wish"], 0.8
-            return f"{name} wants the assistant to {instruction[0].lower()}{instruction[1:]}", ["wish"], 0.8
+                return f"{name} wants the assistant not to {negated.group(1)}", [Tag.WISH], 0.8
+            return f"{name} wants the assistant to {instruction[0].lower()}{instruction[1:]}", [Tag.WISH], 0.8
         if _WISH_ABOUT_ANSWERS_EN.match(body):
             text = to_third_person(re.sub(r"\byou\b", "the assistant", body, flags=re.I), name)
-            return text, ["wish"], 0.8
+            return text, [Tag.WISH], 0.8
         return None
 
     @staticmethod
@@ -450,7 +450,7 @@ class RulesExtractor:
                                      count=1)
         text = chinese_third_person(clause, name) if chinese else to_third_person(clause, name)
         other = (ABOUT_OTHER_ZH if chinese else ABOUT_OTHER_EN).match(clause)
-        return text, [ABOUT_OTHER_TAG] if other else []
+        return text, [Tag.ABOUT_OTHER] if other else []
 
     def _classified(self, sentence: _Sentence, memory_type: str, probability: float) -> ExtractedStatement:
         text, tags = self.rewrite(sentence.text, sentence.subject)
@@ -466,7 +466,7 @@ class RulesExtractor:
         if CONTACT_DETAIL.search(sentence) and _FIRST_PERSON.search(sentence):
             text, tags = self.rewrite(sentence, subject)
             return ExtractedStatement(subject=subject, text=text, memory_type=MemoryType.PROFILE, importance=0.8,
-                                   confidence=0.8, tags=["contact", *tags], valid_at=moment)
+                                   confidence=0.8, tags=[Tag.CONTACT, *tags], valid_at=moment)
         for rule in _ZH_RULES if chinese else _EN_RULES:
             match = rule.pattern.search(sentence)
             if not match:
@@ -488,7 +488,7 @@ class RulesExtractor:
                 start = min(match_start, opening.start()) if opening and sentence[match.start():].lower(
                 ).startswith("my ") else match_start
                 text, tags = self.rewrite(sentence[start:], subject)
-                if tags != [ABOUT_OTHER_TAG] and ABOUT_OTHER_EN.match(sentence):
+                if tags != [Tag.ABOUT_OTHER] and ABOUT_OTHER_EN.match(sentence):
                     text, tags = self.rewrite(sentence, subject)
             text, when = anchor_relative_dates(text, moment)
             value = _slot_value(match.group(rule.value_group)) if rule.value_group else ""

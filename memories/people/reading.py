@@ -37,7 +37,7 @@ from memories.people.mentions import (
 )
 from memories.people.resolve import Known, alias_key
 from memories.relations import relation_code
-from memories.vocabulary import ABOUT_OTHER_TAG
+from memories.vocabulary import Tag
 
 PRONOUN_OWNERS = ("his", "her", "their")
 
@@ -144,7 +144,7 @@ class PeopleReader:
         subject: Person | None = None
         if mentions and mentions[0].subject:
             subject = self._person(mentions[0], now)
-        elif (pronoun_subject(text) or ABOUT_OTHER_TAG in tags) and self.last is not None:
+        elif (pronoun_subject(text) or Tag.ABOUT_OTHER in tags) and self.last is not None:
             subject = self.last
         elif not mentions and sources:
             subject = self.continued(text, sources, now)

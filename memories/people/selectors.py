@@ -29,7 +29,7 @@ from memories.models import (
 )
 from memories.people.mentions import relation_words
 from memories.people.resolve import alias_key
-from memories.vocabulary import EPISODE_TAG
+from memories.vocabulary import Tag
 
 FACTS_PER_PERSON = 20  # a person's current facts on their page and in the list
 
@@ -46,7 +46,7 @@ def current_facts(tenant: Tenant, user_id: str) -> QuerySet[MemoryItem]:
     """The user's current memories that can be a person's fact (no episodes, no traits)."""
     return (MemoryItem.objects.filter(tenant=tenant, user_id=user_id, expired_at__isnull=True,
                                       status__in=CURRENT_STATUSES)
-            .exclude(memory_type__in=[MemoryType.TRAIT]).exclude(tags__contains=[EPISODE_TAG]))
+            .exclude(memory_type__in=[MemoryType.TRAIT]).exclude(tags__contains=[Tag.EPISODE]))
 
 
 @dataclass

@@ -83,14 +83,14 @@ PROFILE_FACT_SLOT_SQL = f"coalesce(m.data ->> '{vocabulary.SLOT_KEY}', m.data ->
 
 
 def profile_candidates(tenant: Tenant, q: SearchQuery, slots: tuple[str, ...], limit: int) -> list[MemoryItem]:
-    """The newest searchable memories in q's scope that a profile may show: standing wishes (WISH_TAG) and
+    """The newest searchable memories in q's scope that a profile may show: standing wishes (Tag.WISH) and
     facts whose slot is one of `slots`; episodes never (they are turns, not statements). One statement (the
     ids, then their rows, had been two round trips on every /context)."""
     where, params = item_filters(tenant, q, timezone.now())
     found = memory_rows(f"id IN (SELECT m.id FROM memory_items m WHERE {where} AND NOT (m.tags && %s::varchar[]) "
                         f"AND (m.tags && %s::varchar[] OR {PROFILE_FACT_SLOT_SQL} = ANY(%s)) "
                         "ORDER BY m.created_at DESC, m.id LIMIT %s)",
-                        [*params, [vocabulary.EPISODE_TAG], [vocabulary.WISH_TAG], list(slots), limit])
+                        [*params, [vocabulary.Tag.EPISODE], [vocabulary.Tag.WISH], list(slots), limit])
     return sorted(sorted(found, key=lambda m: str(m.id)), key=lambda m: m.created_at, reverse=True)
 
 

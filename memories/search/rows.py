@@ -7,14 +7,14 @@ from typing import Any, NamedTuple
 from django.db.backends.utils import CursorWrapper
 
 from memories.models import MemoryItem
-from memories.vocabulary import EPISODE_TAG
+from memories.vocabulary import Tag
 
 # What the scorer needs, read in the same statement as the candidates (alias m = memory_items).
 # The moment as epoch seconds: parsing two timestamps per candidate cost 2.4 ms a search.
 SCORE_COLUMNS = ("m.memory_type AS memory_type, m.importance AS importance, "
                  "extract(epoch FROM coalesce(m.valid_at, m.created_at))::float8 AS moment, "
                  "COALESCE(m.emotion ->> 'arousal', m.data #>> '{emotion,arousal}') AS arousal, "
-                 f"'{EPISODE_TAG}' = ANY(m.tags) AS episode, m.session_id <> '' AS in_session, "
+                 f"'{Tag.EPISODE}' = ANY(m.tags) AS episode, m.session_id <> '' AS in_session, "
                  "char_length(m.text) AS chars")
 
 
@@ -51,5 +51,5 @@ def candidate_row(memory: MemoryItem, rank_value: float = 0.0) -> RetrievedRow:
     return RetrievedRow(id=str(memory.id), rank_value=rank_value, memory_type=memory.memory_type,
                         importance=memory.importance, moment=(memory.valid_at or memory.created_at).timestamp(),
                         arousal=emotion.get("arousal") if isinstance(emotion, dict) else None,
-                        episode=EPISODE_TAG in (memory.tags or []), in_session=bool(memory.session_id),
+                        episode=Tag.EPISODE in (memory.tags or []), in_session=bool(memory.session_id),
                         chars=len(memory.text))

@@ -65,7 +65,6 @@ from memories.writing.derived import (
     memory_set_embedding_state,
 )
 from memories.writing.episodes import (
-    EPISODE_TAG,
     FORGOTTEN_TURN,
     episode_append,
     episode_forget_turns,
@@ -85,7 +84,6 @@ __all__ = [
     "FORGOTTEN_TURN",
     "episode_forget_turns",
     "apply_change_unless_same",
-    "EPISODE_TAG",
     "HISTORY_HAS_CONTENT",
     "INDEXED_TEXT",
     "MemorySpec",

@@ -21,6 +21,7 @@ from memories.models import (
     Tenant,
 )
 from memories.text import content_hash
+from memories.vocabulary import Tag
 from memories.writing.core import (
     MemorySpec,
     apply_change,
@@ -28,8 +29,6 @@ from memories.writing.core import (
     search_document,
 )
 from memories.writing.create import create_batch_locked
-
-EPISODE_TAG = vocabulary.EPISODE_TAG
 
 
 def episode_lines(turns: Sequence[dict[str, Any]]) -> str:
@@ -65,7 +64,7 @@ def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequ
     turns = [{**t, "text": t["text"][:longest]} for t in turns]
     episode = (MemoryItem.objects.select_for_update()
                .filter(vocabulary.is_current(), tenant=tenant, user_id=user_id, session_id=session_id,
-                       memory_type=MemoryType.EPISODIC, tags__contains=[EPISODE_TAG])
+                       memory_type=MemoryType.EPISODIC, tags__contains=[Tag.EPISODE])
                .order_by("-created_at").first())
     room = max_chars - len(episode.text) if episode is not None else 0
     touched: list[MemoryItem] = []
@@ -92,11 +91,11 @@ def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequ
             touched.append(episode)
             continue
         part = 1 + MemoryItem.objects.filter(tenant=tenant, user_id=user_id, session_id=session_id,
-                                             tags__contains=[EPISODE_TAG], expired_at__isnull=True).count()
+                                             tags__contains=[Tag.EPISODE], expired_at__isnull=True).count()
         day = str(group[0].get("at", ""))[:10]
         title = f"Conversation {session_id}" + (f", {day}" if day else "") + (f" (part {part})" if part > 1 else "")
         spec = MemorySpec(user_id=user_id, text=f"{title}\n{lines}", memory_type=MemoryType.EPISODIC,
-                          importance=0.3, confidence=1.0, tags=[EPISODE_TAG],
+                          importance=0.3, confidence=1.0, tags=[Tag.EPISODE],
                           data={"session_id": session_id, "part": part, "turns": list(group)}, agent_id=agent_id,
                           session_id=session_id, group_id=group_id, source_session_id=session_id,
                           source_message_indices=indices)
@@ -132,7 +131,7 @@ def episode_forget_turns(*, tenant: Tenant, user_id: str, says_it: Callable[[str
     quoting them. An episode is never deleted to forget one sentence. Returns the turns redacted."""
     redacted = 0
     episodes = (MemoryItem.objects.select_for_update()
-                .filter(vocabulary.is_current(), tenant=tenant, user_id=user_id, tags__contains=[EPISODE_TAG]))
+                .filter(vocabulary.is_current(), tenant=tenant, user_id=user_id, tags__contains=[Tag.EPISODE]))
     for episode in episodes:
         turns = list(episode.data.get("turns", []))
         hits = [i for i, turn in enumerate(turns) if turn.get("text") != FORGOTTEN_TURN and says_it(turn["text"])]

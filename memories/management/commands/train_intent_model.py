@@ -22,6 +22,7 @@ from memories.extraction.intent import (
     per_class_scores,
     read_corpus,
 )
+from memories.vocabulary import Slot
 
 
 class Command(BaseCommand):
@@ -102,7 +103,7 @@ class Command(BaseCommand):
             if picked:
                 f1 = macro_f1(per_class_scores([truth[i] for i in picked], [predicted[i] for i in picked], INTENTS))
                 self.stdout.write(f"  {language:<6} {len(picked):>5} clauses, macro-F1 {f1:.3f}")
-        slot_rows = [i for i, c in enumerate(rows) if c.slot != "none"]
+        slot_rows = [i for i, c in enumerate(rows) if c.slot != Slot.NONE]
         if slot_rows:
             slot_predicted = model.slot_probabilities(x[slot_rows]).argmax(axis=1)
             accuracy = float(np.mean([SLOTS[p] == rows[i].slot for p, i in zip(slot_predicted, slot_rows,
