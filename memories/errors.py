@@ -3,11 +3,12 @@
 from django.core.exceptions import ValidationError
 
 
-class MemoryError_(Exception):
-    """Base class (named to avoid shadowing the builtin MemoryError)."""
+class ServiceError(Exception):
+    """What a service refuses or cannot find, as the caller may show it: the API maps each kind to its HTTP
+    status, the admin shows the message."""
 
 
-class MemoryNotFound(MemoryError_):
+class MemoryNotFound(ServiceError):
     pass
 
 
@@ -20,7 +21,7 @@ def get_or_not_found(queryset, what: str, **lookup):
         raise MemoryNotFound(f"{what} {next(iter(lookup.values()), '')} not found") from None
 
 
-class VersionConflict(MemoryError_):
+class VersionConflict(ServiceError):
     """The row changed since the caller read it, or it is no longer current."""
 
     def __init__(self, message: str, *, current_version: int | None = None, superseded_by: str | None = None):
@@ -29,7 +30,7 @@ class VersionConflict(MemoryError_):
         self.superseded_by = superseded_by
 
 
-class InvalidOperation(MemoryError_):
+class InvalidOperation(ServiceError):
     """The request is well-formed but the rule forbids it (e.g. merging across users)."""
 
     def __init__(self, message: str, *, field: str = "non_field_errors"):
@@ -37,7 +38,7 @@ class InvalidOperation(MemoryError_):
         self.field = field
 
 
-class QuotaExceeded(MemoryError_):
+class QuotaExceeded(ServiceError):
     """A tenant's storage quota would be passed: nothing was written."""
 
     def __init__(self, message: str, *, quota: str, limit: int, used: int):
@@ -45,7 +46,7 @@ class QuotaExceeded(MemoryError_):
         self.quota, self.limit, self.used = quota, limit, used
 
 
-class TooBusy(MemoryError_):
+class TooBusy(ServiceError):
     """The caller has too much work waiting; retry after `retry_after` seconds."""
 
     def __init__(self, message: str, *, retry_after: int):
@@ -53,5 +54,5 @@ class TooBusy(MemoryError_):
         self.retry_after = retry_after
 
 
-class NotAllowed(MemoryError_):
+class NotAllowed(ServiceError):
     """The caller is known but may not do this (e.g. approve its own candidate)."""

@@ -54,8 +54,8 @@ OLD_TYPES = {"profile": MemoryType.PROFILE, "task": MemoryType.TASK, "fact": Mem
              "trait": MemoryType.FACT, "document": MemoryType.DOCUMENT}
 
 
-class ImportError_(Exception):
-    """A record that cannot be imported; says where."""
+class ImportFailed(Exception):
+    """A record that cannot be imported; says where (the builtin ImportError is about Python modules)."""
 
     def __init__(self, message: str, *, line: int | None = None):
         super().__init__(f"line {line}: {message}" if line is not None else message)
@@ -94,7 +94,7 @@ def _when(value, line: int, name: str) -> datetime | None:
     parsed = value if isinstance(value, datetime) else (
         parse_datetime(str(value).replace(" ", "T", 1)) if isinstance(value, str) else None)
     if parsed is None:
-        raise ImportError_(f"{name} {value!r} is not a timestamp", line=line)
+        raise ImportFailed(f"{name} {value!r} is not a timestamp", line=line)
     # The older schemas store `timestamp without time zone` written in UTC.
     return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
 
@@ -106,7 +106,7 @@ def _json(value, line: int, name: str, default):
         try:
             return json.loads(value)
         except json.JSONDecodeError:
-            raise ImportError_(f"{name} is not valid JSON", line=line) from None
+            raise ImportFailed(f"{name} is not valid JSON", line=line) from None
     return value
 
 
@@ -116,17 +116,17 @@ def _importance(value, line: int) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ImportError_(f"importance {value!r} is not a number", line=line) from None
+        raise ImportFailed(f"importance {value!r} is not a number", line=line) from None
     if not 0 <= number <= 1:
-        raise ImportError_(f"importance {number} is outside 0..1", line=line)
+        raise ImportFailed(f"importance {number} is outside 0..1", line=line)
     return number
 
 
 def _text(value, line: int) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ImportError_("the memory has no text", line=line)
+        raise ImportFailed("the memory has no text", line=line)
     if len(value) > settings.MEMORY_MAX_TEXT_CHARS:
-        raise ImportError_(f"the text is longer than {settings.MEMORY_MAX_TEXT_CHARS} characters", line=line)
+        raise ImportFailed(f"the text is longer than {settings.MEMORY_MAX_TEXT_CHARS} characters", line=line)
     return value.strip()
 
 
@@ -137,7 +137,7 @@ def _tags(value, line: int) -> list[str]:
         value = _json(value, line, "tags", None) if value.startswith("[") else \
             [t.strip().strip('"') for t in value.strip("{}").split(",") if t.strip()]
     if not isinstance(value, list):
-        raise ImportError_("tags must be a list", line=line)
+        raise ImportFailed("tags must be a list", line=line)
     return [str(t)[:100] for t in value]
 
 
@@ -150,7 +150,7 @@ def _vector(value, line: int) -> list[float] | None:
     if isinstance(payload, str):  # pgvector text form "[0.1,0.2]"
         payload = _json(payload, line, "embedding", None)
     if not isinstance(payload, list) or not all(isinstance(x, (int, float)) for x in payload):
-        raise ImportError_("embedding must be a list of numbers or {\"vector\": [...]}", line=line)
+        raise ImportFailed("embedding must be a list of numbers or {\"vector\": [...]}", line=line)
     return [float(x) for x in payload]
 
 
@@ -196,7 +196,7 @@ def map_mem0(row: dict, line: int) -> ImportRecord:
     """Mem0's export: {id, memory, user_id, agent_id, metadata, created_at, updated_at}."""
     metadata = row.get("metadata") or {}
     if not isinstance(metadata, dict):
-        raise ImportError_("metadata must be an object", line=line)
+        raise ImportFailed("metadata must be an object", line=line)
     return ImportRecord(line=line, spec=MemorySpec(
         user_id=_user(row.get("user_id"), line), text=_text(row.get("memory"), line),
         memory_type=OLD_TYPES.get(str(metadata.get("type", "fact")).lower(), MemoryType.FACT),
@@ -209,7 +209,7 @@ def map_mem0(row: dict, line: int) -> ImportRecord:
 def map_jsonl(row: dict, line: int) -> ImportRecord:
     """Our own export (see export_rows)."""
     if row.get("memory_type") not in MemoryType.values:
-        raise ImportError_(f"memory_type {row.get('memory_type')!r} is unknown", line=line)
+        raise ImportFailed(f"memory_type {row.get('memory_type')!r} is unknown", line=line)
     return ImportRecord(line=line, spec=MemorySpec(
         user_id=_user(row.get("user_id"), line), text=_text(row.get("text"), line), memory_type=row["memory_type"],
         importance=_importance(row.get("importance"), line), confidence=float(row.get("confidence", 1.0)),
@@ -226,7 +226,7 @@ def map_jsonl(row: dict, line: int) -> ImportRecord:
 
 def _user(value, line: int) -> str:
     if value in (None, ""):
-        raise ImportError_("user_id is missing", line=line)
+        raise ImportFailed("user_id is missing", line=line)
     return str(value)[:255]
 
 
@@ -247,18 +247,18 @@ def _read_rows(path: Path) -> Iterator[tuple[int, dict]]:
                     try:
                         yield number, json.loads(raw)
                     except json.JSONDecodeError as exc:
-                        raise ImportError_(f"not valid JSON ({exc.msg})", line=number) from None
+                        raise ImportFailed(f"not valid JSON ({exc.msg})", line=number) from None
     elif suffix == ".json":
         try:
             rows = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise ImportError_(f"not valid JSON ({exc.msg})", line=exc.lineno) from None
+            raise ImportFailed(f"not valid JSON ({exc.msg})", line=exc.lineno) from None
         if not isinstance(rows, list):
-            raise ImportError_("expected a JSON list of memories")
+            raise ImportFailed("expected a JSON list of memories")
         for number, row in enumerate(rows, start=1):
             yield number, row
     else:
-        raise ImportError_(f"unsupported file type {suffix!r} (csv, jsonl or json)")
+        raise ImportFailed(f"unsupported file type {suffix!r} (csv, jsonl or json)")
 
 
 def _companion(path: Path, name: str) -> Path | None:
@@ -272,13 +272,13 @@ def _companion(path: Path, name: str) -> Path | None:
 
 def read_records(source: str, *, path: Path | None = None, dsn: str | None = None) -> Iterator[ImportRecord]:
     if source not in SOURCES:
-        raise ImportError_(f"unknown source {source!r}; one of {', '.join(SOURCES)}")
+        raise ImportFailed(f"unknown source {source!r}; one of {', '.join(SOURCES)}")
     if dsn:
         yield from _read_dsn(source, dsn)
         return
     assert path is not None
     if not path.exists():
-        raise ImportError_(f"{path} does not exist")
+        raise ImportFailed(f"{path} does not exist")
     if source == "memory-items":
         companion = _companion(path, "memory_vector_store")
         vectors = {str(r.get("item_id")): r for _, r in _read_rows(companion)} if companion else {}
@@ -319,7 +319,7 @@ def _read_dsn(source: str, dsn: str) -> Iterator[ImportRecord]:
             for number, row in enumerate(rows, start=1):
                 yield map_agent_memory(row, keywords.get(row["memory_key"], []), number)
         else:
-            raise ImportError_(f"--dsn is supported for memory-items and agent-memories, not {source}")
+            raise ImportFailed(f"--dsn is supported for memory-items and agent-memories, not {source}")
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -387,7 +387,7 @@ def _screen(batch: list[ImportRecord]) -> tuple[list[ImportRecord], list[tuple[I
         try:
             refuse_sensitive_identifiers({name: getattr(record.spec, name) for name in ID_FIELDS})
         except InvalidOperation as exc:
-            raise ImportError_(str(exc), line=record.line) from None
+            raise ImportFailed(str(exc), line=record.line) from None
         hold = save_hold(record.spec)
         if hold.held:
             held.append((record, hold))

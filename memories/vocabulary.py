@@ -142,7 +142,7 @@ def sql_keyword_counted(alias: str = "m") -> str:
 
 
 def sql_vector_searchable(alias: str = "v") -> str:
-    """Vectors carry their memory's status (kept in step by writing.py)."""
+    """Vectors carry their memory's status (kept in step by memories/writing/)."""
     return f"{alias}.status = '{ACTIVE}'"
 
 

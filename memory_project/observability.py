@@ -31,10 +31,6 @@ REQUEST_ID_HEADER = "X-Request-ID"
 logger = logging.getLogger("memory.requests")
 
 
-def current_request_id() -> str:
-    return _request_id.get()
-
-
 def request_id_for(incoming: str | None) -> str:
     """The caller's id when it is a short token of safe characters (it is logged and echoed), else a new one."""
     return incoming if incoming and _SANE_ID.match(incoming) else uuid.uuid4().hex

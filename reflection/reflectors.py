@@ -19,7 +19,7 @@ from memories.extraction import (
     is_about_someone_else,
     third_person_verb,
 )
-from memories.extraction.habits import HABIT_OR_AGAIN_EN, HABITUAL_ZH
+from memories.extraction.habits import HABIT_OR_AGAIN_EN, HABITUAL_ZH, PLAIN_FREQUENCY
 from memories.extraction.intent import meaning_vectors
 from memories.extraction.rules import UNKNOWN_SPEAKER
 from memories.models import MemoryItem
@@ -68,8 +68,6 @@ class Reflector(Protocol):
 _POSITIVE = re.compile(r"\b(?:prefers?|loves?|likes?|enjoys?|adores?|wants?|is (?:a )?fan of)\s+(.+)", re.I)
 _NEGATIVE = re.compile(r"\b(?:dislikes?|hates?|doesn't like|does not like|don't like|do not like|can't stand|"
                        r"avoids?)\s+(.+)", re.I)
-# How people say a habit: a frequency word or phrase anywhere in the statement.
-_FREQUENCY = HABIT_OR_AGAIN_EN  # one home: memories/extraction/habits.py
 _ZH_POSITIVE = re.compile(r"(?:喜欢|爱|偏好)(.+)")
 _ZH_NEGATIVE = re.compile(r"(?:讨厌|不喜欢)(.+)")
 _ZH_HABIT = re.compile(f"(?:{HABITUAL_ZH})(.+)")
@@ -80,10 +78,6 @@ _CLAUSE_END = re.compile(r"[;.!?，；。！？]|,\s*(?=(?:it|that|this|which|an
                          r"|\s(?:because|since|and it|but|which)\s", re.I)
 _ADVERB = re.compile(r"^((?:(?:always|usually|often|never|sometimes|regularly|normally|really|also|still|"
                      r"generally)\s+)*)(.*)$", re.I)
-_PLAIN_FREQUENCY = {"every morning": "most mornings", "every day": "most days", "each day": "most days",
-                    "daily": "most days", "every evening": "most evenings", "every night": "most nights",
-                    "nightly": "most nights", "every week": "most weeks", "weekly": "most weeks",
-                    "every weekend": "most weekends", "each morning": "most mornings"}
 _CONTEXT_WORDS = {
     "work": {"work", "office", "job", "meet", "boss", "colleagu", "deadlin", "project", "工作", "公司"},
     "learning": {"learn", "studi", "cours", "class", "lesson", "read", "学习", "课程"},
@@ -140,8 +134,8 @@ def memory_signal(memory: MemoryItem) -> tuple[str, str, str, str] | None:
         match = _ZH_HABIT.search(text)
         if match and object_key(match.group(1)):
             return "+", object_key(match.group(1)), "behavior", "B"
-    elif _FREQUENCY.search(text):
-        key = object_key(_FREQUENCY.sub(" ", habitual(_predicate(text))))  # "had another run" is a run
+    elif HABIT_OR_AGAIN_EN.search(text):
+        key = object_key(HABIT_OR_AGAIN_EN.sub(" ", habitual(_predicate(text))))  # "had another run" is a run
         if key:
             return "+", key, "behavior", "B"
     if Tag.WISH in (memory.tags or []) and _POSITIVE.search(text):  # asked for outright: as strong as a habit
@@ -210,11 +204,11 @@ def trait_text(memory_text: str, polarity: str, subtype: str) -> str:
     if subtype == "behavior":
         habit = habitual(predicate)
         plain = habit
-        for phrase, most in _PLAIN_FREQUENCY.items():
+        for phrase, most in PLAIN_FREQUENCY.items():
             plain = re.sub(rf"\b{phrase}\b", most, plain, flags=re.I)
         had_most = plain != habit or re.search(r"\bmost \w+s\b", plain)
-        plain = re.sub(r"\s+", " ", _FREQUENCY.sub(lambda m: m.group(0) if m.group(0).lower().startswith("most")
-                                                    else "", plain)).strip()
+        plain = re.sub(r"\s+", " ", HABIT_OR_AGAIN_EN.sub(
+            lambda m: m.group(0) if m.group(0).lower().startswith("most") else "", plain)).strip()
         return _sentence(plain if had_most else f"usually {plain}")
     pattern = _POSITIVE if polarity == "+" else _NEGATIVE
     match = pattern.search(predicate)

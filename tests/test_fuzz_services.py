@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memories.errors import MemoryError_
+from memories.errors import ServiceError
 from memories.models import MemoryItem
 from memories.search import SearchQuery, memory_search
 from memories.writing import MemorySpec, memory_create, memory_merge, memory_supersede
@@ -38,7 +38,7 @@ def test_save_reads_back_what_was_saved(tenant_a, text, data, valid_at, importan
     has_nul = "\x00" in text or any("\x00" in t for t in tags) or "\\u0000" in encoded or not finite
     try:
         result = memory_create(tenant=tenant_a, actor="t", spec=spec)
-    except MemoryError_:
+    except ServiceError:
         assert has_nul  # refused as bad input, and only for the one thing PostgreSQL cannot store
         return
     assert not has_nul
@@ -72,7 +72,7 @@ def test_supersede_and_merge_keep_one_current_version(tenant_a, first, second, r
         new = memory_supersede(tenant=tenant_a, memory_id=a.id, new_text=replacement, actor="t")
         merged = memory_merge(tenant=tenant_a, memory_ids=[new.id, b.id], merged_text=first + " " + second,
                               actor="t") if new.id != b.id else None
-    except MemoryError_:
+    except ServiceError:
         return  # a domain refusal (e.g. the text already exists) is a valid outcome, never a crash
     current = MemoryItem.objects.filter(user_id="fz", expired_at__isnull=True)
     assert len({m.content_hash for m in current}) == current.count()

@@ -4,6 +4,7 @@ SQL), who reads conversations (the extractor and the reflector), the merged text
 text written, and the walk up a trait's parents."""
 
 import html
+import re
 from pathlib import Path
 
 import pytest
@@ -112,9 +113,13 @@ def test_reflection_is_nudged_from_one_place():
 def test_habit_words_have_one_home_and_the_prompt_names_them():
     """The extractor, the reflector and the LLM's prompt read habits by the same words
     (memories/extraction/habits.py)."""
-    assert rules._HABIT_EN is habits.HABIT_OR_AGAIN_EN and rules._HABIT_ZH is habits.HABIT_OR_AGAIN_ZH
-    assert reflectors._FREQUENCY is habits.HABIT_OR_AGAIN_EN
-    assert reflectors._ZH_HABIT.pattern.startswith(f"(?:{habits.HABITUAL_ZH})")
+    assert rules.HABIT_OR_AGAIN_EN is habits.HABIT_OR_AGAIN_EN and rules.HABIT_OR_AGAIN_ZH is habits.HABIT_OR_AGAIN_ZH
+    assert reflectors.HABIT_OR_AGAIN_EN is habits.HABIT_OR_AGAIN_EN
+    assert reflectors.PLAIN_FREQUENCY is habits.PLAIN_FREQUENCY
+    assert all(habits.HABIT_OR_AGAIN_EN.fullmatch(said) for said in habits.PLAIN_FREQUENCY)  # the words it reads
+    for module in (rules, reflectors):  # no frequency words of their own beside habits.py
+        words = set(habits.PLAIN_FREQUENCY) | {"always", "usually", "每天"}
+        assert not words & set(re.findall(r'"([^"]+)"', Path(module.__file__).read_text())), module.__name__
     prompt = load_prompt("extract_system.md")
     for word in habits.PROMPT_EXAMPLES:
         assert word in prompt and (habits.HABIT_OR_AGAIN_EN.search(word) or habits.HABIT_OR_AGAIN_ZH.search(word))

@@ -83,7 +83,13 @@ def test_admin_scope_matrix(superuser, has_profile, tenant_id, all_tenants, expe
         == expected
 
 
-def test_record_the_matrix_size():
+def test_the_tables_cover_every_cell_once():
+    """Every key role meets every action, and every admin scope input is a different case: the tables
+    above are whole (the figures say how many cells they hold)."""
+    allowed_words = {word for words in ALLOWED.values() for word in words}
+    assert allowed_words <= {action.value for action in KeyAction}  # no misspelled action passes unseen
+    assert len({(role, action) for role, action, _ in KEY_MATRIX}) == len(ALLOWED) * len(KeyAction)
+    assert len({cell[:4] for cell in SCOPES}) == len(SCOPES)
     record("roles: key role x action cells tested", len(KEY_MATRIX))
     record("roles: admin scope cells tested", len(SCOPES))
 

@@ -29,7 +29,7 @@ from memories.admin.base import (
 from memories.admin.people import person_link
 from memories.api.serializers import MemorySearchSerializer
 from memories.context import ContextRequest, build_context
-from memories.errors import InvalidOperation, MemoryError_, MemoryNotFound, VersionConflict
+from memories.errors import InvalidOperation, MemoryNotFound, ServiceError, VersionConflict
 from memories.identity import normalize_identifier
 from memories.models import (
     MemoryHistory,
@@ -330,7 +330,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
                 result = writing.memory_set_status(tenant=memory.tenant, memory_id=memory.id, status=status,
                                                    actor=actor_of(request), reason=f"{verb} in the admin")
                 done += result.operation != "NOOP"
-            except MemoryError_ as exc:
+            except ServiceError as exc:
                 self.message_user(request, f"{memory.id}: {exc}", messages.ERROR)
         self.message_user(request, f"{verb.capitalize()} {done} memories.")
 
@@ -383,7 +383,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
             writing.memory_set_status(tenant=memory.tenant, memory_id=memory.id, status=MemoryStatus.ACTIVE,
                                       actor=actor_of(request), reason="restored in the admin")
             self.message_user(request, "Restored: the memory is active again.")
-        except MemoryError_ as exc:
+        except ServiceError as exc:
             self.message_user(request, f"Not restored: {exc}", messages.ERROR)
         return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[memory.id]))
 

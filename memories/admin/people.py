@@ -26,7 +26,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from memories.admin.base import ChoiceListFilter, TenantFilter, TenantScopedAdmin, actor_of, shown_time
-from memories.errors import MemoryError_
+from memories.errors import ServiceError
 from memories.models import (
     EdgePredicate,
     MemoryItem,
@@ -94,7 +94,7 @@ class GovernedWithMemories:
             try:
                 change(item)
                 done += 1
-            except MemoryError_ as exc:
+            except ServiceError as exc:
                 self.message_user(request, f"{named(item)}: {failed}: {exc}", messages.ERROR)  # type: ignore[attr-defined]
         return done
 
@@ -329,7 +329,7 @@ class PersonAdmin(GovernedWithMemories, TenantScopedAdmin):
                     graph.person_merge(keep.tenant, keep.id, other.id, actor=actor_of(request),
                                        reason=form.cleaned_data["reason"])
                     merged += 1
-                except MemoryError_ as exc:
+                except ServiceError as exc:
                     self.message_user(request, f"{person_label(other)} not merged: {exc}", messages.ERROR)
             if merged:
                 self.message_user(request, f"Merged {counted(merged, 'people') if merged > 1 else '1 person'} "

@@ -22,7 +22,7 @@ from memories.admin.base import (
     actor_of,
     text_diff,
 )
-from memories.errors import MemoryError_
+from memories.errors import ServiceError
 from memories.models import (
     Candidate,
     CandidateStatus,
@@ -229,7 +229,7 @@ class CandidateAdmin(TenantScopedAdmin):
             else:
                 self.message_user(request, "Choose approve or reject.", messages.ERROR)
                 following = candidate
-        except MemoryError_ as exc:
+        except ServiceError as exc:
             self.message_user(request, f"Not applied: {exc}", messages.ERROR)
             request.session[REFUSED] = {"id": str(candidate.id), "message": str(exc)}  # and in its card
             following = candidate
@@ -248,7 +248,7 @@ class CandidateAdmin(TenantScopedAdmin):
             self.log_change(request, candidate, f"Undid the {candidate.status} decision; back in the queue.")
             self.message_user(request, "Decision undone: the candidate is back in the queue.")
             request.session.pop(LAST_DECISION, None)
-        except MemoryError_ as exc:
+        except ServiceError as exc:
             self.message_user(request, f"Not undone: {exc}", messages.ERROR)
         return HttpResponseRedirect(reverse("admin:memories_candidate_changelist") + f"#candidate-{candidate.id}")
 
@@ -293,7 +293,7 @@ class CandidateAdmin(TenantScopedAdmin):
                                              edited_text=edited)
             else:
                 governance.candidate_reject(tenant=obj.tenant, candidate_id=obj.id, actor=actor_of(request))
-        except MemoryError_ as exc:
+        except ServiceError as exc:
             request._review_decision = None
             self.message_user(request, f"Not applied: {exc}", messages.ERROR)
 
@@ -312,7 +312,7 @@ class CandidateAdmin(TenantScopedAdmin):
             try:
                 decide(tenant=candidate.tenant, candidate_id=candidate.id, actor=actor_of(request))
                 done += 1
-            except MemoryError_ as exc:
+            except ServiceError as exc:
                 self.message_user(request, f"{candidate.id}: {exc}", messages.ERROR)
         self.message_user(request, f"{verb} {done} candidates.")
 

@@ -37,7 +37,7 @@ from memories.api.serializers import (
     path_identifier,
 )
 from memories.context import ContextRequest
-from memories.errors import MemoryError_
+from memories.errors import ServiceError
 from memories.keys import HeaderAuthentication, api_key_authenticate, authenticate_header
 from memories.models import ApiKey
 from memories.network import client_of, meta_of_asgi_scope
@@ -264,7 +264,7 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
                 return bounded_answer(work(_caller_now(raw_key, known)))
             except drf_serializers.ValidationError as exc:
                 raise ToolError(_field_errors(exc.detail)) from None
-            except MemoryError_ as exc:
+            except ServiceError as exc:
                 raise ToolError(f"{type(exc).__name__}: {exc}") from None
             finally:
                 close_old_connections()

@@ -23,5 +23,11 @@ AGAIN_ZH = "照常|照例|又"
 # A habit said as one or reported once more.
 HABIT_OR_AGAIN_EN = re.compile(rf"\b(?:{HABITUAL_EN}|{AGAIN_EN})\b", re.I)
 HABIT_OR_AGAIN_ZH = re.compile(f"{HABITUAL_ZH}|{AGAIN_ZH}")
+# How a trait's text says a frequency plainly (reflection: "runs every morning" is shown as "runs most
+# mornings": a habit is what a person mostly does, not a rule they never break).
+PLAIN_FREQUENCY = {"every morning": "most mornings", "every day": "most days", "each day": "most days",
+                   "daily": "most days", "every evening": "most evenings", "every night": "most nights",
+                   "nightly": "most nights", "every week": "most weeks", "weekly": "most weeks",
+                   "every weekend": "most weekends", "each morning": "most mornings"}
 # The words the LLM's prompt names as examples (extract_system.md).
 PROMPT_EXAMPLES = ("always", "usually", "every morning", "as usual", "again", "习惯", "一般", "每天", "总是")

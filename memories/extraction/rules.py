@@ -155,8 +155,6 @@ def is_about_someone_else(text: str, tags: list[str]) -> bool:
 # How people say a habit: a frequency word or phrase (always, usually, every morning, as usual, again; 习惯, 一般,
 # 每天, 总是) in a first-person statement ("I always run before work"), or a report of one more time without a
 # subject ("Another early morning run today, 6am as usual").
-_HABIT_EN = HABIT_OR_AGAIN_EN  # one home: memories/extraction/habits.py
-_HABIT_ZH = HABIT_OR_AGAIN_ZH
 # A Chinese report of one occasion, without a subject: a time word, then what was done ("今天早上又跑了五公里").
 _REPORT_ZH = re.compile("^(?:今天|昨天|今早|今晚|昨晚|刚才|早上|晚上|这周|本周)[^，。]*?(?:又|照常|照例)")
 _REPORT_EN = re.compile(r"^(?:another|one more|yet another)\b|\bas usual\b|"
@@ -376,13 +374,13 @@ class RulesExtractor:
         if clause.endswith(("?", "？")) or _HARD_DROP.match(clause) and not chinese:
             return None
         if chinese:
-            if not _HABIT_ZH.search(clause) or "我" not in clause and not _REPORT_ZH.search(clause):
+            if not HABIT_OR_AGAIN_ZH.search(clause) or "我" not in clause and not _REPORT_ZH.search(clause):
                 return None
             if clause.startswith("我"):
                 text, tags = self.rewrite(clause, subject)
             else:  # "今天早上又跑了五公里，和平时一样": a report without a subject, said of its speaker
                 text, tags = speaker_name(subject, True) + clause.rstrip("。！!"), []
-        elif re.match(r"I\b", clause) and _HABIT_EN.search(clause):
+        elif re.match(r"I\b", clause) and HABIT_OR_AGAIN_EN.search(clause):
             text, tags = self.rewrite(clause, subject)
         elif not _REPORT_EN.search(clause) or _FIRST_PERSON.search(clause) or self.small_talk(clause):
             return None

@@ -1,6 +1,6 @@
 """The memory record and its satellites (vectors, history, sources, review queue).
 
-Rules about changing these rows live in writing.py; nothing here has
+Rules about changing these rows live in memories/writing/; nothing here has
 behaviour beyond field definitions and constraints.
 """
 
@@ -224,7 +224,7 @@ class MemoryVector(models.Model):
     """One embedded chunk of a memory, under one model.
 
     tenant/user_id/memory_type/status are copied from the item (kept in step
-    by writing.py) so per-user vector search needs no join.
+    by memories/writing/) so per-user vector search needs no join.
     """
 
     item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="vectors", db_index=False)

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memories.management.progress import Progress, command_stderr
 from memories.models import Tenant
-from memories.porting import SOURCES, ImportError_, checkpoint_path, import_records, read_records
+from memories.porting import SOURCES, ImportFailed, checkpoint_path, import_records, read_records
 
 
 class Command(BaseCommand):
@@ -38,7 +38,7 @@ class Command(BaseCommand):
             report = import_records(tenant=tenant_row, records=read_records(source, path=file, dsn=dsn),
                                     actor=f"import:{source}", batch_size=batch_size, dry_run=dry_run,
                                     checkpoint=checkpoint, progress=progress)
-        except ImportError_ as exc:
+        except ImportFailed as exc:
             raise CommandError(f"{exc} (nothing from that batch was written; rerun continues after the last "
                                "committed batch)") from exc
         bar.close()
