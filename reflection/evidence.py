@@ -33,6 +33,7 @@ from memories.extraction.intent import HABIT as INTENT_HABIT
 from memories.extraction.intent import WISH as INTENT_WISH
 from memories.extraction.intent import features as intent_features
 from memories.text import has_han
+from memories.vocabulary import Slot
 
 EVIDENCE_MODEL_PATH = Path(__file__).resolve().parent / "data" / "evidence_model.npz"
 NONE, HABIT, PREFERENCE, WISH = "none", "habit", "preference", "wish"
@@ -174,7 +175,7 @@ def intent_corpus_rows() -> list[tuple[str, str, str]]:
     work.") as none: the stories say habits at length."""
     label = {INTENT_HABIT: HABIT, INTENT_WISH: WISH}
     return [(INTENT_ROWS, c.text, label.get(c.intent) or (PREFERENCE if c.intent == FACT_SELF and
-                                                           c.slot == "preference" else NONE))
+                                                           c.slot == Slot.PREFERENCE else NONE))
             for c in corpus_clauses(read_corpus())]
 
 
