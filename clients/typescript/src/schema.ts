@@ -866,6 +866,15 @@ export interface components {
             withdrawn_at: string | null;
             /** @description the reflection cycle that recorded or withdrew it */
             cycle_id: number | null;
+            /** @description where it was said */
+            session_id: string;
+            /** @description why it joined the trait */
+            reason: string;
+            /**
+             * Format: double
+             * @description how close in meaning it was to the trait
+             */
+            closeness: number | null;
         };
         /**
          * @description * `markdown` - markdown
@@ -1214,6 +1223,10 @@ export interface components {
             /** @default  */
             reason?: string;
         };
+        ReviewerAction: {
+            action: string;
+            what: string;
+        };
         /**
          * @description * `user` - user
          *     * `assistant` - assistant
@@ -1276,6 +1289,10 @@ export interface components {
          */
         SessionEndRequest: {
             user_id: string;
+        };
+        SessionEvidence: {
+            session_id: string;
+            evidence: components["schemas"]["Evidence"][];
         };
         Source: {
             session_id: string;
@@ -1342,6 +1359,8 @@ export interface components {
             last_reinforced_at: string | null;
             data: unknown;
             evidence: components["schemas"]["Evidence"][];
+            evidence_by_session: components["schemas"]["SessionEvidence"][];
+            reviewer_actions: components["schemas"]["ReviewerAction"][];
             child_traits: components["schemas"]["Child"][];
             parent_chain: components["schemas"]["Parent"][];
             confidence_history: components["schemas"]["ConfidencePoint"][];
