@@ -31,6 +31,17 @@ def test_a_forged_cursor_is_400(api, cursor):
     assert response.status_code == 400 and "cursor" in response.json()
 
 
+@pytest.mark.parametrize(("text", "limit", "exceeds"), [
+    ("", 1, False), ("[]", 1, False), ("[[]]", 1, True), ("[" * 1300, 64, True), ("[" * 64, 64, False),
+    ('["[[[[["]', 1, False), ('[["\\"]]', 1, True), ('["\\"[[["]', 1, False), ("['[[[']", 1, False),
+    ("[][][][]", 1, False), ("{\"a\": {\"b\": [1]}}", 2, True), ("{\"a\": {\"b\": [1]}}", 3, False),
+    ("((((", 3, True), ("]]]][[", 2, False), ('"' + "[" * 100, 1, False)])
+def test_nesting_is_read_from_the_text_before_any_parser(text, limit, exceeds):
+    from memories.api.parsers import nesting_exceeds
+
+    assert nesting_exceeds(text, limit) is exceeds
+
+
 def test_a_deeply_nested_body_is_400(api):
     body = '{"user_id": "a", "text": "t", "data": ' + "[" * 50_000 + "]" * 50_000 + "}"
     response = api.client.post("/api/v1/memories", data=body, content_type="application/json")

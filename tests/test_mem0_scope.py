@@ -52,6 +52,41 @@ def test_delete_all_with_app_id_as_the_client_sends_it_erases_nothing(mem0):
     assert MemoryItem.objects.filter(user_id="ann").count() == 2
 
 
+@pytest.mark.parametrize("params", [
+    {"user_id": "ann", "agent_id": "*"}, {"user_id": "ann", "run_id": "*"}, {"user_id": "ann", "agent_id": " * "},
+    {"filters": json.dumps({"user_id": "ann", "agent_id": "*"})},
+    {"filters": json.dumps({"user_id": "ann", "agent_id": None})},
+    {"filters": json.dumps({"AND": [{"user_id": "ann"}, {"agent_id": "*"}]})},
+    {"filters": str({"user_id": "ann", "agent_id": None})},  # the Python literal httpx makes of a dict
+    {"filters": json.dumps({"user_id": "*"})}, {"user_id": "*"}])
+def test_a_wildcard_never_widens_a_deletion(mem0, params):
+    """Issue 55: `agent_id: "*"` on delete_all erased the whole user, memories without an agent
+    included. In a deletion a wildcard (or an explicit null) is a 400 naming the key; nothing is erased."""
+    _two_apps(mem0)
+    answer = _call(mem0, "delete", "/v1/memories/", **params)
+    assert answer.status_code == 400, answer.content
+    assert {"agent_id", "run_id", "user_id"} & set(answer.json()), answer.content
+    assert MemoryItem.objects.filter(user_id="ann", status="active").count() == 2
+
+
+@pytest.mark.parametrize(("filters", "problem"), [
+    ("[" * 1300, "nested deeper"), ("[[[" * 400 + "]]]" * 400, "nested deeper"),
+    ("{\"user_id\": " * 70 + "1" + "}" * 70, "nested deeper"), ("(" * 900, "nested deeper"),
+    ("[" * 40, "a JSON object"), ("{'user_id': 'ann', 'x': {" + "1, " * 10 + "}}", ""), ("\\" * 30, "a JSON object")])
+def test_deep_or_broken_filters_on_delete_all_are_a_400_before_parsing(mem0, filters, problem):
+    """Issue 55: `DELETE /v1/memories/?filters=[[[…` 1,300 deep was a 500 (RecursionError in json)."""
+    _two_apps(mem0)
+    answer = _call(mem0, "delete", "/v1/memories/", filters=filters)
+    assert answer.status_code == 400 and problem in str(answer.json().get("filters", answer.json())), answer.content
+    assert MemoryItem.objects.filter(user_id="ann", status="active").count() == 2
+
+
+def test_a_wildcard_still_means_any_in_a_read(mem0):
+    _two_apps(mem0)
+    answer = _call(mem0, "post", "/v3/memories/", {"filters": {"user_id": "ann", "agent_id": "*"}})
+    assert answer.status_code == 200 and len(answer.json()["results"]) == 2, answer.content
+
+
 @pytest.mark.parametrize(("path", "body"), [
     ("/v3/memories/", {"filters": {"user_id": "ann"}, "app_id": "crm"}),
     ("/v3/memories/", {"user_id": "ann", "app_id": "crm"}),

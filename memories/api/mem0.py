@@ -30,6 +30,7 @@ from rest_framework.views import APIView
 
 from memories import agents, governance, selectors, writing
 from memories.api.auth import ApiKeyAuthentication
+from memories.api.parsers import too_deep
 from memories.api.serializers import (
     ConversationSerializer,
     MemoryCreateSerializer,
@@ -127,12 +128,24 @@ def _flatten(filters: Any, field: str = "filters") -> dict:
     return flat
 
 
-def scope_from(payload: dict, *, require_user: bool = True) -> dict:
+WILDCARDS = (None, "*")
+
+
+def wildcard_widens(key: str, value: Any, *, deleting: bool) -> bool:
+    """Pure: whether an identity filter's value is a wildcard that would widen a deletion. A read may
+    take "*" or null as "any"; a deletion may not: `agent_id: "*"` on delete_all erased the whole user,
+    memories without an agent included (issue 55). Leave the key out to mean every agent."""
+    return deleting and key in IDENTITY_KEYS and (value in WILDCARDS or (isinstance(value, str)
+                                                                         and value.strip() in ("*", "")))
+
+
+def scope_from(payload: dict, *, require_user: bool = True, deleting: bool = False) -> dict:
     """The user, agent, session and date range a Mem0 request names, at its top level or in `filters`.
 
     Returns this service's names: user_id, agent_id, session_id, created_after/before.
-    Wildcards ("*") and null mean "any"; other keys are a 400 naming them. `app_id`, at the top level
-    as in `filters`, is a 400: dropping it would widen the request to the whole user."""
+    Wildcards ("*") and null mean "any" in a read and are a 400 in a deletion (`deleting`); other keys
+    are a 400 naming them. `app_id`, at the top level as in `filters`, is a 400: dropping it would widen
+    the request to the whole user."""
     if payload.get("app_id") is not None:
         raise _invalid("app_id", APP_ID_REFUSED)
     flat = {k: v for k, v in payload.items() if k in IDENTITY_KEYS and v is not None}
@@ -143,8 +156,11 @@ def scope_from(payload: dict, *, require_user: bool = True) -> dict:
             flat[key] = value
     scope: dict = {}
     for key, value in flat.items():
+        if wildcard_widens(key, value, deleting=deleting):
+            raise _invalid(key, f"a wildcard or null {key} would widen the deletion; leave {key} out to erase "
+                                "the whole user, or name one")
         if key in IDENTITY_KEYS:
-            if value in (None, "*"):
+            if value in WILDCARDS:
                 continue
             scope[IDENTITY_KEYS[key]] = _identifier(value, key)
         elif key in DATE_KEYS:
@@ -553,12 +569,14 @@ def _query_filters(request) -> dict:
     if raw is not None:
         if len(raw) > 4000:
             raise _invalid("filters", "too long")
+        if problem := too_deep(raw):  # before either parser reads it: json's C scanner raises RecursionError
+            raise _invalid("filters", problem)
         try:
             params["filters"] = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             try:
                 params["filters"] = ast.literal_eval(raw)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 raise _invalid("filters", "a JSON object") from None
     return params
 
@@ -571,7 +589,7 @@ class CollectionView(Mem0View):
         summary="Mem0: delete all of a user's memories (an erasure: nothing of their words remains)",
                    responses={200: dict})
     def delete(self, request):
-        scope = scope_from(_query_filters(request))
+        scope = scope_from(_query_filters(request), deleting=True)
         if "session_id" in scope or any("__" in k for k in scope):
             raise _invalid("run_id", "delete_all erases a user (or one agent's part of a user); delete a run's "
                                      "memories one by one")

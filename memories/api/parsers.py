@@ -1,14 +1,52 @@
-"""The JSON body parser with a bound on nesting: a body nested 50,000 deep
-is a 400, not a RecursionError."""
+"""The JSON body parser with a bound on nesting, checked on the text before any parser reads it: a body
+(or Mem0's `filters` query parameter, or an MCP request) nested 50,000 deep is a 400, not a
+RecursionError."""
 
 from __future__ import annotations
 
 import codecs
 import json
+import re
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
+
+_SPECIAL = re.compile(r"[\[\]{}()\"'\\]")
+_OPEN, _CLOSE = frozenset("[{("), frozenset("]})")
+
+
+def nesting_exceeds(text: str, limit: int) -> bool:
+    """Pure: whether the brackets of a JSON (or Python literal) text nest deeper than `limit`, read
+    without parsing it: strings (and their escapes) skipped, an unclosed run (`[[[[…`) as deep as it
+    goes; it stops at the first bracket past the limit."""
+    if sum(text.count(bracket) for bracket in _OPEN) <= limit:
+        return False  # most texts: too few brackets to nest that deep, counted at C speed
+    depth, quote, skip = 0, "", -1
+    for found in _SPECIAL.finditer(text):
+        position, char = found.start(), found.group()
+        if position <= skip:
+            continue
+        if quote:
+            if char == "\\":
+                skip = position + 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in _OPEN:
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in _CLOSE:
+            depth = max(0, depth - 1)
+    return False
+
+
+def too_deep(text: str) -> str | None:
+    """The problem with a text nested deeper than JSON_MAX_DEPTH, or None."""
+    limit = settings.JSON_MAX_DEPTH
+    return f"nested deeper than {limit} levels (JSON_MAX_DEPTH)" if nesting_exceeds(text, limit) else None
 
 
 def json_depth_exceeds(value, limit: int) -> bool:
@@ -28,7 +66,13 @@ class BoundedJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
-            data = json.load(codecs.getreader(encoding)(stream))
+            text = codecs.getreader(encoding)(stream).read()
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise ParseError(f"JSON parse error - {exc}") from None
+        if problem := too_deep(text):
+            raise ParseError(f"JSON {problem}")
+        try:
+            data = json.loads(text)
         except RecursionError:
             raise ParseError(f"JSON nested deeper than {settings.JSON_MAX_DEPTH} levels") from None
         except ValueError as exc:
