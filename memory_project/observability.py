@@ -36,25 +36,45 @@ def request_id_for(incoming: str | None) -> str:
     return incoming if incoming and _SANE_ID.match(incoming) else uuid.uuid4().hex
 
 
-# Path parameters that name a person (REST's users/<user_id>/, sessions/<session_id>/, Mem0's
-# entities/user/<name>/): logged as a keyed digest, never as written.
-PERSONAL_PATH_PARAMETERS = frozenset({"user_id", "session_id", "name"})
+# A path parameter that is a number or a UUID names a row, not a person: the log shows it as written.
+_ROW_ID = re.compile(r"^(?:\d{1,20}|[0-9a-fA-F]{8}-?(?:[0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12})$")
+UNMATCHED_PATH = "(unmatched)"
 
 
 def logged_path(path: str, match) -> str:
-    """The request path as the log shows it: each personal path parameter replaced by
-    `~` + its keyed digest (identity.identifier_digest); the rest as requested."""
+    """The request path as the log shows it: every text path parameter (REST's users/<user_id>/,
+    sessions/<session_id>/, Mem0's entities/user/<name>/ and memories/<memory_id>/, whatever a caller
+    puts there) replaced by `~` + its keyed digest (identity.identifier_digest); numbers and UUIDs as
+    requested. A path no route matched is not shown at all (UNMATCHED_PATH): nothing says which of
+    its words name a person. The query string is never part of it."""
     from memories.identity import identifier_digest
 
     if match is None:
-        return path
-    for name, value in (match.kwargs or {}).items():
-        if name in PERSONAL_PATH_PARAMETERS and isinstance(value, str) and value:
+        return UNMATCHED_PATH
+    for value in sorted({v for v in (match.kwargs or {}).values() if isinstance(v, str) and v}, key=len,
+                        reverse=True):
+        if not _ROW_ID.match(value):
             digest = f"~{identifier_digest(value)}"
             path = path.replace(f"/{value}/", f"/{digest}/")
             if path.endswith(f"/{value}"):
                 path = path[: -len(value)] + digest
     return path
+
+
+class RequestPathFilter(logging.Filter):
+    """On the console handler: a record that carries the request (Django's own lines: "Internal Server
+    Error: <path>", "Forbidden (CSRF …): <path>") shows the logged path in place of the raw one, and
+    not the request itself, whose repr holds the whole path and query string."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request = getattr(record, "request", None)
+        if isinstance(request, HttpRequest):
+            raw = {request.path, request.path.encode("unicode_escape").decode("ascii"), request.get_full_path()}
+            shown = logged_path(request.path, getattr(request, "resolver_match", None))
+            if isinstance(record.args, tuple):
+                record.args = tuple(shown if isinstance(a, str) and a in raw else a for a in record.args)
+            record.request = None
+        return True
 
 
 class RequestIdMiddleware:
@@ -89,7 +109,7 @@ class RequestIdMiddleware:
         metrics.observe_request(route=route, method=request.method or "", status=response.status_code,
                                 seconds=seconds)
         if not request.path.startswith("/static/"):
-            path = logged_path(request.path, match)
+            path = logged_path(request.path, match if route != "unmatched" else None)
             logger.info("%s %s %s", request.method, path, response.status_code, extra={
                 "method": request.method, "path": path, "route": route,
                 "status": response.status_code, "duration_ms": round(seconds * 1000, 2),
@@ -171,7 +191,7 @@ class JsonFormatter(logging.Formatter):
                 "level": record.levelname, "logger": record.name, "message": record.getMessage(),
                 "request_id": getattr(record, "request_id", "") or None, "process": record.process}
         for name, value in vars(record).items():
-            if name not in _STANDARD and not name.startswith("_"):
+            if name not in _STANDARD and not name.startswith("_") and name != "request":
                 body[name] = value
         if record.exc_info:
             body["exception"] = self.formatException(record.exc_info)

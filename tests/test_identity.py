@@ -91,6 +91,39 @@ def test_request_logs_carry_a_keyed_digest_of_a_user_id_never_the_id(api, caplog
     assert identifier_digest("josé.garcía") != identifier_digest("jose.garcia")
 
 
+def test_no_request_line_carries_a_user_id_matched_route_or_not(api, caplog, key_a):
+    """Issue 55: unmatched routes logged their raw path (user ids in it), and Django's own line for a
+    failed request carried the request's repr, query string included. Every line through the configured
+    formatter and filters: a path no route matched is not shown, text path parameters are digests,
+    numbers and UUIDs are kept, and the query string is never written."""
+    from django.test import RequestFactory
+    from django.utils.log import log_response
+
+    from memory_project.observability import JsonFormatter, RequestIdFilter, RequestPathFilter
+
+    api.remember("someone", "Likes tea.")  # the first task sets Celery's logging up: before the capture
+    with caplog.at_level(logging.INFO):
+        caplog.clear()
+        api.get("users/priya.sharma/nothing-here?user_id=priya.sharma")  # unmatched
+        api.get("nope/priya.sharma")
+        api.client.get("/v1/memories/priya.sharma/history/", HTTP_AUTHORIZATION=f"Token {key_a.raw_key}")
+        api.client.delete("/v1/memories/?user_id=priya.sharma&filters=" + "[" * 1300,
+                          HTTP_AUTHORIZATION=f"Token {key_a.raw_key}")
+        api.get("memories/00000000-0000-0000-0000-000000000000")
+        request = RequestFactory().get("/api/v1/users/priya.sharma/traits?user_id=priya.sharma")
+        log_response("%s: %s", "Internal Server Error", request.path, request=request,
+                     response=type("R", (), {"status_code": 500})(), logger=logging.getLogger("django.request"))
+    records = [r for r in caplog.records if r.name in ("memory.requests", "django.request")]
+    lines = []
+    for record in records:
+        RequestIdFilter().filter(record)
+        RequestPathFilter().filter(record)
+        lines.append(JsonFormatter().format(record))
+    assert len(lines) == 6 and not any("priya" in line for line in lines), lines
+    assert all('"path": "(unmatched)"' in line for line in lines[:2]), lines
+    assert "00000000-0000-0000-0000-000000000000" in lines[4] and " 400" in lines[3], lines
+
+
 def test_celery_task_lines_carry_a_keyed_digest_of_a_user_id_never_the_id(tenant_a, caplog):
     """Issue 43: Celery's line for reflect_user showed the raw user id in its arguments, and again in
     its return value when another cycle was running. Both go through the configured JSON formatter."""
