@@ -42,6 +42,31 @@ def test_nesting_is_read_from_the_text_before_any_parser(text, limit, exceeds):
     assert nesting_exceeds(text, limit) is exceeds
 
 
+@pytest.mark.parametrize(("method", "path", "body", "field"), [
+    ("post", "/api/v1/memories", '{"user_id": "u", "text": "\\ud800"}', "text"),
+    ("post", "/api/v1/memories", '{"user_id": "u", "text": "x", "tags": ["ok", "\\udc00"]}', "tags.1"),
+    ("post", "/api/v1/memories", '{"user_id": "u", "text": "x", "data": {"\\ud800": 1}}', "data"),
+    ("post", "/api/v1/conversations", '{"user_id": "u", "session_id": "s", "messages": [{"role": "user", '
+                                      '"content": "x", "name": "\\ud800"}]}', "messages.0.name"),
+    ("post", "/v1/batch/", '{"memories": [{"memory_id": "\\ud800", "text": "x"}]}', "memories.0.memory_id"),
+    ("put", "/v1/batch/", '{"memories": [{"memory_id": "\\ud800", "text": "x"}]}', "memories.0.memory_id"),
+    ("post", "/v3/memories/add/", '{"user_id": "\\ud800", "messages": "hi", "infer": false}', "user_id")])
+def test_a_lone_surrogate_is_a_400_naming_the_field(api, key_a, method, path, body, field):
+    """Issue 55's fuzzing: `"\\ud800"` is valid JSON but no text; quoted back in an error (`memory \\ud800
+    not found`) or measured as UTF-8 it was a 500."""
+    with api._capture(execute=True):
+        answer = getattr(api.client, method)(path, body, content_type="application/json",
+                                             HTTP_AUTHORIZATION=f"Token {key_a.raw_key}")
+    assert answer.status_code == 400 and field in answer.json(), answer.content
+
+
+def test_the_renderer_escapes_what_utf8_cannot_carry():
+    from memories.api.renderers import TimedJSONRenderer
+
+    assert json.loads(TimedJSONRenderer().render({"detail": "memory \ud800 not found"})) == {
+        "detail": "memory \ud800 not found"}
+
+
 def test_a_deeply_nested_body_is_400(api):
     body = '{"user_id": "a", "text": "t", "data": ' + "[" * 50_000 + "]" * 50_000 + "}"
     response = api.client.post("/api/v1/memories", data=body, content_type="application/json")

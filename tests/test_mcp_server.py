@@ -17,7 +17,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamablehttp_client
 
-from memories.api.mcp_server import http_app
+from memories.api.mcp_server import body_problem, http_config
 from memories.keys import api_key_create
 from memories.models import MemoryHistory, MemoryItem
 from tests.conftest import run_async
@@ -139,7 +139,7 @@ def http_server(transactional_db):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(http_app(port=port), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(http_config(port=port))  # as manage.py mcp_server --http serves it
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -247,3 +247,64 @@ def test_the_answer_cap_counts_the_bytes_sent(http_server, key, settings):
         assert reply.json()["result"]["isError"] and "API_MAX_RESPONSE_BYTES" in reply.text, limit
     settings.API_MAX_RESPONSE_BYTES = sent
     assert not httpx.post(http_server, headers=headers, json=call).json()["result"]["isError"]
+
+
+MALFORMED = [b"[" * 5000 + b"]" * 5000, b'{"a":' * 3000 + b"1" + b"}" * 3000, b"[" * 70,
+             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_memories","arguments":'
+             b'{"user_id":"u","query":' + b"[" * 2000 + b"]" * 2000 + b"}}}",
+             b"", b"{", b"[]", b"[1]", b"null", b"1", b'"x"', b"{}", b"\xff\xfe", b'{"jsonrpc":"2.0"}',
+             b'{"jsonrpc":"1.0","id":1,"method":"tools/list"}', b'{"jsonrpc":"2.0","id":1}',
+             b'{"jsonrpc":"2.0","id":{},"method":"tools/list"}', b'{"jsonrpc":"2.0","id":1,"method":1}',
+             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":1}',
+             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":1}}',
+             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_memory","arguments":1}}',
+             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_memory","arguments":'
+             b'{"user_id":[1],"text":{}}}}', b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]',
+             b'{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":1}}',
+             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_memories","arguments":'
+             b'{"user_id":"u","limit":1e400}}}',
+             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_memory","arguments":'
+             b'{"user_id":"\\u0000","text":"x"}}}',
+             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_memory","arguments":'
+             b'{"memory_id":"\\ud800"}}}',  # a lone surrogate quoted back in the tool error was a 500
+             b'{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"memory://\\ud800"}}']
+
+
+def test_malformed_json_rpc_bodies_are_a_4xx_or_an_error_reply_never_a_5xx(http_server, key):
+    """Issue 55: three malformed MCP bodies answered HTTP 500, the nested ones (the SDK's parser raised
+    RecursionError). Nesting is bounded before the SDK reads the body; every other body is a 4xx, a
+    202 (a notification or a response, per the protocol), or a JSON-RPC error reply."""
+    headers = {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+    answers = [(body[:60], httpx.post(http_server, headers=headers, content=body, timeout=60))
+               for body in MALFORMED]
+    assert all(answer.status_code < 500 for _, answer in answers), [(b, a.status_code) for b, a in answers]
+    nested = [answer for _, answer in answers[:4]]
+    assert all(a.status_code == 400 and "JSON_MAX_DEPTH" in a.json()["error"]["message"] for a in nested)
+    ok = httpx.post(http_server, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert ok.status_code == 200 and ok.json()["result"]["tools"]
+
+
+@pytest.mark.parametrize(("body", "status"), [(b"[]", None), (b"[" * 64 + b"]" * 64, None), (b"[" * 65, 400),
+                                              (b'["' + b"[" * 100 + b'"]', None), (None, 413)])
+def test_what_an_mcp_body_may_not_be(body, status):
+    found = body_problem(body)
+    assert (found[0] if found else None) == status
+
+
+def test_the_mcp_transport_trusts_forwarding_headers_only_from_trusted_proxies(http_server, key, settings):
+    """Issue 55: uvicorn rewrote the client from X-Forwarded-For sent from loopback, so bad keys from
+    one client spoofing a new address each time were never limited. Without TRUSTED_PROXIES the header
+    is ignored (one client, limited); with loopback trusted, each named client has its own count."""
+    settings.RATE_LIMIT_BAD_KEY_REQUESTS = 3
+
+    def codes() -> list[int]:
+        return [httpx.post(http_server, headers={"Authorization": "Bearer mk_wrong",
+                                                 "X-Forwarded-For": f"203.0.113.{i}",
+                                                 "Accept": "application/json, text/event-stream"},
+                           json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).status_code for i in range(5)]
+
+    settings.TRUSTED_PROXIES = []
+    assert codes() == [401, 401, 401, 429, 429]
+    settings.TRUSTED_PROXIES = ["127.0.0.1/32"]
+    assert codes() == [401] * 5

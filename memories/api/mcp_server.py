@@ -26,6 +26,7 @@ from rest_framework import serializers as drf_serializers
 
 from memories import agents, governance, ratelimit, selectors
 from memories.api.auth import ApiClient
+from memories.api.parsers import too_deep
 from memories.api.people import person_body, person_page_body
 from memories.api.serializers import (
     ContextRequestSerializer,
@@ -62,6 +63,12 @@ def _caller_now(raw_key: str | None, known: ApiKey | None) -> ApiClient:
     if not decision.allowed:
         raise ToolError(f"rate limited: retry after {decision.retry_after} seconds")
     return ApiClient(key.tenant, key)
+
+
+def sendable(message: str) -> str:
+    """Pure: a message the SDK can encode: a lone surrogate ("\\ud800", sent as a memory_id) written
+    as its escape, not an HTTP 500 when the reply is encoded."""
+    return message.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _field_errors(errors: Any) -> str:
@@ -264,8 +271,8 @@ def build_server(*, raw_key: str | None = None, host: str = "127.0.0.1", port: i
                 return bounded_answer(work(_caller_now(raw_key, known)))
             except drf_serializers.ValidationError as exc:
                 raise ToolError(_field_errors(exc.detail)) from None
-            except ServiceError as exc:
-                raise ToolError(f"{type(exc).__name__}: {exc}") from None
+            except ServiceError as exc:  # its message may quote what was sent: a lone surrogate is no UTF-8
+                raise ToolError(sendable(f"{type(exc).__name__}: {exc}")) from None
             finally:
                 close_old_connections()
 
@@ -327,10 +334,73 @@ class KeyCheck:
             await send({"type": "http.response.body", "body": body.encode()})
             return None
         scope.setdefault("state", {})["api_key"] = found.key
-        return await self.app(scope, receive, send)
+        if scope.get("method") != "POST":
+            return await self.app(scope, receive, send)
+        sent = await _whole_body(receive, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        if problem := body_problem(sent):
+            status, message = problem
+            answer = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700 if status == 400 else -32600,
+                                                               "message": message}}
+            await send({"type": "http.response.start", "status": status,
+                        "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
+            return None
+        assert sent is not None  # body_problem answered a body cut off at the limit
+        return await self.app(scope, _replay(sent, receive), send)
+
+
+def body_problem(body: bytes | None) -> tuple[int, str] | None:
+    """Pure: what is wrong with an MCP request's body before the SDK reads it, as (status, message):
+    over DATA_UPLOAD_MAX_MEMORY_SIZE (None: it was cut off there) is a 413; nested deeper than
+    JSON_MAX_DEPTH a 400 (the SDK's parser raised RecursionError: an HTTP 500, issue 55)."""
+    if body is None:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return 413, f"the body is larger than {limit} bytes (DATA_UPLOAD_MAX_MEMORY_SIZE)"
+    if problem := too_deep(body.decode("utf-8", errors="replace")):
+        return 400, f"Parse error: JSON {problem}"
+    return None
+
+
+async def _whole_body(receive, limit: int) -> bytes | None:
+    """The request's body, or None once it passes `limit` bytes."""
+    parts, size, more = [], 0, True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        parts.append(message.get("body", b""))
+        size += len(parts[-1])
+        if limit and size > limit:
+            return None
+        more = message.get("more_body", False)
+    return b"".join(parts)
+
+
+def _replay(body: bytes, receive):
+    """An ASGI receive that hands the app the body already read, then the server's own messages
+    (a disconnect)."""
+    sent = False
+
+    async def replay():
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+    return replay
 
 
 def http_app(*, host: str = "127.0.0.1", port: int = 8001):
-    """The streamable HTTP app (at /mcp), behind the key check; serve it with uvicorn."""
+    """The streamable HTTP app (at /mcp), behind the key check; serve it with `http_config`."""
     server = build_server(host=host, port=port)
     return KeyCheck(server.streamable_http_app())
+
+
+def http_config(*, host: str = "127.0.0.1", port: int = 8001, log_level: str = "warning"):
+    """uvicorn's configuration of the HTTP transport. uvicorn would rewrite the client from
+    X-Forwarded-For sent from loopback (its proxy_headers default): off, so the client is the one the
+    API would find (network.client_of: forwarding headers only from TRUSTED_PROXIES)."""
+    import uvicorn  # only the HTTP transport serves with uvicorn
+
+    return uvicorn.Config(http_app(host=host, port=port), host=host, port=port, log_level=log_level,
+                          proxy_headers=False)

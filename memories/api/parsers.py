@@ -9,7 +9,7 @@ import json
 import re
 
 from django.conf import settings
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import JSONParser
 
 _SPECIAL = re.compile(r"[\[\]{}()\"'\\]")
@@ -49,6 +49,27 @@ def too_deep(text: str) -> str | None:
     return f"nested deeper than {limit} levels (JSON_MAX_DEPTH)" if nesting_exceeds(text, limit) else None
 
 
+def lone_surrogate_at(value, path: str = "body") -> str | None:
+    """Pure: where a parsed body holds a lone surrogate (`"\\ud800"` is valid JSON but no text: it
+    cannot be stored, searched or sent back as UTF-8), as a field path (`data.note`, `tags.0`), or None."""
+    stack = [(value, path)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str) and _SURROGATE.search(item):
+            return at
+        if isinstance(item, dict):
+            for key, child in item.items():
+                stack.append((child, f"{at}.{key}" if at != "body" else str(key)))
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    return at
+        elif isinstance(item, list):
+            stack.extend((child, f"{at}.{index}") for index, child in enumerate(item))
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def json_depth_exceeds(value, limit: int) -> bool:
     """Whether `value` nests deeper than `limit` (walked without recursion)."""
     stack = [(value, 1)]
@@ -79,4 +100,7 @@ class BoundedJSONParser(JSONParser):
             raise ParseError(f"JSON parse error - {exc}") from None
         if json_depth_exceeds(data, settings.JSON_MAX_DEPTH):
             raise ParseError(f"JSON nested deeper than {settings.JSON_MAX_DEPTH} levels")
+        if (at := lone_surrogate_at(data)) is not None:
+            field = at.encode("utf-8", "backslashreplace").decode()
+            raise ValidationError({field: ["a lone surrogate (\\ud800-\\udfff) is not text"]})
         return data

@@ -10,7 +10,7 @@ from io import TextIOWrapper
 import anyio
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.api.mcp_server import build_server, http_app
+from memories.api.mcp_server import build_server, http_config
 from memories.keys import api_key_authenticate
 
 
@@ -29,7 +29,7 @@ class Command(BaseCommand):
             import uvicorn  # only the HTTP transport serves with uvicorn
 
             self.stderr.write(f"MCP over streamable HTTP at http://{host}:{port}/mcp (Authorization: Bearer KEY)")
-            uvicorn.run(http_app(host=host, port=port), host=host, port=port, log_level="warning")
+            uvicorn.Server(http_config(host=host, port=port)).run()
             return
         if not key or api_key_authenticate(key) is None:
             raise CommandError("--key (or MEMORY_API_KEY) must be a valid, unrevoked API key")
