@@ -40,7 +40,7 @@ from memories.extraction import (
     group_profile_candidates,
     introduced_name,
 )
-from memories.governance import redact_sensitive, redact_sensitive_turns, sensitive_across_turns
+from memories.governance import redact_sensitive, redact_sensitive_turns, sensitive_across_turns, sensitive_kinds
 from memories.models import (
     CURRENT_STATUSES,
     ApiKey,
@@ -93,6 +93,9 @@ def conversation_job_create(*, tenant: Tenant, user_id: str, session_id: str, me
     refuse_sensitive_identifiers({"user_id": user_id, "session_id": session_id, "agent_id": agent_id,
                                   "group_id": group_id,
                                   **{f"participants.{name}": uid for name, uid in (participants or {}).items()}})
+    if any(sensitive_kinds(name) for name in participants or {}):  # a name is shown as an id is: never quoted
+        raise InvalidOperation("a participant's name carries sensitive data: name them as they are called, or "
+                               "by a pseudonym", field="participants")
     refuse_when_busy(tenant.id, queue_full=_is_long(messages) and background_queue_full())
     job = ConversationJob.objects.create(
         tenant=tenant, user_id=user_id, session_id=session_id, agent_id=agent_id, group_id=group_id,
@@ -154,10 +157,13 @@ class JobOutcome:
 
 
 def _messages(job: ConversationJob) -> list[Message]:
+    """The job's turns. A speaker name carrying what the detector finds (an e-mail or SSN given as the
+    name) is read as no name: the speaker is named as an unnamed one is, never by it."""
     out = []
     for index, raw in enumerate(job.messages):
-        created = raw.get("created_at")
-        out.append(Message(index=index, role=raw["role"], content=raw["content"], name=raw.get("name") or "",
+        created, name = raw.get("created_at"), raw.get("name") or ""
+        out.append(Message(index=index, role=raw["role"], content=raw["content"],
+                           name="" if sensitive_kinds(name) else name,
                            created_at=parse_datetime(created) if isinstance(created, str) else None))
     return out
 

@@ -332,6 +332,24 @@ def test_a_participants_sensitive_user_id_is_refused_before_the_job_runs(agent):
     assert not ConversationJob.objects.exists()
 
 
+@pytest.mark.parametrize("name", ["alice@example.com", "078-05-1120", "alice at example dot com", "+44 7700 900123"])
+def test_a_speakers_name_is_screened_like_text(agent, settings, name):
+    """Issue 55: a turn's `name` was never screened: an e-mail or SSN given as the name was kept as the
+    episode's speaker and shown in /context. It is read as no name; a participant so named is refused."""
+    settings.CONVERSATION_EPISODES = True
+    answer = agent.post("conversations", {"user_id": "nan", "session_id": "s1", "messages": [
+        {"role": "user", "name": name, "content": "I just adopted a greyhound called Biscuit and I love pottery."},
+        {"role": "assistant", "name": name, "content": "A greyhound! Lovely."}]})
+    assert answer.status_code == 202, answer.content
+    stored = list(MemoryItem.objects.filter(user_id="nan").values_list("text", "data"))
+    assert stored and not any(name in text or name in str(data) for text, data in stored), stored
+    context = agent.post("context", {"user_id": "nan", "query": "greyhound pottery", "max_chars": 4000}).json()
+    assert "Biscuit" in context["context"] and name not in str(context), context
+    refused = agent.post("conversations", {"user_id": "nan", "session_id": "s2", "participants": {name: "nan"},
+                                           "messages": [{"role": "user", "name": name, "content": "I like chess."}]})
+    assert refused.status_code == 400 and "participants" in refused.json(), refused.content
+
+
 def test_mem0_verbatim_add_reads_its_messages_two_at_a_time(agent, django_capture_on_commit_callbacks):
     messages = [{"role": "user", "content": "My card is 4111 1111"}, {"role": "user", "content": "1111 1111."},
                 {"role": "user", "content": "I like tea."}]
