@@ -32,7 +32,7 @@ from memories.models import (
 )
 from memories.permissions import change_needs_review, key_may_erase_user, key_may_resolve_candidate
 from memories.sensitive import findings_across_turns, redact, redact_turns, sensitive_kinds_in
-from memories.writing import MemorySpec
+from memories.writing import MemorySpec, refuse_sensitive
 
 # --------------------------------------------------------------------------- sensitive content
 
@@ -161,15 +161,6 @@ def change_hold(fields: dict[str, Any]) -> HoldDecision:
     a new text, tags or data carrying sensitive data wait for a person, as a new save would."""
     found = sensitive_fields(text=fields.get("text"), tags=fields.get("tags") or (), data=fields.get("data"))
     return HoldDecision(reasons=["sensitive"] if found else [], detail=_sensitive_detail(found) if found else "")
-
-
-def refuse_sensitive(*, field: str, text: str) -> None:
-    """A door with no review queue behind it (a merge's text, the admin's edit) refuses sensitive text:
-    InvalidOperation naming the field and the kinds, so nothing of it is stored."""
-    kinds = sensitive_kinds(text)
-    if kinds:
-        raise InvalidOperation(f"{field} carries sensitive data ({', '.join(kinds)}): take it out, or save it "
-                               "through a door that holds it for review", field=field)
 
 
 def review_candidate_create(*, tenant: Tenant, user_id: str, operation: str, spec: MemorySpec | None,

@@ -194,6 +194,22 @@ def test_merge_with_a_sensitive_text_is_refused_naming_the_field(api):
     assert MemoryItem.objects.filter(user_id="dave", expired_at__isnull=True).count() == 2
 
 
+@pytest.mark.parametrize(("first", "second"), [
+    ("Dave's card is 4111 1111", "1111 1111."),  # each half alone is no card
+    ("Dave said his SSN is 078-05-1120", "Dave likes chess.")])  # stored before the detector knew this form
+def test_merge_with_no_text_screens_what_the_halves_say_together(api, first, second):
+    """Issue 55: a merge with no text concatenated its halves unscreened. The text it would store is
+    screened like a given text: a 400 naming `text`, nothing merged."""
+    from memories.models import Tenant
+    from memories.writing import MemorySpec, memory_create_batch
+
+    made = memory_create_batch(tenant=Tenant.objects.get(name="acme"), actor="test", specs=[
+        MemorySpec(user_id="dave", text=first), MemorySpec(user_id="dave", text=second)])
+    answer = api.post("memories/merge", {"ids": [str(m.memory.id) for m in made]})
+    assert answer.status_code == 400 and "sensitive" in answer.json()["text"][0], answer.content
+    assert MemoryItem.objects.filter(user_id="dave", expired_at__isnull=True).count() == 2
+
+
 @pytest.mark.parametrize("field", ["tags", "data"])
 def test_save_and_batch_hold_sensitive_tags_and_data(agent, field):
     value = [DAVE] if field == "tags" else {"ssn": 78051120, "id": "078-05-1120"}

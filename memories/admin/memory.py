@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from memories import erasure, governance, vocabulary, writing
+from memories import erasure, vocabulary, writing
 from memories.admin.base import (
     ChoiceListFilter,
     TenantFilter,
@@ -129,10 +129,10 @@ class MemoryEditForm(forms.ModelForm):
 
 
 def _screened(value: str, field: str) -> str:
-    """The admin's edits pass the same gate as every other door (governance.refuse_sensitive): the
+    """The admin's edits pass the same gate as every other door (writing.refuse_sensitive): the
     refusal is shown on the form, and nothing is stored."""
     try:
-        governance.refuse_sensitive(field=field, text=value)
+        writing.refuse_sensitive(field=field, text=value)
     except InvalidOperation as exc:
         raise forms.ValidationError(str(exc)) from None
     return value

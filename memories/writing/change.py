@@ -45,6 +45,7 @@ from memories.writing.core import (
     memories_write_lock,
     new_item,
     record_history,
+    refuse_sensitive,
     search_document,
     snapshot_of,
     sync_vector_status,
@@ -255,8 +256,11 @@ def _lock_for_merge(tenant: Tenant, ids: list[str], expected_versions: dict[str,
 def _merged_item(tenant: Tenant, memories: list[MemoryItem], merged_text: str | None, now: datetime) -> MemoryItem:
     """The merged memory (not saved): the text given or the originals' in time order, the union of their
     tags and data, the highest importance and confidence, the earliest world time, the next version."""
-    if merged_text is None:
+    if merged_text is None:  # the halves passed the gate one by one; together they may say more
         merged_text = merged_text_of(memories)
+        texts = [m.text for m in memories]
+        for said in (merged_text, " ".join(texts), " ".join(reversed(texts))):  # a number split over two
+            refuse_sensitive(field="text", text=said)
     first = memories[0]
     data: dict[str, Any] = {}
     for m in memories:

@@ -304,6 +304,16 @@ def refuse_sensitive_identifiers(ids: dict[str, str]) -> None:
                                    "no one (a pseudonymous id)", field=name)
 
 
+def refuse_sensitive(*, field: str, text: str) -> None:
+    """A door with no review queue behind it (a merge's text, given or made of the halves; the admin's
+    edit) refuses sensitive text: InvalidOperation naming the field and the kinds, so nothing of it is
+    stored."""
+    kinds = sensitive_kinds_in(text, settings.SENSITIVE_DETECTORS)
+    if kinds:
+        raise InvalidOperation(f"{field} carries sensitive data ({', '.join(kinds)}): take it out, or save it "
+                               "through a door that holds it for review", field=field)
+
+
 def validate_spec(spec: MemorySpec) -> None:
     """The rules every saved memory obeys, whoever calls (API, admin, import,
     extraction): PostgreSQL refuses NUL characters in text and JSON, so they
