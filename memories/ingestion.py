@@ -140,7 +140,8 @@ class JobOutcome:
     warnings: list[str] = field(default_factory=list)
     added: list[MemoryItem] = field(default_factory=list)
     episodes: list[str] = field(default_factory=list)
-    forgotten: dict[str, list[str]] = field(default_factory=dict)  # user id -> what they asked to forget
+    forgotten: dict[str, list[str]] = field(default_factory=dict)  # user id -> what they forgot (something went)
+    asked_to_forget: dict[str, list[str]] = field(default_factory=dict)  # user id -> forgets that took no memory
     forgotten_ids: dict[str, set[str]] = field(default_factory=dict)  # user id -> the memories it archived
 
     def record(self, operation: str, *, user_id: str, text: str, reason: str = "", memory_id=None,
@@ -323,6 +324,7 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
                 reader.hear(index, message.content, extracted.now)  # who "she" is, by the turn it was said in
         _apply_statement(job, statement, speakers[statement.subject], embedder, outcome, fresh, extracted.now,
                          split_sensitive=tuple(kinds), people=reader, emotion=emotions.get(statement.text))
+    _forget_held(job, speakers, outcome)
     for user_id, forgotten in sorted(outcome.forgotten.items()):  # what earlier episodes said of it goes too
         redacted = episode_forget_turns(tenant=job.tenant, user_id=user_id, actor=ACTOR, job_id=str(job.id),
                                         says_it=_forgotten_matcher(forgotten, speakers))
@@ -346,6 +348,19 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
     job.finished_at = timezone.now()
     job.error = ""
     job.save()
+
+
+def _forget_held(job: ConversationJob, speakers: dict[str, str], outcome: JobOutcome) -> None:
+    """A forget that took no memory may take a statement held for review: its candidate is closed with
+    its words gone (erasure.forget_in_candidates), and the forget then counts as taken, so the turns that
+    said it go from the episodes and jobs (issue 55: it was a NOOP, the candidate pending with its text)."""
+    for user_id, asked in sorted(outcome.asked_to_forget.items()):
+        for text in asked:
+            closed = erasure.forget_in_candidates(tenant=job.tenant, user_id=user_id,
+                                                  says_it=_forgotten_matcher([text], speakers))
+            if closed:
+                outcome.forgotten.setdefault(user_id, []).append(text)
+                outcome.counts["candidates_forgotten"] = outcome.counts.get("candidates_forgotten", 0) + closed
 
 
 def _user_turns_by_speaker(messages: list[Message]) -> list[list[Message]]:
@@ -512,8 +527,9 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
                                  source_messages=tuple(statement.source_messages), split_sensitive=split_sensitive,
                                  people=people),
                              also=[rows[i] for i in decision.unclear or decision.also if i in rows])
-    if statement.forget:  # whatever was stored as a fact, the turns that say it go too
-        outcome.forgotten.setdefault(user_id, []).append(statement.text)
+    if statement.forget and applied.operation != "REVIEW":  # what it took, the turns that say it go too
+        taken = outcome.forgotten if applied.forgotten else outcome.asked_to_forget  # took nothing: blanks nothing
+        taken.setdefault(user_id, []).append(statement.text)
     _record_applied(outcome, applied, user_id, spec.text)
     if applied.superseded is not None:
         applied.superseded.expired_at = timezone.now()  # this job's own copy of it must stop matching

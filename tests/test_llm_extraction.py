@@ -190,3 +190,13 @@ def test_the_llm_path_names_the_same_people(api, llm):
     assert [e["value"] for e in people["Sheila"]["edges"]] == ["York"]
     moved = MemoryItem.objects.get(text__contains="moved from Leeds")
     assert str(moved.subject_entity_id) == people["Sheila"]["id"]
+
+
+def test_a_forget_the_turn_does_not_ask_for_is_not_acted_on(api, llm):
+    """Issue 55: a forget acts only on a confident reading. The model's forget of a turn that asks
+    nothing ("I forgot my umbrella at the office") removes nothing; a note on the job says so."""
+    api.remember("alice", "Alice plays the cello.")
+    llm.script(CHAT, memories_reply(item("Alice plays the cello.", forget=True)))
+    job = converse(api, [{"role": "user", "name": "Alice", "content": "I forgot my umbrella at the office."}])
+    assert "DELETE" not in [op["operation"] for op in job["operations"]], job["operations"]
+    assert MemoryItem.objects.filter(user_id="alice", status="active", text="Alice plays the cello.").exists()

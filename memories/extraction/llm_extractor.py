@@ -19,6 +19,7 @@ from memories.extraction.base import (
     Message,
     load_prompt,
 )
+from memories.extraction.forget import forget_cue, says_no_longer
 from memories.extraction.golden import (
     examples_for_the_prompt,
 )
@@ -160,6 +161,11 @@ class LLMExtractor:
         content = response.choices[0].message.content if response.choices else None
         candidates, self.notes = parse_llm_reply(content, speakers=speakers, message_count=len(messages),
                                                  existing_ids={m.id for m in existing})
+        for candidate in candidates:  # a forget acts on a confident reading: the turn asks in a request's words
+            if candidate.forget and not any(forget_cue(messages[i].content) or says_no_longer(messages[i].content)
+                                            for i in candidate.source_messages):
+                candidate.forget = False
+                self.notes.append(f"{candidate.text!r}: read as a forget, but its turn asks nothing; kept as said")
         return candidates
 
     def narrate(self, *, messages: list[Message], now: datetime) -> str:

@@ -26,6 +26,7 @@ from datetime import datetime
 from memories.extraction import intent as intents
 from memories.extraction.base import ExistingMemory, ExtractedStatement, Message, anchor_relative_dates
 from memories.extraction.clauses import clauses, sentences, word_lemmas
+from memories.extraction.forget import asks_to_forget, forget_is_confident, forget_topic, names_no_matter
 from memories.extraction.rewrite_en import (
     DISCOURSE,
     GREETING_LEAD,
@@ -283,26 +284,6 @@ def _wish(clause: SaidClause, people: People) -> ExtractedStatement | None:
     return _statement(clause, text, memory_type=MemoryType.FACT, importance=0.8, tags=[Tag.WISH])
 
 
-# What a forget request wraps around the thing to forget: the request words, not the matter.
-_FORGET_FRAME_EN = re.compile(
-    r"^.*?\b(?:about|that|regarding|re)\b:?\s+(?=\S)|\b(?:please|pls|can you|could you|would you|just|forget|delete|"
-    r"remove|erase|scratch|drop|ignore|disregard|wipe|the (?:bit|part|thing|stuff|note|memory|info)|what i (?:said|"
-    r"told you|mentioned)|i told you|i said|i mentioned|from (?:your )?memory|don't (?:remember|keep|store)|"
-    r"never mind|nvm|anymore|too)\b", re.I)
-_FORGET_FRAME_ZH = re.compile("请|你|帮我|麻烦|把|给我|忘掉|忘记|忘了|删掉|删除|删了|去掉|清掉|"
-                              "别再?记(?:住|得|着)?|不要再?记(?:住|得|着)?|不用再?记(?:住|得|着)?|就当我没说过?|当我没说过?|那条|这条|那个|这个|关于|的事情?|这件事情?|"
-                              "那件事情?|这事|那事|记录|信息|吧|啊|哈|呢|了$|一下|我说的|我之前说的|之前说的")
-
-
-def forget_topic(text: str) -> str:
-    """What a forget request is about, without the words of the request: "can you scratch the bit about
-    my cello lessons" -> "my cello lessons", "那条关于我生病的记录删掉吧" -> "我生病"."""
-    if has_han(text):
-        return re.sub("的$", "", _FORGET_FRAME_ZH.sub("", text).strip(" ，,。.!！"))
-    topic = _FORGET_FRAME_EN.sub(" ", text)
-    return re.sub(r"\s+", " ", topic).strip(" ,.!?")
-
-
 # A correction's lead-in ("I got that wrong before", "上次说错了"): it says only that what follows corrects
 # something said before. It is never a memory itself; the clauses after it in the same turn replace.
 _CORRECTION_LEAD_EN = re.compile(
@@ -384,26 +365,6 @@ def announces_a_change(text: str) -> bool:
     the clauses after it, which replace what was known."""
     han = len(re.findall(r"[\u4e00-\u9fff]", text))
     return han <= 6 if han else len(text.split()) <= 4
-
-
-# A request to forget said outright, in the first person: whatever the intent model reads in it ("Forget that
-# I'm learning Portuguese" read as a fact of the speaker kept the very thing asked to be forgotten), it is one.
-_ASKS_TO_FORGET_EN = re.compile(
-    r"^(?:(?:actually|ok|okay|oh|and|also|so|hey|um|hmm|wait)\b[,!]?\s+)*(?:please\s+|pls\s+|can you\s+|could you\s+|"
-    r"would you\s+|just\s+)*(?:forget|stop remembering|don't remember|do not remember)\s+(?:(?:that|about|the fact "
-    r"that)\s+)?(?:i|i'm|i've|i'd|my|me)\b", re.I)
-_ASKS_TO_FORGET_ZH = re.compile(r"^(?:其实|好吧|对了|还有)?[，,]?(?:请|麻烦)?你?(?:帮我)?(?:把)?(?:忘掉|忘记|删掉|删除|"
-                                r"(?:别|不要|不用)再?记(?:住|得|着)?)(?:关于)?我")
-
-
-def asks_to_forget(text: str) -> bool:
-    """Whether a clause is a request to forget something the speaker said of themselves, said outright."""
-    return bool(_ASKS_TO_FORGET_ZH.match(text.strip()) if has_han(text) else _ASKS_TO_FORGET_EN.match(text.strip()))
-
-
-def names_no_matter(topic: str) -> bool:
-    """A forget request's topic that points back rather than naming anything ("forget that", "你别记了")."""
-    return len(topic) < 2 or topic.casefold() in {"that", "it", "this", "those", "these", "that one", "all that"}
 
 
 def _forget(clause: SaidClause, people: People) -> ExtractedStatement | None:
@@ -514,6 +475,9 @@ class MeaningExtractor:
             clause.reading = reading
             if reading.intent != intents.FORGET and asks_to_forget(clause.text):
                 reading = clause.reading = intents.Reading(intents.FORGET, reading.confidence, reading.slot)
+            elif reading.intent == intents.FORGET and not forget_is_confident(clause.text, reading.confidence):
+                # a guess at a forget ("if you need to restart it"): it removes nothing and keeps nothing
+                reading = clause.reading = intents.Reading(intents.REQUEST, reading.confidence, reading.slot)
             if reading.intent == intents.WISH and not with_an_assistant:
                 # between people with no assistant no one answers: a wish about answers is a misreading of
                 # what the speaker says of themselves

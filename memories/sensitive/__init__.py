@@ -213,7 +213,28 @@ compromised leaked hidden private secret something nothing what where how why wh
 mandatory optional blank empty ready locked unlocked sent shared""".split())
 
 
+# A login given as a pair ("Login for the NAS is admin / Winter2024!", "creds: root:hunter22", "username
+# admin password Tr0ub4dor"): the second part is the secret when it is no plain word (a digit or a symbol).
+_CREDENTIALS = re.compile(
+    r"\b(?:log-?in|log in|sign-?in|credentials?|creds|user(?:name)?\s*(?:and|&|/)\s*pass(?:word)?|account)\b"
+    r"(?:\s+(?:details\s+)?(?:for|to|of|on)\s+(?:the\s+|my\s+|our\s+)?[^\s,.:;/]+(?:\s+[^\s,.:;/]+)?)?"
+    r"\s*(?:is|are|was|were|:|=|是|为|：)\s*[\"'“]?[^\s/:|,\"'”]{2,64}[\"'”]?"
+    r"(?:\s*[/:|,]\s*|\s+and\s+|\s+)(?:(?:pw|pass(?:word)?)\s*[:=]?\s*)?[\"'“]?([^\s\"'”,;]{4,64})",
+    re.IGNORECASE)
+_BARE_PASSWORD = re.compile(r"\b(?:password|passwd|pwd|pw|passcode)\s+([^\s\"'”,;]{6,64})", re.IGNORECASE)
+
+
+def _credentials(view: str) -> Iterator[Match]:
+    for pattern in (_CREDENTIALS, _BARE_PASSWORD):
+        for m in pattern.finditer(view):
+            value = m.group(1).rstrip(".!?)")
+            if value.isascii() and (any(c.isdigit() for c in value) or not value.isalnum()) \
+                    and any(c.isalpha() for c in value) and value.lower() not in _NOT_A_PASSWORD:
+                yield m.start(1), m.start(1) + len(m.group(1))
+
+
 def _secrets(view: str) -> Iterator[Match]:
+    yield from _credentials(view)
     for m in _KEY_SHAPES.finditer(view):
         yield m.span()
     for m in _NAMED_SECRET.finditer(view):
