@@ -14,6 +14,7 @@ from memories.admin.base import (
     scoped,
     visible_tenants,
 )
+from memories.admin.lookups import SafeLookups
 from memories.errors import InvalidOperation
 from memories.keys import api_key_create, api_key_revoke, api_key_rotate, key_status
 from memories.models import (
@@ -50,7 +51,7 @@ class AccountsOnlyForUnscopedSuperusers:
 
 
 @admin.register(Tenant)
-class TenantAdmin(AccountsOnlyForUnscopedSuperusers, admin.ModelAdmin):
+class TenantAdmin(AccountsOnlyForUnscopedSuperusers, SafeLookups):
     """Tenants: unscoped superusers create and change them; a tenant with
     operators or data cannot be deleted (PROTECT)."""
 
@@ -75,7 +76,7 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(SafeLookups):
     """Keys are made here (the raw key is shown once), rotated and revoked by
     id; only the hash is stored. Superusers of the key's tenant manage them."""
 
@@ -142,7 +143,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
 
 @admin.register(OperatorProfile)
-class OperatorProfileAdmin(AccountsOnlyForUnscopedSuperusers, admin.ModelAdmin):
+class OperatorProfileAdmin(AccountsOnlyForUnscopedSuperusers, SafeLookups):
     """Operator scopes: which tenant a staff user works on. Only unscoped superusers set them."""
 
     list_display = ("user", "tenant", "all_tenants")
@@ -152,4 +153,5 @@ class OperatorProfileAdmin(AccountsOnlyForUnscopedSuperusers, admin.ModelAdmin):
 for _model, _base in ((User, UserAdmin), (Group, GroupAdmin)):
     if admin.site.is_registered(_model):
         admin.site.unregister(_model)
-    admin.site.register(_model, type(f"Guarded{_base.__name__}", (AccountsOnlyForUnscopedSuperusers, _base), {}))
+    admin.site.register(_model, type(f"Guarded{_base.__name__}", (AccountsOnlyForUnscopedSuperusers, SafeLookups,
+                                                                  _base), {}))

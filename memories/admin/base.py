@@ -6,17 +6,14 @@ from __future__ import annotations
 import difflib
 
 from django.contrib import admin
-from django.contrib.postgres.fields import ArrayField
-from django.core.exceptions import FieldDoesNotExist
 from django.core.paginator import Paginator
-from django.db import models
-from django.db.models.constants import LOOKUP_SEP
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from memories.admin.lookups import SafeLookups
 from memories.models import (
     Tenant,
 )
@@ -69,8 +66,9 @@ def actor_of(request) -> str:
     return request.user.get_username()
 
 
-class TenantScopedAdmin(admin.ModelAdmin):
-    """Limits every list, page and action to the operator's tenant."""
+class TenantScopedAdmin(SafeLookups):
+    """Limits every list, page and action to the operator's tenant; its lists take only safe lookups
+    (memories/admin/lookups.py)."""
 
     tenant_field = "tenant"
     show_full_result_count = False
@@ -78,19 +76,6 @@ class TenantScopedAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         return scoped(super().get_queryset(request), request_scope(request), self.tenant_field)
-
-    def lookup_allowed(self, lookup, value, request=None) -> bool:
-        """A list's query string may not filter on an array or JSON column directly (?tags=, ?reasons=):
-        a query-string value can't say an array, and the database refused it with a 500. Refused
-        lookups are a 400 (Django's DisallowedModelAdminLookup); the list filters keep working."""
-        field_name = lookup.split(LOOKUP_SEP, 1)[0]
-        try:
-            field = self.model._meta.get_field(field_name)
-        except FieldDoesNotExist:
-            return super().lookup_allowed(lookup, value, request)
-        if isinstance(field, ArrayField | models.JSONField):
-            return False
-        return super().lookup_allowed(lookup, value, request)
 
     def has_add_permission(self, request) -> bool:
         return False  # records come in through the API, never hand-made
