@@ -17,6 +17,7 @@ from django.utils.dateparse import parse_datetime
 from memories import erasure, writing
 from memories.errors import InvalidOperation, NotAllowed, VersionConflict, get_or_not_found
 from memories.identity import ID_FIELDS
+from memories.keys import key_lineage
 from memories.models import (
     ApiKey,
     Candidate,
@@ -213,9 +214,10 @@ class SelfApproval(NotAllowed):
 
 def _refuse_unless_key_may_resolve(candidate: Candidate, api_key: ApiKey | None) -> None:
     """Keys resolve candidates by permissions.key_may_resolve_candidate; operators (no key) by their admin rights."""
-    if api_key is not None and not key_may_resolve_candidate(role=api_key.role, key_id=api_key.id,
+    if api_key is not None and not key_may_resolve_candidate(role=api_key.role, key_ids=key_lineage(api_key),
                                                              submitted_by_key_id=candidate.api_key_id):
-        raise SelfApproval("this key may not resolve this candidate: it submitted it, or it is not a reviewer key")
+        raise SelfApproval("this key may not resolve this candidate: it (or a key it was rotated from) submitted "
+                           "it, or it is not a reviewer key")
 
 
 # How a reviewer approves what the sensitive-data screen flags: as written, deliberately (with the reason, e.g.
@@ -539,23 +541,43 @@ def user_erase_requested(*, tenant: Tenant, user_id: str, api_key: ApiKey, actor
                                     reason="erasure request: what this key saved",
                                     scope=writing.ErasureScope(agent_id=agent_id, api_key_id=api_key.id,
                                                                memory_ids=own))
-        remaining = MemoryItem.objects.filter(tenant=tenant, user_id=user_id)
-        if agent_id is not None:
-            remaining = remaining.filter(agent_id=agent_id)
-        left = remaining.count()
+        left = _left_for_a_reviewer(tenant, user_id, agent_id)
         if not left:
             return ErasureAnswer(result)
+        part = f"agent {agent_id}'s part of user {user_id}" if agent_id is not None else f"user {user_id}"
+        text = f"Erase {part}: {what_is_left(left)} this key did not save or send, or an operator approved"
+        detail = (f"a key that may not erase a whole user asked to erase {part}; its own {len(own)} memories "
+                  f"are erased, {what_is_left(left)} remain until a reviewer decides")
         already = Candidate.objects.filter(tenant=tenant, user_id=user_id, operation=CandidateOperation.ERASE,
                                            status=CandidateStatus.PENDING, data__agent_id=agent_id).first()
-        if already is not None:
+        if already is not None:  # one proposal, saying what is left now
+            already.text, already.reason_detail = text, detail
+            already.save(update_fields=["text", "reason_detail"])
             return ErasureAnswer(result, already)
-        part = f"agent {agent_id}'s part of user {user_id}" if agent_id is not None else f"user {user_id}"
         candidate = review_candidate_create(
             tenant=tenant, user_id=user_id, operation=CandidateOperation.ERASE, target=None, api_key_id=api_key.id,
-            spec=MemorySpec(user_id=user_id, text=f"Erase {part}: {left} memories this key did not save, or an "
-                                                  "operator approved", agent_id=agent_id or "",
-                            data={"agent_id": agent_id}),
-            reasons=["erase_request"],
-            detail=f"a key that may not erase a whole user asked to erase {part}; its own {len(own)} "
-                   f"memories are erased, {left} remain until a reviewer decides")
+            spec=MemorySpec(user_id=user_id, text=text, agent_id=agent_id or "",
+                            data={"agent_id": agent_id, "left": left}),
+            reasons=["erase_request"], detail=detail)
         return ErasureAnswer(result, candidate)
+
+
+# What an erasure by a key that may not erase the whole user leaves, by store, for the ERASE candidate.
+LEFT_STORES = {"memories": "memories", "candidates": "review candidates", "jobs": "conversation jobs"}
+
+
+def _left_for_a_reviewer(tenant: Tenant, user_id: str, agent_id: str | None) -> dict[str, int]:
+    """What is still held about the user (or the agent's part) after a key erased its own part: the
+    whole erasure's dry run, counted by store (issue 55: other keys' pending candidates, an SSN or a card,
+    were left with a 200 and no ERASE candidate), the proposal to erase it aside."""
+    counts = erasure.user_erase(tenant=tenant, user_id=user_id, actor="erasure", dry_run=True,
+                                agent_id=agent_id).counts
+    proposals = Candidate.objects.filter(tenant=tenant, user_id=user_id, operation=CandidateOperation.ERASE,
+                                         status=CandidateStatus.PENDING).count() if agent_id is None else 0
+    left = {store: counts.get(store, 0) - (proposals if store == "candidates" else 0) for store in LEFT_STORES}
+    return {store: n for store, n in left.items() if n > 0}
+
+
+def what_is_left(left: dict[str, int]) -> str:
+    """Pure: `{"memories": 2, "candidates": 1}` -> "2 memories, 1 review candidates"."""
+    return ", ".join(f"{n} {LEFT_STORES[store]}" for store, n in left.items())

@@ -35,7 +35,8 @@ class IssuedKey:
 
 @transaction.atomic
 def api_key_create(*, tenant_name: str, name: str = "", role: str = KeyRole.AGENT,
-                   expires_at: datetime | None = None, can_erase: bool = False) -> IssuedKey:
+                   expires_at: datetime | None = None, can_erase: bool = False,
+                   rotated_from: ApiKey | None = None) -> IssuedKey:
     """A new key for a tenant (made if new). The raw key is returned once. `can_erase`: the key may
     erase a whole user at once (reviewer keys always may)."""
     if role not in KeyRole.values:
@@ -46,7 +47,7 @@ def api_key_create(*, tenant_name: str, name: str = "", role: str = KeyRole.AGEN
     public = secrets.token_hex(4)
     raw = f"{KEY_PREFIX}{public}_{secrets.token_urlsafe(32)}"
     key = ApiKey.objects.create(tenant=tenant, name=name, role=role, prefix=public, key_hash=_hash_key(raw),
-                                expires_at=expires_at, can_erase=can_erase)
+                                expires_at=expires_at, can_erase=can_erase, rotated_from=rotated_from)
     return IssuedKey(api_key=key, raw_key=raw)
 
 
@@ -75,9 +76,18 @@ def api_key_rotate(*, key_id: int, expires_at: datetime | None = None) -> Issued
     if old.revoked_at is not None:
         raise InvalidOperation(f"key {key_id} is already revoked", field="key_id")
     issued = api_key_create(tenant_name=old.tenant.name, name=old.name, role=old.role, can_erase=old.can_erase,
-                            expires_at=expires_at or old.expires_at)
+                            expires_at=expires_at or old.expires_at, rotated_from=old)
     api_key_revoke(key_id=old.id)
     return issued
+
+
+def key_lineage(key: ApiKey) -> frozenset[int]:
+    """The key's id and those of every key it was rotated from (one client's keys over time)."""
+    ids, current = {key.id}, key.rotated_from_id
+    while current is not None and current not in ids:
+        ids.add(current)
+        current = ApiKey.objects.filter(id=current).values_list("rotated_from_id", flat=True).first()
+    return frozenset(ids)
 
 
 def key_status(key: ApiKey, now: datetime | None = None) -> str:

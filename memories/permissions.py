@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -45,9 +46,10 @@ def key_may_read_job(*, role: str, key_id: int, job_key_id: int | None) -> bool:
     return key_may(role, KeyAction.ALL_JOBS) or (key_may(role, KeyAction.OWN_JOBS) and job_key_id == key_id)
 
 
-def key_may_resolve_candidate(*, role: str, key_id: int, submitted_by_key_id: int | None) -> bool:
-    """A reviewer key, and never the key whose request made the candidate (no self-approval)."""
-    return key_may(role, KeyAction.REVIEW) and submitted_by_key_id != key_id
+def key_may_resolve_candidate(*, role: str, key_ids: Collection[int], submitted_by_key_id: int | None) -> bool:
+    """A reviewer key, and never the key whose request made the candidate (no self-approval), nor a key
+    rotated from it: `key_ids` are the key's own id and its predecessors' (keys.key_lineage)."""
+    return key_may(role, KeyAction.REVIEW) and submitted_by_key_id not in key_ids
 
 
 def change_needs_review(*, role: str, approved_by_operator: bool, tenant_protects_approved: bool) -> bool:

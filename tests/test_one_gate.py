@@ -115,6 +115,23 @@ def test_an_agent_key_erases_what_it_saved_and_proposes_the_rest(agent, api, rev
     assert erased.status == CandidateStatus.APPROVED and erased.text == ""
 
 
+def test_an_erasure_by_a_key_lists_what_it_could_not_erase_for_a_reviewer(agent, api, reviewer):
+    """Issue 55: an agent key's erasure left another key's pending candidates (an SSN, a card) with a 200
+    and no ERASE candidate. What it could not erase is one ERASE candidate, by store; approving it
+    erases the rest."""
+    agent.remember("jo", "Jo keeps bees.")
+    for text in ("Jo's SSN is 078-05-1120.", "Jo's card is 4111 1111 1111 1111."):
+        assert api.post("memories", {"user_id": "jo", "text": text}).status_code == 202
+    answer = agent.delete("users/jo/memories")
+    assert answer.status_code == 202, answer.content
+    proposal = answer.json()["candidate"]
+    assert proposal["operation"] == "ERASE" and "2 review candidates" in proposal["text"], proposal
+    assert "memories" not in proposal["text"].split(":")[1].split("this key")[0], proposal["text"]
+    assert reviewer.post(f"review/{proposal['id']}/approve", {}).status_code == 200
+    left = Candidate.objects.filter(user_id="jo").exclude(text="")
+    assert not left.exists(), [(c.operation, c.text) for c in left]
+
+
 def test_a_key_with_the_erase_permission_and_a_reviewer_key_erase_at_once(api, reviewer, agent):
     agent.remember("finn", "Finn sails on Sundays.")
     api.remember("finn", "Finn likes rye bread.")

@@ -46,12 +46,32 @@ def test_which_jobs_a_key_reads(role, key_id, job_key_id, allowed):
     assert key_may_read_job(role=role, key_id=key_id, job_key_id=job_key_id) is allowed
 
 
-@pytest.mark.parametrize(("role", "key_id", "submitted_by", "allowed"), [
-    ("agent", 1, 2, False), ("agent", 1, 1, False), ("reviewer", 1, 2, True), ("reviewer", 1, None, True),
-    ("reviewer", 1, 1, False),
+@pytest.mark.parametrize(("role", "key_ids", "submitted_by", "allowed"), [
+    ("agent", {1}, 2, False), ("agent", {1}, 1, False), ("reviewer", {1}, 2, True), ("reviewer", {1}, None, True),
+    ("reviewer", {1}, 1, False),
+    ("reviewer", {3, 1}, 1, False),  # key 3 was rotated from key 1: the same client
+    ("reviewer", {3, 1}, 2, True),
 ])
-def test_who_resolves_a_candidate(role, key_id, submitted_by, allowed):
-    assert key_may_resolve_candidate(role=role, key_id=key_id, submitted_by_key_id=submitted_by) is allowed
+def test_who_resolves_a_candidate(role, key_ids, submitted_by, allowed):
+    assert key_may_resolve_candidate(role=role, key_ids=key_ids, submitted_by_key_id=submitted_by) is allowed
+
+
+def test_a_rotated_key_inherits_no_right_to_approve_what_its_predecessor_submitted(reviewer, reviewer_key_a,
+                                                                                   django_capture_on_commit_callbacks):
+    """Issue 55: a rotated key could approve what its predecessor submitted (a new key id). Twice rotated,
+    still refused; another reviewer approves."""
+    from memories.keys import api_key_create, api_key_rotate
+    from tests.conftest import Api
+
+    held = reviewer.post("memories", {"user_id": "ro", "text": "Ro's email is ro@example.com."}).json()
+    candidate = held["candidate"]["id"]
+    once = api_key_rotate(key_id=reviewer_key_a.api_key.id)
+    twice = Api(api_key_rotate(key_id=once.api_key.id).raw_key, django_capture_on_commit_callbacks)
+    answer = twice.post(f"review/{candidate}/approve", {"text": "Ro has an email address."})
+    assert answer.status_code == 403, answer.content
+    other = Api(api_key_create(tenant_name="acme", name="second", role="reviewer").raw_key,
+                django_capture_on_commit_callbacks)
+    assert other.post(f"review/{candidate}/approve", {"text": "Ro has an email address."}).status_code == 200
 
 
 @pytest.mark.parametrize(("role", "approved", "protects", "needs_review"), [

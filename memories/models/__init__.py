@@ -58,6 +58,10 @@ class ApiKey(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # The key this one replaced (keys.api_key_rotate): a rotated key is the same client, so it may not
+    # approve what its predecessors submitted (permissions.key_may_resolve_candidate).
+    rotated_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="rotated_to")
 
     class Meta:
         db_table = "api_keys"
