@@ -21,10 +21,21 @@ _CHINESE_TEN = ("十", "拾")
 _DIGIT_WORDS = {"zero": "0", "oh": "0", "o": "0", "nought": "0", "one": "1", "two": "2", "three": "3",
                 "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
 _DIGIT_WORD = r"(?:zero|oh|o|nought|one|two|three|four|five|six|seven|eight|nine)"
-_SPELLED_RUN = re.compile(rf"\b(?:(?:double|triple)\s+)?{_DIGIT_WORD}(?:[\s,\-]+(?:(?:double|triple)\s+)?"
+_SPELLED_RUN = re.compile(rf"\b(?:(?:double|triple)[\s\-]+)?{_DIGIT_WORD}(?:[\s,\-]+(?:(?:double|triple)[\s\-]+)?"
                           rf"{_DIGIT_WORD}){{3,}}\b", re.IGNORECASE)
 _REPEATS = {"double": 2, "triple": 3}
-_SPELLED_WORD = re.compile(rf"(?:(double|triple)\s+)?({_DIGIT_WORD})\b", re.IGNORECASE)
+_SPELLED_WORD = re.compile(rf"(?:(double|triple)[\s\-]+)?({_DIGIT_WORD})\b", re.IGNORECASE)
+# Dashes of every width read as a hyphen ("5387—9041", "508–33–1247"); NFKC keeps them apart.
+_DASHES = dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58", "-")
+# A value typed one character at a time ("h u n t e r 2 0 2 4", "W L 5 0 1 3 8 2 A", "m a r c o . b @ g m a i l"):
+# at least four single characters each followed by one space read as one word.
+_SPACED_OUT = re.compile(r"(?<!\S)(?:[^\s] ){3,}[^\s](?![^\s,.;:!?，。、)）])")
+# Cyrillic and Greek letters drawn like Latin ones ("раul.mendes@sарo.рt"): read as Latin inside a word that
+# has Latin letters or an @ (a Russian or Greek word is left as it is).
+_LOOKALIKES = dict(zip("асеорхуіјѕԁԛԝАВСЕНІЈКМОРЅТХУοαρτνκιΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+                       "aceopxyijsdqwABCEHIJKMOPSTXYoaptvkiABEZHIKMNOPTYX", strict=True))
+_WORD = re.compile(r"\S+")
+_LATIN = re.compile(r"[A-Za-z@]")
 
 
 @dataclass(frozen=True)
@@ -59,13 +70,29 @@ def _spelled_digits(text: str) -> dict[int, tuple[int, str]]:
     return runs
 
 
+def _spaced_out(text: str) -> set[int]:
+    """The spaces inside values typed one character at a time (dropped from the view)."""
+    return {run.start() + offset for run in _SPACED_OUT.finditer(text)
+            for offset, char in enumerate(run.group(0)) if char == " "}
+
+
+def _lookalikes(text: str) -> set[int]:
+    """Where a Cyrillic or Greek look-alike stands inside a word with Latin letters or an @."""
+    if not _LOOKALIKES.keys() & set(text):
+        return set()
+    return {word.start() + offset for word in _WORD.finditer(text) if _LATIN.search(word.group(0))
+            for offset, char in enumerate(word.group(0)) if char in _LOOKALIKES}
+
+
 def normalise(text: str) -> Normalised:
     """What the detector reads: format characters (zero-width spaces and joiners, bidi marks, soft hyphens)
     dropped, every Unicode digit and Chinese numeral as an ASCII digit (十 positional: 十二 12, 二十 20,
-    二十三 23), runs of spelled-out digits as digits, the rest NFKC (fullwidth ＠ as @)."""
+    二十三 23), runs of spelled-out digits as digits, dashes of every width as hyphens, a value typed one
+    character at a time as one word, Cyrillic and Greek look-alikes inside a Latin word as Latin, the rest
+    NFKC (fullwidth ＠ as @)."""
     view: list[str] = []
     origin: list[int] = []
-    spelled = _spelled_digits(text)
+    spelled, dropped, lookalike = _spelled_digits(text), _spaced_out(text), _lookalikes(text)
     index = 0
     while index < len(text):
         if index in spelled:
@@ -75,9 +102,10 @@ def normalise(text: str) -> Normalised:
             index = end
             continue
         char = text[index]
-        if unicodedata.category(char) == "Cf":
+        if unicodedata.category(char) == "Cf" or index in dropped:
             index += 1
             continue
+        char = _LOOKALIKES[char] if index in lookalike else _DASHES.get(char, char)
         digit = _digit_of(char)
         if digit is None and char in _CHINESE_TEN:
             before = index > 0 and _digit_of(text[index - 1]) is not None
@@ -132,8 +160,14 @@ def chinese_id_valid(text: str) -> bool:
     return check.isdigit() or check == "X"
 
 
+def chinese_id_checks(text: str) -> bool:
+    """Whether a Chinese id's check character is the one GB 11643 (ISO 7064 MOD 11-2) computes."""
+    weights = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+    return "10X98765432"[sum(int(d) * w for d, w in zip(text[:17], weights, strict=True)) % 11] == text[17].upper()
+
+
 def iban_valid(text: str) -> bool:
-    compact = text.replace(" ", "").upper()
+    compact = re.sub(r"[\s.\-]", "", text).upper()
     if not 15 <= len(compact) <= 34:
         return False
     rearranged = compact[4:] + compact[:4]

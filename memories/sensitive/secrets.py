@@ -22,9 +22,42 @@ _KEY_SHAPES = re.compile(
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
     r")")
 _NAMED_SECRET = re.compile(r"(?:api[ _\-]?key|secret(?: key)?|access[ _\-]?key|auth[ _\-]?token|bearer token|"
-                           r"token|密钥|令牌)\s*(?:is|was|:|=|是|为|：)\s*[\"'“「]?([A-Za-z0-9_\-./+=]{16,})",
-                           re.IGNORECASE)
-_PASSWORD = re.compile(r"(?:password|passcode|passwd|pwd|passphrase|pin(?: code| number)?|密码|口令|PIN码)"
+                           r"token|account sid|密钥|令牌)\s*(?:is|was|:|=|是|为|：|\s)\s*[\"'“「]?"
+                           r"([A-Za-z0-9_\-./+=]{16,})", re.IGNORECASE)
+# Credentials in a header or a cookie: HTTP Basic's base64 pair, a session cookie's value.
+_HEADER_SECRET = re.compile(r"\bBasic\s+([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])|"
+                            r"\b(?:SESSDATA|session(?:id|_id)?|sid|connect\.sid|auth_token|PHPSESSID|JSESSIONID)"
+                            r"\s*[=:]\s*([A-Za-z0-9%._\-]{12,})", re.IGNORECASE)
+# Codes that open something ("the door code for our building is 1739#", "garage keypad code: 5519", "the
+# combination for the office safe is 36-12-48", "Set the hotel room safe to 1408", "front door code changed to
+# 8364"), codes that prove who you are (one-time, 2FA backup, SMS codes), recovery phrases, unlock patterns and
+# memorable words: the value after them, when it is one (digits, or the words of a phrase).
+_CODE_WORDS = (r"(?:door|gate|front door|back door|building|entry|entrance|keypad|key ?pad|garage|alarm|safe|locker|"
+               r"lock|padlock|bike lock|luggage|gym locker|room safe|hotel safe|alarm panel)")
+_OPENING_CODE = re.compile(
+    rf"\b(?:{_CODE_WORDS}(?:\s+\w+){{0,2}}\s+(?:code|combo|combination|pin|passcode)|(?:code|combo|combination|pin)"
+    rf"\s+(?:for|to|of|on)\s+(?:the\s+|our\s+|my\s+|his\s+|her\s+)?(?:\w+\s+){{0,2}}{_CODE_WORDS}|"
+    rf"set\s+(?:the\s+)?(?:\w+\s+){{0,2}}{_CODE_WORDS})\b[^\d\n]{{0,24}}?"
+    r"(\d(?:[\s\-#*]?\d){2,9}[#*]?)(?!\d)", re.IGNORECASE)
+_PROOF_CODE = re.compile(
+    r"\b(?:one[\s\-]?time (?:code|password|passcode|pin)|otp|verification code|security code|sms code|"
+    r"2fa (?:code|backup codes?)|backup codes?|recovery codes?|auth(?:entication)? code|login code)"
+    r"[^\d\n]{0,30}?(\d{4,8}(?:[\s\-,]+\d{4,8})*)(?!\d)", re.IGNORECASE)
+_PHRASE = re.compile(
+    r"\b(?:(?:wallet\s+)?(?:recovery|seed|mnemonic|backup)\s+(?:phrase|words)|seed words|memorable word|"
+    r"security answer|secret answer|(?:mother's|mum's|mom's) maiden name|unlock pattern|pattern lock)"
+    r"\s*(?:is|was|:|=)?\s*:?\s*([^.\n;!?]{3,160})|"
+    r"\b(?:password|passcode|pw|pin)\s+(?:is|:)\s+([A-Za-z0-9] as in \w+(?:,?\s+[^.\n]+)?)",  # spelled out
+    re.IGNORECASE)
+_NOT_A_PHRASE = frozenset("somewhere in on saved stored written safe hidden lost forgotten kept".split())
+# Chinese: 密码 / 验证码 / 口令 / 助记词 / a safe's turns, the value after them (digits, or a value with letters and
+# digits or symbols): "银行卡密码 661203", "密码 Zs#2024vpn", "小区大门密码改成 5173* 了", "钱包助记词：盐 爬 秘 …".
+_ZH_SECRET = re.compile(
+    r"(?:密码|口令|验证码|校验码|动态码|取款密码|支付密码|暗码|PIN码?)(?:是|为|：|:|改成了?|改为|换成了?|设成了?|\s)*"
+    r"[^\dA-Za-z\n，。,;；？?]{0,8}?([A-Za-z0-9!@#$%^&*_\-.]*\d[A-Za-z0-9!@#$%^&*_\-.]*)(?![\u4e00-\u9fff])")
+_ZH_PHRASE = re.compile(r"(?:助记词|恢复短语|私钥)\s*(?:是|为|：|:)?\s*([^。\n，,；;]{4,80})|"
+                        r"(?:保险箱|保险柜)[^。\n]{0,6}?[：:]?\s*((?:[左右]转[^，。\n]{0,8}\d+[，,]?\s*){2,})")
+_PASSWORD = re.compile(r"(?:password|passcode|passwd|pwd|pw|passphrase|pin(?: code| number)?|密码|口令|PIN码)"
                        r"(?:\s+(?:for|to|of|on)\s+[^\s,.:;]+(?:\s+[^\s,.:;]+)?)?"
                        r"\s*(?:is|was|:|=|是|为|：|:)\s*[\"'“「『]?([^\s\"'”」』，。,;；]{3,64})", re.IGNORECASE)
 _NOT_A_PASSWORD = frozenset("""too very so not still just a an the my your our their in on at case same different new
@@ -54,8 +87,21 @@ def find_credentials(view: str) -> Iterator[Match]:
                 yield m.start(1), m.start(1) + len(m.group(1))
 
 
+def _codes_and_phrases(view: str) -> Iterator[Match]:
+    for pattern in (_HEADER_SECRET, _OPENING_CODE, _PROOF_CODE, _PHRASE, _ZH_SECRET, _ZH_PHRASE):
+        for m in pattern.finditer(view):
+            group = next(index for index in range(1, (pattern.groups or 0) + 1) if m.group(index))
+            value = m.group(group).strip()
+            if pattern is _PHRASE and value.lower().split()[0] in _NOT_A_PHRASE:
+                continue  # "my recovery phrase is somewhere safe"
+            if pattern is _ZH_SECRET and len(value) < 4:
+                continue  # "密码至少要8位": a rule about passwords, no password
+            yield m.start(group), m.start(group) + len(m.group(group).rstrip())
+
+
 def find_secrets(view: str) -> Iterator[Match]:
     yield from find_credentials(view)
+    yield from _codes_and_phrases(view)
     for m in _KEY_SHAPES.finditer(view):
         yield m.span()
     for m in _NAMED_SECRET.finditer(view):
