@@ -152,8 +152,8 @@ def review_hold(*, text: str, confidence: float, contradicted: MemoryItem | None
     found = sensitive_fields(text=text, tags=tags, data=data)
     if found or split_kinds:
         reasons.append("sensitive")
-        details.append(_sensitive_detail(found) if found else
-                       "sensitive content split across turns: " + ", ".join(split_kinds))
+        details.append(_sensitive_detail(found) if found else "sensitive content in what was said (its turns, or "
+                       "split across them): " + ", ".join(split_kinds))
     return HoldDecision(reasons=reasons, detail="; ".join(details))
 
 

@@ -40,7 +40,7 @@ from memories.extraction import (
     group_profile_candidates,
     introduced_name,
 )
-from memories.governance import redact_sensitive, redact_sensitive_turns, sensitive_across_turns, sensitive_kinds
+from memories.governance import redact_sensitive, sensitive_kinds
 from memories.models import (
     CURRENT_STATUSES,
     ApiKey,
@@ -56,6 +56,7 @@ from memories.people.reading import PeopleReader
 from memories.queue import background_queue_full, enqueue
 from memories.quota import refuse_when_busy
 from memories.relations import whom
+from memories.screening import redacted_turns, said_sensitive, split_sensitive
 from memories.search import SearchQuery, memory_search, nearest_memories, profile_display_name
 from memories.text import content_hash, has_han
 from memories.transient import run_retrying, transient_cause
@@ -301,7 +302,8 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
     # job was queued gets nothing written from it.
     erased = erased_since(job.tenant, set(speakers.values()), job.created_at, job.agent_id, job.api_key_id)
     embedder = get_embedder()
-    split = _split_sensitive(extracted.messages)
+    split = split_sensitive(extracted.messages)
+    said_kinds = said_sensitive(extracted.statements, extracted.messages)
     fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
     emotions = dict(zip((s.text for s in extracted.statements), emotions_of([s.text for s in extracted.statements]),
                         strict=True)) if settings.MEMORY_EMOTION else {}  # one batch for the whole job
@@ -317,7 +319,8 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
             raise ExtractionError(f"the job took longer than {settings.CONVERSATION_JOB_TIME_LIMIT} s "
                                   "(CONVERSATION_JOB_TIME_LIMIT); send the conversation in smaller parts",
                                   retryable=False)
-        kinds = sorted({kind for index in statement.source_messages for kind in split.get(index, [])})
+        kinds = sorted({kind for index in statement.source_messages for kind in split.get(index, [])}
+                       | set(said_kinds[id(statement)]))
         reader = people[speakers[statement.subject]]
         for index, message in enumerate(extracted.messages[:max(statement.source_messages, default=-1) + 1]):
             if message.role == "user" and _speaker_of(message, speakers) == reader.user_id:
@@ -363,40 +366,12 @@ def _forget_held(job: ConversationJob, speakers: dict[str, str], outcome: JobOut
                 outcome.counts["candidates_forgotten"] = outcome.counts.get("candidates_forgotten", 0) + closed
 
 
-def _user_turns_by_speaker(messages: list[Message]) -> list[list[Message]]:
-    """Each speaker's user turns, in order (the turns a number may be split over)."""
-    by_speaker: dict[str, list[Message]] = {}
-    for message in messages:
-        if message.role == "user":
-            by_speaker.setdefault(message.name, []).append(message)
-    return list(by_speaker.values())
-
-
-def _split_sensitive(messages: list[Message]) -> dict[int, list[str]]:
-    """Message index -> the kinds of sensitive data it carries only together with the speaker's next or
-    previous turn ("my card is 4111 1111" / "1111 1111"): what is extracted from it waits for review."""
-    found: dict[int, list[str]] = {}
-    for turns in _user_turns_by_speaker(messages):
-        for position, kinds in sensitive_across_turns([t.content for t in turns]).items():
-            found[turns[position].index] = kinds
-    return found
-
-
-def _redacted_turns(messages: list[Message]) -> dict[int, str]:
-    """Message index -> the turn as an episode keeps it: user turns redacted with their neighbours in view."""
-    redacted = {m.index: redact_sensitive(m.content) for m in messages if m.role != "user"}
-    for turns in _user_turns_by_speaker(messages):
-        redacted.update(zip((t.index for t in turns), redact_sensitive_turns([t.content for t in turns]),
-                            strict=True))
-    return redacted
-
-
 def _record_episodes(job: ConversationJob, messages: list[Message], speakers: dict[str, str], erased: set[str],
                      outcome: JobOutcome, narrative: str | None = None) -> None:
     """Each speaker's original turns of the session, kept as an episode of that speaker
     (assistant turns go to the job's user): searchable beside the facts, erased with the speaker."""
     by_user: dict[str, list[dict]] = {}
-    redacted = _redacted_turns(messages)
+    redacted = redacted_turns(messages)
     for message in messages:
         if message.role == "user":
             name = RulesExtractor.speaker_of(message, speakers)

@@ -182,9 +182,11 @@ def test_an_llms_narrative_is_redacted_like_the_turns(api, llm, settings):
 def test_the_llm_path_names_the_same_people(api, llm):
     """What the model writes about a relative is theirs, read by the same people reader as the offline path."""
     llm.script(CHAT, memories_reply(item("Alice's mum Sheila is diabetic.", tags=["health"]),
-                                    item("Alice's mum Sheila moved from Leeds to York.")))
-    converse(api, [{"role": "user", "name": "Alice",
-                    "content": "My mum Sheila is diabetic, and she moved from Leeds to York."}])
+                                    item("Alice's mum Sheila moved from Leeds to York.", source_messages=[1])))
+    # Two turns: a turn that says someone's health is held whole (memories/screening.py), the move with it.
+    converse(api, [{"role": "user", "name": "Alice", "content": "My mum Sheila is diabetic."},
+                   {"role": "user", "name": "Alice", "content": "She moved from Leeds to York."}])
+    assert not MemoryItem.objects.filter(text__contains="diabetic").exists()
     people = {p["name"]: p for p in api.get("users/alice/people").json()["people"]}
     assert people["Sheila"]["relation"] == "mother"
     assert [e["value"] for e in people["Sheila"]["edges"]] == ["York"]

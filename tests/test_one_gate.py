@@ -391,7 +391,7 @@ def test_mem0_verbatim_add_reads_its_messages_two_at_a_time(agent, django_captur
                                    format="json")
     assert answer.status_code == 200, answer.content
     assert [r["event"] for r in answer.json()["results"]] == ["REVIEW", "REVIEW", "ADD"]
-    assert "split across turns: card" in answer.json()["results"][1]["reason"]
+    assert "split across them): card" in answer.json()["results"][1]["reason"]
     assert list(MemoryItem.objects.filter(user_id="dave", status="active").values_list("text", flat=True)) == [
         "I like tea."]
 

@@ -48,6 +48,7 @@ class ExtractedStatement:
     replaces: bool = False  # an update or correction: it replaces the current memory it is about
     slot: str = ""  # what it is about (intent.SLOTS: home, work, diet, routine, ...), when read
     source_messages: list[int] = field(default_factory=list)
+    said: str = ""  # the clause as said, before any rewrite (the gate reads it too: memories/screening.py)
 
 
 @dataclass

@@ -444,6 +444,7 @@ def one_memory_per_matter(statements: list[ExtractedStatement]) -> list[Extracte
         first.tags = list(dict.fromkeys([*first.tags, *statement.tags]))
         first.importance = max(first.importance, statement.importance)
         first.confidence = min(first.confidence, statement.confidence)
+        first.said = f"{first.said} {statement.said}".strip()
     return out
 
 
@@ -472,7 +473,7 @@ class MeaningExtractor:
         corrected_turn = -1  # the turn a correction's lead-in opened: its statements replace
         with_an_assistant = any(message.role != "user" for message in messages) or len(speakers) < 2
         for clause, reading in zip(said, readings, strict=True):
-            clause.reading = reading
+            clause.reading, as_said_first = reading, clause.text
             if reading.intent != intents.FORGET and asks_to_forget(clause.text):
                 reading = clause.reading = intents.Reading(intents.FORGET, reading.confidence, reading.slot)
             elif reading.intent == intents.FORGET and not forget_is_confident(clause.text, reading.confidence):
@@ -501,6 +502,8 @@ class MeaningExtractor:
             if reading.intent == intents.UPDATE and restates(clause.text):
                 reading = clause.reading = intents.Reading(intents.FACT_SELF, reading.confidence, reading.slot)
             statement = ROUTES[reading.intent](clause, people)
+            if statement is not None:  # the gate reads the clause as said, too (memories/screening.py)
+                statement.said = as_said_first
             correcting = corrected_turn == clause.index
             if statement is not None and not statement.forget and is_a_replacement(
                     reading, clause.text, announced=announced, correcting=correcting):

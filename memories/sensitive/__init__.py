@@ -45,12 +45,18 @@ from memories.sensitive.identifiers import find_cards, find_emails, find_ibans, 
 from memories.sensitive.places import find_addresses, find_birth_dates
 from memories.sensitive.secrets import find_secrets
 from memories.sensitive.special import (
+    ETHNICITY,
+    NOT_A_UNION,
     POLITICS_EN,
+    POLITICS_MORE,
     POLITICS_ZH,
     RELIGION_EN,
+    RELIGION_MORE,
     RELIGION_ZH,
     SEX_EN,
+    SEX_MORE,
     SEX_ZH,
+    UNION,
     find_health,
     topic_finder,
 )
@@ -59,15 +65,18 @@ FINDERS: dict[str, Callable[[str], Iterator[Match]]] = {
     "secret": find_secrets, "email": find_emails, "card": find_cards, "national_id": find_national_ids,
     "iban": find_ibans, "phone": find_phones, "birth_date": find_birth_dates, "address": find_addresses,
     "health": find_health,
-    "sex_life": topic_finder(SEX_EN, SEX_ZH), "religion": topic_finder(RELIGION_EN, RELIGION_ZH),
-    "politics": topic_finder(POLITICS_EN, POLITICS_ZH)}
+    "sex_life": topic_finder(SEX_EN, SEX_ZH, SEX_MORE),
+    "religion": topic_finder(RELIGION_EN, RELIGION_ZH, RELIGION_MORE),
+    "politics": topic_finder(POLITICS_EN, POLITICS_ZH, POLITICS_MORE), "ethnicity": topic_finder(ETHNICITY),
+    "union": topic_finder(UNION, unless=NOT_A_UNION)}
 # Withheld as (a card's digits are no phone number: the more specific kinds claim their spans first).
 MARKERS = {"secret": "[secret withheld]", "national_id": "[id withheld]", "card": "[card withheld]",
            "iban": "[iban withheld]", "email": "[email withheld]", "phone": "[phone withheld]",
            "birth_date": "[date of birth withheld]", "address": "[address withheld]", "health": "[health withheld]",
-           "sex_life": "[intimate life withheld]", "religion": "[religion withheld]", "politics": "[politics withheld]"}
+           "sex_life": "[intimate life withheld]", "religion": "[religion withheld]", "politics": "[politics withheld]",
+           "ethnicity": "[ethnicity withheld]", "union": "[union membership withheld]"}
 ORDER = ("secret", "national_id", "iban", "card", "email", "birth_date", "phone", "address", "health", "sex_life",
-         "religion", "politics")
+         "religion", "politics", "ethnicity", "union")
 # What identifies a person or opens an account: refused in ids (a special category is not in an id's words).
 IDENTIFYING = ("secret", "national_id", "iban", "card", "email", "phone")
 

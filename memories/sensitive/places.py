@@ -47,13 +47,14 @@ def find_addresses(view: str) -> Iterator[Match]:
             if pattern is _STREET and any(w.lower().strip(",") in _NOT_A_STREET_NAME for w in words):
                 continue
             sentence = sentence_of(view, *m.span())
-            if pattern is _ZH_ADDRESS and not _ZH_SOMEONES.search(sentence):
-                continue  # "故宫的地址是景山前街4号吗？": a landmark's address is nobody's home
+            if pattern is _ZH_ADDRESS and not _ZH_SOMEONES.search(sentence) and _ASKS.search(sentence):
+                continue  # "故宫的地址是景山前街4号吗？": asking a landmark's address, nobody's home
             if _HOME_CUE.search(sentence):
                 yield m.span()
 
 
 _ZH_SOMEONES = re.compile(r"我|他|她|用户|咱|俺|住|寄|收货|收件|家")
+_ASKS = re.compile(r"[吗呢？?]")
 
 
 # --------------------------------------------------------------------------- dates of birth

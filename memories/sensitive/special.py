@@ -96,8 +96,7 @@ POLITICS_EN = re.compile(
     rf"|(?:member of|joined|support|supports|supported|back|backs|campaign(?:ed|ing)? for|donate[sd]? to|"
     rf"canvass(?:ed|ing)? for)\s+(?:the\s+)?(?:Labour|Conservative|Tory|Green|Democratic|Republican|"
     rf"Liberal Democrat|Reform|Communist|Socialist|Libertarian|[A-Z][a-z]+) Party"
-    r"|(?i:union member|member of the (?:\w+ )?(?:trade )?union|joined the (?:[\w'’]+ )?union|shop steward"
-    r"|my political (?:views|opinions|beliefs)|my politics|politically,? I'm|I lean (?:left|right)|"
+    r"|(?i:my political (?:views|opinions|beliefs)|my politics|politically,? I'm|I lean (?:left|right)|"
     r"I'm on the (?:left|right)(?=[.,!;?]|$|,? politically| of (?:the party|politics)))|"
     r"(?:I|we)\s+(?:support|hate|love|can't stand|despise|admire|oppose)\s+"
     r"(?:Trump|Biden|Obama|Putin|Xi Jinping|Modi|Macron|Starmer|Sunak|Harris|Netanyahu|Erdogan|Bolsonaro|Lula)|"
@@ -106,38 +105,192 @@ POLITICS_ZH = re.compile(r"(?:我|他|她)是(?:一名)?(?:中共|共产)?党员
                           r"(?:我|他|她)(?:支持|反对|讨厌|拥护)(?:民进党|国民党|共产党|民主党|共和党|工党|保守党|"
                           r"川普|特朗普|拜登|政府|台独|港独)|(?:我|他|她)投(?:票)?给了?(?:民进党|国民党|民主党|共和党|"
                           r"工党|保守党|川普|特朗普|拜登|赖清德|侯友宜|柯文哲)|(?:我|他|她)是(?:自由派|左派|右派|保守派|"
-                          r"民族主义者|共产主义者|社会主义者|无政府主义者)|工会会员|加入了工会|我的政治(?:立场|观点)")
+                          r"民族主义者|共产主义者|社会主义者|无政府主义者)|我的政治(?:立场|观点)")
 
 
-def _said_of_a_person(view: str, start: int, end: int, *, chinese: bool) -> bool:
+# Who a statement is about, as a subject: the speaker, the user as a rewrite names them ("User is ...", "用户是
+# ..."), someone named or related. `_WHO_EN` is used case-insensitively; a name keeps its capital.
+_WHO_EN = (r"(?:I['’]m|I am|I was|I['’]ve (?:always )?been|"
+           r"(?:the )?user(?:['’]s(?: \w+){1,2})? (?:is|was|has been|are)|"
+           r"(?:my|his|her|their|our)(?: \w+){1,2} (?:is|are|was|were)|"
+           r"(?-i:[A-Z][a-z]+)(?:['’]s \w+)? (?:is|was|are)|"
+           r"(?:he|she|they|we)(?:['’]s|['’]re| is| are| was| were)|as an?)")
+_WHO_ZH = (r"(?:我|他|她|我们|咱们|全家|用户|User|用户的[\u4e00-\u9fff]{1,3}|"
+           r"我(?:的)?(?:妈|爸|老公|老婆|丈夫|妻子|儿子|女儿|哥|姐|弟|妹|奶奶|爷爷|外婆|外公|父母|家人|朋友|同事)|[老小阿][\u4e00-\u9fff]|[A-Z][a-z]+)"
+           r"(?:的父母|的[\u4e00-\u9fff]{1,2})?(?:都|也|一直|本来|其实|现在|从小)?\s*")
+
+# Health beyond the first list: medicines by name, procedures, conditions named the way a rewrite or a
+# clinician says them ("User takes sertraline", "on tamoxifen", "colour-blind (deuteranopia)", "sectioned").
+_HEALTH_MORE_EN = re.compile(
+    r"\b(?:sertraline|zoloft|fluoxetine|prozac|citalopram|escitalopram|lexapro|venlafaxine|mirtazapine|lithium|"
+    r"quetiapine|olanzapine|risperidone|aripiprazole|adderall|ritalin|methylphenidate|tamoxifen|letrozole|methadone|"
+    r"buprenorphine|suboxone|naltrexone|amlodipine|lisinopril|atorvastatin|statins|warfarin|levothyroxine|"
+    r"sumatriptan|ozempic|wegovy|semaglutide|truvada|PrEP|antiretrovirals?|HRT|epipen|CGM|insulin pump|dialysis|"
+    r"mastectomy|hysterectomy|lumpectomy|laparoscopy|colonoscopy|biopsy|endometriosis|PCOS|stroke|aphasia|"
+    r"psychotic|psychosis|sectioned|dyslexi[ac]|dyspraxi[ac]|colou?r[\- ]blind(?:ness)?|deuteranop\w*|"
+    r"chronic (?:pain|migraines?|illness|fatigue|condition|back pain)|sexual health (?:screening|clinic|check)|"
+    r"CAMHS|self[\- ]harms?|fibromyalgia|long covid|seizures?|kidney (?:failure|disease|transplant)|transplant|"
+    r"pacemaker|thyroid|colitis|IBS|gout|glaucoma|cataracts?|asperger'?s|tourette'?s|flashbacks?|embryos?|"
+    r"sober|sobriety|AA meetings?|relaps\w*|overdos\w*|deaf|hard of hearing|blind in|wheelchair user|amputee|"
+    r"allergic to (?:penicillin|aspirin|ibuprofen|codeine|morphine|sulfa\w*|latex|antibiotics|NSAIDs)|"
+    r"on (?:antidepressants|meds|medication|insulin|chemo)|in remission|terminal(?:ly ill)?|hospice|"
+    r"bipolar disorder|depression|PTSD|panic attacks?|miscarr\w*|ivf)\b", re.IGNORECASE)
+_HEALTH_MORE_ZH = re.compile(
+    r"舍曲林|氟西汀|帕罗西汀|西酞普兰|艾司西酞普兰|文拉法辛|碳酸锂|喹硫平|奥氮平|他莫昔芬|美沙酮|氨氯地平|二甲双胍|"
+    r"佐米曲普坦|舒马普坦|透析|病史|色盲|色弱|青霉素过敏|药物过敏|过敏性休克|中风|脑梗|心梗|乳腺|切除|偏瘫|失语|"
+    r"惊恐发作|精神病|住院|确诊|复查|停药|减药|做手术|动手术|手术|备孕|试管|阳性|痛风|甲亢|甲减|"
+    r"读写障碍|阅读障碍|截肢|假肢|失明|视障|听障|聋|心理医生|心理咨询|戒断|成瘾|轻生|病假|病情")
+# Health words of something else: a pet, a plant, a starter, a device, a game, a story.
+_NOT_HEALTH = re.compile(
+    r"\b(?:dog|dogs|cat|cats|pet|pets|puppy|kitten|horse|hamster|parrot|plant|monstera|succulent|root rot|"
+    r"sourdough|starter|computer|laptop|phone|printer|game|patch|healer|character|heroine|hero|protagonist|"
+    r"screenplay|scene|novel|film|movie|drama|series|episode of|documentary|podcast|article|textbook|research|"
+    r"researcher|charity|fundrais\w*|awareness|donat\w*|zodiac|horoscope|star sign|essay|exam|quiz|a cure|"
+    r"walk for|run for|ride for|campaign for|WHO|guidelines)\b|狗|猫|宠物|植物|多肉|电脑|病毒|游戏|角色|剧|电影|小说|"
+    r"纪录片|研究|公益|捐|星座|考试|论文|《", re.IGNORECASE)
+# Someone in the sentence: as the English and Chinese lists say, a Latin name before Chinese ("Kevin 有 ..."),
+# a Chinese one by its 老/小/阿.
+_PERSON_ANY = re.compile(_PERSON_EN.pattern + "|" + _PERSON_ZH.pattern
+                         + r"|[A-Z][a-z]+(?=\s*[\u4e00-\u9fff])|[老小阿][\u4e00-\u9fff](?=[是有在得的])")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_GENERAL_QUESTION = re.compile(r"[?？吗呢]\s*$")
+
+
+def _said_of_a_person(view: str, start: int, end: int) -> bool:
+    """Chinese leaves the speaker out ("最近 PTSD 的 flashback 越来越多"): a sentence with Chinese in it is someone's
+    unless it is a question with no one in it; an English one names someone."""
     sentence = sentence_of(view, start, end)
-    if _NOT_A_PERSON.search(sentence):
+    if _NOT_HEALTH.search(sentence):
         return False
-    return bool((_PERSON_ZH if chinese else _PERSON_EN).search(sentence))
+    if _PERSON_ANY.search(sentence):
+        return True
+    return bool(_HAN.search(sentence)) and not _GENERAL_QUESTION.search(sentence.strip(" 。.!！"))
 
 
 def find_health(view: str) -> Iterator[Match]:
-    for m in _HEALTH_EN.finditer(view):
-        sentence = sentence_of(view, *m.span())
-        if not _HEALTH_COLLOQUIAL.search(sentence) and _said_of_a_person(view, *m.span(), chinese=False):
-            yield m.span()
-    for m in _HEALTH_ZH.finditer(view):
-        sentence = sentence_of(view, *m.span())
-        if not _HEALTH_ZH_COLLOQUIAL.search(sentence) and _said_of_a_person(view, *m.span(), chinese=True):
-            yield m.span()
+    for pattern, colloquial in ((_HEALTH_EN, _HEALTH_COLLOQUIAL), (_HEALTH_MORE_EN, _HEALTH_COLLOQUIAL),
+                                (_HEALTH_ZH, _HEALTH_ZH_COLLOQUIAL), (_HEALTH_MORE_ZH, _HEALTH_ZH_COLLOQUIAL)):
+        for m in pattern.finditer(view):
+            if not colloquial.search(sentence_of(view, *m.span())) and _said_of_a_person(view, *m.span()):
+                yield m.span()
 
 
-_ABOUT_A_WORK = re.compile(r"\b(?:documentary|movie|film|novel|book|biography|article|podcast|lecture|course|"
-                           r"textbook|museum|essay|exam|quiz|class)\b|纪录片|电影|小说|书|讲座|考试|论文",
-                           re.IGNORECASE)
+SEX_MORE = re.compile(
+    rf"(?i:\b{_WHO_EN}\s+(?:a\s+|an\s+|openly\s+|also\s+|actually\s+)*(?:gay|lesbian|bi|bisexual|queer|pansexual|"
+    rf"asexual|aromantic|transgender|trans|non-binary)(?![\-\w])(?!\s+(?:laughter|apparel|bar|club|icon))|"
+    rf"\b{_WHO_EN}\s+straight(?=[.,!?;]|$| and| but| too))|"
+    r"(?i:\bopen (?:marriage|relationship)|\b(?:Grindr|Blued|Tinder|Hinge|Feeld)\b.{0,30}(?:hook|约|date|dating)|"
+    r"come out|came out|coming out|closeted)|"
+    rf"{_WHO_ZH}是\s*(?:男同|女同|同性恋|双性恋|无性恋|跨性别|gay|les|拉拉|bi|asexual|pansexual|queer|trans)(?![a-z])|"
+    r"男同|女同|Blued|约人|(?:排卵期?|备孕)[^。！？\n]{0,8}同房|同房")
+
+_FAITHS_MORE = (r"(?:Muslims?|Christians?|Catholics?|Protestants?|Jewish|Jews?|Hindus?|Buddhists?|Sikhs?|Mormons?|"
+                r"Jains?|Baptists?|Methodists?|Evangelicals?|(?:Greek |Russian |Eastern )?Orthodox|atheists?|"
+                r"agnostics?|Jehovah['’]s Witness(?:es)?|Quakers?|Anglicans?|Lutherans?|Pentecostals?|Presbyterians?|"
+                r"Shia|Sunni|Taoists?|Wiccans?|pagans?|Baha['’]is?|Zoroastrians?|Rastafarians?|Scientologists?|"
+                r"Adventists?|Latter-day Saints?|LDS)")
+_RELIGIONS = r"(?:Buddhism|Christianity|Islam|Catholicism|Judaism|Hinduism|Taoism|Sikhism|Mormonism)"
+RELIGION_MORE = re.compile(
+    rf"(?i:\b{_WHO_EN}\s+(?:a\s+|an\s+|devout\s+|practi[cs]ing\s+|observant\s+|born-again\s+|lapsed\s+|strict\s+|"
+    rf"non-practi[cs]ing\s+)*{_FAITHS_MORE}\b(?!\s+(?:school|college|university|hospital|charity|deli|restaurant|"
+    rf"name|food|holiday))|"
+    rf"\b(?:practi[cs]ing|devout|observant) {_FAITHS_MORE}\b|"
+    r"\bmember of the (?:Church of Jesus Christ|\w+ church|local (?:mosque|synagogue|church)|congregation)|"
+    r"\b(?:left|joined|quit) the (?:\w+ )?(?:church|faith|mosque|congregation)\b|"
+    r"\b(?:I|she|he|user|they) (?:wears?|wear) an? (?:hijab|niqab|burqa|turban|kippah|yarmulke|headscarf)\b|"
+    r"\bobserv(?:e|es|ing) (?:Lent|Ramadan|Shabbat|the Sabbath|Yom Kippur)\b|"
+    r"(?:Ramadan|斋月)[^.!?。！？\n]{0,12}(?:fasting|fast\b|封斋|斋戒)|(?:fasting|封斋)[^.!?。！？\n]{0,12}(?:Ramadan|斋月))|"
+    rf"{_WHO_ZH}(?:是|信|信仰|皈依了?|成了|改信了?)\s*(?:一名|一个|虔诚的)?\s*(?:{_FAITHS_MORE}|{_RELIGIONS}|"
+    r"基督徒|天主教徒|穆斯林|佛教徒|道教徒|伊斯兰教|基督教|天主教|犹太教|东正教|摩门教|耶和华见证人|耶稣|佛教?|道教|"
+    r"妈祖|无神论者?)|(?:在|是)教会|教会(?:执事|长老|同工)|查经班|团契|主日学|进香")
+
+_PARTIES_MORE = (r"(?:Labour|Tory|Tories|Conservatives?|Democrats?|Republicans?|Greens?|Green Party|Lib Dems?|"
+                 r"Liberal Democrats?|Reform(?: UK)?|SNP|Plaid Cymru|Sinn F[eé]in|DUP|UKIP|AfD|KMT|DPP|BJP|"
+                 r"Communists?|Socialists?|Libertarians?|GOP|MAGA|Trump|Biden|Harris|Obama|Clinton|Sanders|"
+                 r"Bernie(?: Sanders)?|Le Pen|Macron|Starmer|Sunak|Modi|Farage|Corbyn)")
+POLITICS_MORE = re.compile(
+    rf"(?i:\b(?:I|we|he|she|they|(?:the )?user|(?:my|his|her|their|our|user['’]s) \w+|(?-i:[A-Z][a-z]+))\s+"
+    rf"(?:\w+\s+)?(?:vot(?:ed|es|e|ing)|backs|backed|supports?|supported|canvass(?:ed|es)? for|campaign(?:ed|s)? for)"
+    rf"\s+(?:for\s+|against\s+)?(?:the\s+)?{_PARTIES_MORE}\b|"
+    rf"\b{_PARTIES_MORE}(?: [Pp]arty)? (?:member|supporter|voter|activist|councillor|candidate)\b|"
+    rf"\bmember of the {_PARTIES_MORE}\b|"
+    rf"\bI think (?:the )?{_PARTIES_MORE} (?:should|are|is|were|will|would|can't|cannot|never)\b|"
+    rf"\bdonat\w* to (?:the )?(?:\w+ ){{1,3}}campaign\b|"
+    r"\b(?:marched|protested|demonstrated|rallied|was arrested) (?:with|for|against|in|at|on)\b|"
+    r"\b(?:Extinction Rebellion|Just Stop Oil|Black Lives Matter|Occupy)\b|"
+    rf"\b{_WHO_EN}\s+(?:a\s+|an\s+)?(?:staunch\s+|lifelong\s+|proud\s+|committed\s+)?(?:monarchist|republican|"
+    r"nationalist|separatist|socialist|communist|marxist|anarchist|libertarian|centrist|populist|leftist|"
+    r"right-winger|left-winger)\b)|"
+    rf"{_WHO_ZH}[^。！？\n]{{0,10}}?(?:vote\w*|投(?:票)?(?:给)?了?|支持|support\w*)\s*了?\s*(?:the\s+)?(?:{_PARTIES_MORE}|"
+    r"民进党|国民党|共产党|民主党|共和党|工党|保守党|绿党|哈里斯|特朗普|川普|拜登|赖清德|侯友宜|柯文哲|台湾独立|台独|港独)|"
+    r"(?:民进党|国民党|共产党|民主党|共和党|工党|保守党|绿党)的?(?:支持者|党员|成员|铁粉)|"
+    r"民盟盟员|盟员|九三学社|致公党|民革|民建|农工党|台盟|共青团员|团员|入党申请书|入党|党员|"
+    r"我(?:觉得|认为)[^。！？\n]{0,16}(?:政府|政权|共产党|独裁|民主|言论|审查|专制)")
+
+_ETHNIC = (r"(?:Black|white|Asian|Latino|Latina|Latinx|Hispanic|Arab|Jewish|Roma|Romani|Traveller|Aboriginal|"
+           r"Indigenous|Native American|First Nations|Inuit|M[aā]ori|S[aá]mi|Kurdish|Berber|Uyghur|Tamil|Sinhalese|"
+           r"Igbo|Yoruba|Hausa|Zulu|Xhosa|Pashtun|Punjabi|Gujarati|Bengali|Han Chinese|Hakka|Tibetan|Mongolian|"
+           r"Korean|Japanese|Chinese|Vietnamese|Cambodian|Filipino|Thai|Indian|Pakistani|Bangladeshi|Nigerian|"
+           r"Ghanaian|Somali|Ethiopian|Eritrean|Mexican|Puerto Rican|Cuban|Dominican|Haitian|Jamaican|Caribbean|"
+           r"Irish|Scottish|Welsh|Polish|Italian|Greek|Turkish|Armenian|Persian|Iranian|Cherokee|Navajo|Lakota|"
+           r"mixed[\- ]race|biracial|mixed heritage|ABC|American-born Chinese)")
+ETHNICITY = re.compile(
+    rf"(?i:\b{_WHO_EN}\s+(?:a\s+|an\s+|half\s+|part\s+|actually\s+|proudly\s+|ethnically\s+|of\s+|"
+    rf"(?-i:[A-Z][a-z]+) )*(?-i:{_ETHNIC})(?:[\-\s](?-i:[A-Z][a-z]+))*(?:\s+(?:descent|heritage|origin|ancestry|"
+    r"background|woman|man|person|British|American|Australian|Canadian|citizen))?\b(?!\s+(?:food|cuisine|"
+    r"restaurant|place|class|lessons?|course|New Year|film|drama|Ocean|anime))|"
+    r"\b(?:of|from) (?:\w+ ){0,2}(?:descent|heritage|ancestry|origin)\b|"
+    r"\b(?:enrolled|tribal) (?:\w+ ){0,2}(?:citizen|member)\b|"
+    r"\b(?:my|his|her|their|our) (?:ethnicity|race|ethnic background|heritage)\b)|"
+    rf"{_WHO_ZH}是\s*(?:{_ETHNIC}|(?:汉|满|蒙古|回|藏|维吾尔|苗|彝|壮|布依|朝鲜|侗|瑶|白|土家|哈尼|哈萨克|傣|黎|傈僳|"
+    r"佤|畲|高山|拉祜|水|东乡|纳西|景颇|柯尔克孜|土|达斡尔|仫佬|羌|布朗|撒拉|毛南|仡佬|锡伯|阿昌|普米|塔吉克|怒|"
+    r"乌孜别克|俄罗斯|鄂温克|德昂|保安|裕固|京|塔塔尔|独龙|鄂伦春|赫哲|门巴|珞巴|基诺)族)|民族一栏|客家人|"
+    r"(?:背景|血统|混血)")
+
+_UNIONS = (r"(?:NEU|NUT|NASUWT|CWU|PCS|Unite|Unison|GMB|RMT|ASLEF|UCU|BMA|RCN|Equity|Teamsters|AFT|NEA|UAW|SEIU|"
+           r"AFL-CIO|AFSCME|IBEW|USW|CUPE|SAG-AFTRA|Writers Guild(?: of America)?|WGA|IWW|NUJ|FBU|POA|Usdaw|Prospect|"
+           r"Community|ver\.di|IG Metall|CGT|CFDT)")
+UNION = re.compile(
+    rf"(?i:\b(?:my|our|his|her|their|user['’]s) (?:\w+ )?union\b(?!\s+(?:bar|station|square|jack))|"
+    rf"\b(?:member|members|rep|representative|steward|officer|organi[sz]er|branch secretary|executive) of "
+    rf"(?:the |our |my |a )?(?:local )?(?:\w+ ){{0,3}}(?:union|guild|{_UNIONS})\b|"
+    rf"\bon the executive of\b|\bshop steward\b|\bunion (?:member|membership|rep|card|dues)\b|"
+    rf"\b(?:joined|join|left) (?:the |a |our |my )?(?:[\w'’]+ ){{0,2}}(?:union|guild)\b|"
+    rf"\bcard-carrying member\b|"
+    rf"\b(?-i:{_UNIONS})\b(?=[^.!?。！？\n]{{0,40}}(?:member|strike|picket|ballot|union|工会|罢工))|"
+    rf"(?:member|picket line)[^.!?\n]{{0,30}}\b(?-i:{_UNIONS})\b)|"
+    rf"(?:加入了?|join了?|是)\s*(?:{_UNIONS}|[\u4e00-\u9fff]{{0,6}}工会)|工会(?:会员|小组长|主席|积极分子|代表|干部)|"
+    r"教协会员|职工代表|产业工会|(?<!欧)(?<!银)工会(?!大厦|路)")
 
 
-def topic_finder(english: re.Pattern[str], chinese: re.Pattern[str]) -> Callable[[str], Iterator[Match]]:
-    """A special category other than health: its patterns already say it of a person; a sentence about
-    a book or a film about it is not the person's."""
+def _said_of_someone(view: str, start: int, end: int) -> bool:
+    """Not about a work; someone in it, or Chinese that leaves the speaker out and asks nothing ("昨晚约炮了")."""
+    sentence = sentence_of(view, start, end)
+    if _ABOUT_A_WORK.search(sentence):
+        return False
+    if _PERSON_ANY.search(sentence):
+        return True
+    return bool(_HAN.search(sentence)) and not _GENERAL_QUESTION.search(sentence.strip(" 。.!！"))
+
+
+# "our union was blessed in June": a marriage, not a trade union.
+NOT_A_UNION = re.compile(r"\bunion (?:was|is) blessed|\b(?:our|their) union (?:was|is|has been) "
+                         r"(?:blessed|celebrated|happy|long)|\bwedding\b|\bmarriage\b", re.IGNORECASE)
+
+
+_ABOUT_A_WORK = re.compile(r"\b(?:documentary|movie|film|novel|biography|article|podcast|lecture|textbook|museum|"
+                           r"essay|exam|quiz|screenplay|protagonist|character|heroine|campaign setting|game|"
+                           r"(?:a|the|this|that|my|his|her) (?:\w+ )?(?:book|course|class|thesis))\b|纪录片|电影|小说|"
+                           r"讲座|考试|论文|作业|《", re.IGNORECASE)
+
+
+def topic_finder(*patterns: re.Pattern[str], unless: re.Pattern[str] | None = None) -> Callable[[str], Iterator[Match]]:
+    """A special category other than health: its patterns say it of a person; a sentence about a book, a
+    film or a game about it is not the person's, nor one with no one in it, nor one `unless` finds."""
     def find(view: str) -> Iterator[Match]:
-        for pattern in (english, chinese):
+        for pattern in patterns:
             for m in pattern.finditer(view):
-                if not _ABOUT_A_WORK.search(sentence_of(view, *m.span())):
+                if _said_of_someone(view, *m.span()) and not (
+                        unless is not None and unless.search(sentence_of(view, *m.span()))):
                     yield m.span()
     return find

@@ -53,4 +53,5 @@ TENANT_MAX_PENDING_JOBS = env_int("TENANT_MAX_PENDING_JOBS", 20)
 # What the review gate screens saved, extracted and approved text for (memories/sensitive/).
 SENSITIVE_DETECTORS = [d for d in env_str(
     "SENSITIVE_DETECTORS",
-    "secret,email,phone,card,national_id,iban,address,birth_date,health,sex_life,religion,politics").split(",") if d]
+    "secret,email,phone,card,national_id,iban,address,birth_date,health,sex_life,religion,politics,"
+    "ethnicity,union").split(",") if d]
