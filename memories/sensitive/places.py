@@ -8,7 +8,12 @@ from collections.abc import Iterator
 from memories.sensitive.common import Match, sentence_of
 
 _STREET_TYPES = (r"(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr|Boulevard|Blvd|Court|Ct|Way|Place|Pl|Terrace|"
-                 r"Close|Crescent|Gardens|Square|Sq|Parkway|Pkwy|Highway|Hwy|Row|Mews|Grove|Circle|Cir)")
+                 r"Close|Crescent|Cres|Gardens|Gdns|Square|Sq|Parkway|Pkwy|Highway|Hwy|Row|Mews|Grove|Circle|Cir|"
+                 r"Parade|Pde|Esplanade|Walk|Wharf|Quay|Hill|Rise|View|Vale|Green|Gate|Trail|Loop|Alley|Path|Pike|"
+                 r"Ridge|Heights|Crossing|Square|Chase|Wynd|Brae|Glen|Park)")
+# A PO box, a flat or apartment number with a house: a postal address however it is said.
+_PO_BOX = re.compile(r"\b(?:P\.?\s?O\.?\s?Box|Post Office Box|Postfach|Apartado|Casilla|信箱)\s*\d{1,6}\b",
+                     re.IGNORECASE)
 _UNITS = r"(?:one|two|three|four|five|six|seven|eight|nine)"
 _HOUSE_NUMBER = (rf"(?:\d{{1,5}}[A-Za-z]?|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\-\s]{_UNITS})?"
                  rf"|{_UNITS}|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen)")  # "forty-two"
@@ -41,6 +46,8 @@ _ZH_ADDRESS = re.compile(r"(?:[\u4e00-\u9fff][\u4e00-\u9fff0-9]{0,10}(?:路|街|
 def find_addresses(view: str) -> Iterator[Match]:
     for m in _ADDRESS_SAID.finditer(view):
         yield m.span(1)
+    for m in _PO_BOX.finditer(view):
+        yield m.span()
     for pattern in (_STREET, _STREET_SUFFIXED, _STREET_FIRST, _ZH_ADDRESS, _POSTCODE_UK):
         for m in pattern.finditer(view):
             words = m.group(0).split()[1:-1]

@@ -134,12 +134,31 @@ _HEALTH_MORE_EN = re.compile(
     r"sober|sobriety|AA meetings?|relaps\w*|overdos\w*|deaf|hard of hearing|blind in|wheelchair user|amputee|"
     r"allergic to (?:penicillin|aspirin|ibuprofen|codeine|morphine|sulfa\w*|latex|antibiotics|NSAIDs)|"
     r"on (?:antidepressants|meds|medication|insulin|chemo)|in remission|terminal(?:ly ill)?|hospice|"
-    r"bipolar disorder|depression|PTSD|panic attacks?|miscarr\w*|ivf)\b", re.IGNORECASE)
+    r"bipolar disorder|depression|PTSD|panic attacks?|miscarr\w*|ivf|risperidone|clozapine|haloperidol|"
+    r"lamotrigine|valproate|sodium valproate|levetiracetam|gabapentin|pregabalin|diazepam|lorazepam|clonazepam|"
+    r"xanax|alprazolam|zopiclone|propranolol|bisoprolol|ramipril|losartan|furosemide|apixaban|rivaroxaban|"
+    r"clopidogrel|omeprazole for|prednisone|prednisolone|methotrexate|adalimumab|humira|infliximab|"
+    r"mounjaro|tirzepatide|saxenda|liraglutide|dapagliflozin|empagliflozin|glipizide|gliclazide|testosterone|"
+    r"oestrogen|estrogen|progesterone|puberty blockers|spironolactone|finasteride|isotretinoin|accutane|"
+    r"dementia|alzheimer\w*|autism|autistic|ADHD|OCD|schizo\w*|anorexi\w*|bulimi\w*|cancer|leuka?emia|"
+    r"lymphoma|melanoma|tumou?r|diabet\w*|asthma|epilep\w*|HIV|AIDS|hepatitis|cirrhosis|multiple sclerosis|"
+    r"MS diagnosis|motor neurone disease|ALS|cerebral palsy|spina bifida|down syndrome|cystic fibrosis|"
+    r"sickle cell|haemophilia|hemophilia|lupus|arthritis|osteoporosis|heart failure|arrhythmia|AFib|angina|"
+    r"bypass surgery|stent|hearing loss|cochlear implant|prosthe\w+|paralys\w+|paraplegic|quadriplegic|"
+    r"in a wheelchair|registered blind|partially sighted|learning disabilit\w*|mental health (?:crisis|ward|team|"
+    r"nurse)|psychiatric (?:ward|hospital|nurse)|rehab|detox|sectioned|suicidal|eating disorder|postnatal "
+    r"depression|postpartum|pregnan\w*|expecting (?:a baby|twins)|due date|antenatal|maternity ward|"
+    r"fertility (?:treatment|clinic)|egg freezing|vasectomy|abortion|termination)\b", re.IGNORECASE)
 _HEALTH_MORE_ZH = re.compile(
     r"舍曲林|氟西汀|帕罗西汀|西酞普兰|艾司西酞普兰|文拉法辛|碳酸锂|喹硫平|奥氮平|他莫昔芬|美沙酮|氨氯地平|二甲双胍|"
     r"佐米曲普坦|舒马普坦|透析|病史|色盲|色弱|青霉素过敏|药物过敏|过敏性休克|中风|脑梗|心梗|乳腺|切除|偏瘫|失语|"
     r"惊恐发作|精神病|住院|确诊|复查|停药|减药|做手术|动手术|手术|备孕|试管|阳性|痛风|甲亢|甲减|"
-    r"读写障碍|阅读障碍|截肢|假肢|失明|视障|听障|聋|心理医生|心理咨询|戒断|成瘾|轻生|病假|病情")
+    r"读写障碍|阅读障碍|截肢|假肢|失明|视障|听障|聋|心理医生|心理咨询|戒断|成瘾|轻生|病假|病情|利培酮|氯氮平|奥卡西平|"
+    r"丙戊酸|拉莫三嗪|左乙拉西坦|阿普唑仑|劳拉西泮|氯硝西泮|艾司唑仑|唑吡坦|普萘洛尔|华法林|阿司匹林肠溶|他汀|"
+    r"激素治疗|免疫治疗|靶向药|透析|心脏支架|搭桥|起搏器|半身不遂|瘫痪|偏瘫|脑瘫|唐氏|白化病|血友病|地中海贫血|"
+    r"红斑狼疮|强直性脊柱炎|痛风|肾衰|尿毒症|肝硬化|乙肝|丙肝|甲状腺|结节|囊肿|息肉|子宫肌瘤|宫外孕|剖腹产|顺产|"
+    r"产检|孕期|怀孕|坐月子|产后抑郁|更年期|不孕|试管|取卵|冻卵|结扎|人流|药流|精神分裂|抑郁|焦虑|强迫症|躁郁|"
+    r"双相|自闭|多动|阿尔茨海默|老年痴呆|帕金森|癫痫|中风|脑梗|心梗|冠心病|高血压|糖尿病|哮喘|癌|肿瘤|化疗|放疗")
 # Health words of something else: a pet, a plant, a starter, a device, a game, a story.
 _NOT_HEALTH = re.compile(
     r"\b(?:dog|dogs|cat|cats|pet|pets|puppy|kitten|horse|hamster|parrot|plant|monstera|succulent|root rot|"
@@ -180,9 +199,16 @@ SEX_MORE = re.compile(
     rf"asexual|aromantic|transgender|trans|non-binary)(?![\-\w])(?!\s+(?:laughter|apparel|bar|club|icon))|"
     rf"\b{_WHO_EN}\s+straight(?=[.,!?;]|$| and| but| too))|"
     r"(?i:\bopen (?:marriage|relationship)|\b(?:Grindr|Blued|Tinder|Hinge|Feeld)\b.{0,30}(?:hook|约|date|dating)|"
-    r"come out|came out|coming out|closeted)|"
+    r"come out|came out|coming out|closeted|\bmy (?:same-sex|gay|lesbian|trans) (?:partner|husband|wife|boyfriend|"
+    r"girlfriend)\b|\b(?:sexual|romantic) (?:orientation|preference)s?\b|\b(?:kink|fetish|kinky)\b|"
+    r"\b(?:we|I|he|she|they) (?:have|had|haven't had|hadn't had) sex\b|\bsleeping (?:with|together)\b|"
+    r"\b(?:an|the|my|his|her) affair\b|\bcheat(?:ed|ing) on\b|\b(?:trying|trying hard) to conceive\b|"
+    r"\b(?:birth control|the pill|contraception|contraceptive|morning-after pill|condoms?)\b|"
+    r"\b(?:libido|sex drive)\b|\b(?:gender|sex)[\- ](?:reassignment|affirming) (?:surgery|care)\b|"
+    r"\btransition(?:ed|ing)\b)|"
     rf"{_WHO_ZH}是\s*(?:男同|女同|同性恋|双性恋|无性恋|跨性别|gay|les|拉拉|bi|asexual|pansexual|queer|trans)(?![a-z])|"
-    r"男同|女同|Blued|约人|(?:排卵期?|备孕)[^。！？\n]{0,8}同房|同房")
+    r"男同|女同|Blued|约人|(?:排卵期?|备孕)[^。！？\n]{0,8}同房|同房|同志(?=[，。,.\s]|$)|(?:我|他|她|用户)是同志|"
+    r"性取向|性生活|外遇|出轨|一夜情|约炮|避孕|紧急避孕|性伴侣|性癖|变性|跨性别")
 
 _FAITHS_MORE = (r"(?:Muslims?|Christians?|Catholics?|Protestants?|Jewish|Jews?|Hindus?|Buddhists?|Sikhs?|Mormons?|"
                 r"Jains?|Baptists?|Methodists?|Evangelicals?|(?:Greek |Russian |Eastern )?Orthodox|atheists?|"
@@ -199,15 +225,30 @@ RELIGION_MORE = re.compile(
     r"\b(?:left|joined|quit) the (?:\w+ )?(?:church|faith|mosque|congregation)\b|"
     r"\b(?:I|she|he|user|they) (?:wears?|wear) an? (?:hijab|niqab|burqa|turban|kippah|yarmulke|headscarf)\b|"
     r"\bobserv(?:e|es|ing) (?:Lent|Ramadan|Shabbat|the Sabbath|Yom Kippur)\b|"
+    r"\b(?:I|she|he|user|they|we) (?:pray|prays|prayed|tithe|tithes|fast|fasts|fasted) "
+    r"(?:five times|daily|every|at the|"
+    r"during|for Lent|on Fridays)|\b(?:my|his|her|our) (?:bar|bat) mitzvah\b|\b(?:did|doing|going on|made) (?:the )?"
+    r"(?:Hajj|Umrah|pilgrimage)\b|\b(?:I|she|he|user|they|we) (?:only )?(?:eat|eats|keep|keeps) (?:halal|kosher)\b|"
+    r"\b(?:I|she|he|user|they) (?:wears?|wear) (?:a )?(?:cross|crucifix|rosary|bindi|kara|tzitzit)\b|"
+    r"\b(?:Sunday school|Bible study|Quran class|prayer group|youth group at (?:church|the mosque))\b|"
+    r"\b(?:my|his|her|our) (?:church|mosque|synagogue|temple|gurdwara|parish|congregation|pastor|vicar|imam|rabbi|"
+    r"priest|minister|bishop)\b|"
     r"(?:Ramadan|斋月)[^.!?。！？\n]{0,12}(?:fasting|fast\b|封斋|斋戒)|(?:fasting|封斋)[^.!?。！？\n]{0,12}(?:Ramadan|斋月))|"
     rf"{_WHO_ZH}(?:是|信|信仰|皈依了?|成了|改信了?)\s*(?:一名|一个|虔诚的)?\s*(?:{_FAITHS_MORE}|{_RELIGIONS}|"
     r"基督徒|天主教徒|穆斯林|佛教徒|道教徒|伊斯兰教|基督教|天主教|犹太教|东正教|摩门教|耶和华见证人|耶稣|佛教?|道教|"
-    r"妈祖|无神论者?)|(?:在|是)教会|教会(?:执事|长老|同工)|查经班|团契|主日学|进香")
+    r"妈祖|无神论者?)|(?:在|是)教会|教会(?:执事|长老|同工)|查经班|团契|主日学|进香|信主|信佛|信教|拜佛|烧香拜佛|吃斋|"
+    r"念经|去礼拜|受洗|朝觐|斋戒|(?:我|他|她|用户)[^。！？\n]{0,4}(?:去|上)(?:教堂|清真寺|寺庙|庙里|教会)(?:做|参加|礼拜|祈祷|"
+    r"烧香|拜|望)|(?:我|他|她|用户)(?:是|信)(?:佛教|基督教|天主教|伊斯兰教|道教)徒?")
 
 _PARTIES_MORE = (r"(?:Labour|Tory|Tories|Conservatives?|Democrats?|Republicans?|Greens?|Green Party|Lib Dems?|"
                  r"Liberal Democrats?|Reform(?: UK)?|SNP|Plaid Cymru|Sinn F[eé]in|DUP|UKIP|AfD|KMT|DPP|BJP|"
                  r"Communists?|Socialists?|Libertarians?|GOP|MAGA|Trump|Biden|Harris|Obama|Clinton|Sanders|"
-                 r"Bernie(?: Sanders)?|Le Pen|Macron|Starmer|Sunak|Modi|Farage|Corbyn)")
+                 r"Bernie(?: Sanders)?|Le Pen|Macron|Starmer|Sunak|Modi|Farage|Corbyn|CDU|CSU|SPD|FDP|Die Linke|"
+                 r"PSOE|Podemos|Vox|Fidesz|PiS|Likud|ANC|LDP|NDP|ALP|Labor|One Nation|Rassemblement National|"
+                 r"La France Insoumise|Lega|Five Star|Fratelli d'Italia|Morena|Sinn Fein|Alliance Party|Plaid|"
+                 r"Greens|Green Party|Reform Party|Libertarian Party|Democratic Party|Republican Party|Tory Party|"
+                 r"Labour Party|Conservative Party|Liberal Party|Liberals|Kamala|Obama|Putin|Zelensky|Netanyahu|"
+                 r"Orb[aá]n|Meloni|Bolsonaro|Lula|Trudeau|Poilievre|Albanese|Dutton|Johnson|Truss|May|Badenoch)")
 POLITICS_MORE = re.compile(
     rf"(?i:\b(?:I|we|he|she|they|(?:the )?user|(?:my|his|her|their|our|user['’]s) \w+|(?-i:[A-Z][a-z]+))\s+"
     rf"(?:\w+\s+)?(?:vot(?:ed|es|e|ing)|backs|backed|supports?|supported|canvass(?:ed|es)? for|campaign(?:ed|s)? for)"
@@ -217,7 +258,16 @@ POLITICS_MORE = re.compile(
     rf"\bI think (?:the )?{_PARTIES_MORE} (?:should|are|is|were|will|would|can't|cannot|never)\b|"
     rf"\bdonat\w* to (?:the )?(?:\w+ ){{1,3}}campaign\b|"
     r"\b(?:marched|protested|demonstrated|rallied|was arrested) (?:with|for|against|in|at|on)\b|"
-    r"\b(?:Extinction Rebellion|Just Stop Oil|Black Lives Matter|Occupy)\b|"
+    r"\b(?:Extinction Rebellion|Just Stop Oil|Black Lives Matter|Occupy|March for Life|Women's March|Palestine Action|"
+    r"Stop the War|Momentum|Young Conservatives|Young Republicans|Young Democrats|DSA)\b|"
+    r"\b(?:I|we|he|she|they|(?:the )?user|(?:my|his|her|their) \w+)\s+(?:\w+\s+)?(?:am|is|are|was|were)?\s*"
+    r"(?:strongly\s+)?(?:pro|anti)[\- ](?:choice|life|abortion|Brexit|EU|immigration|Trump|Israel|Palestine|"
+    r"Palestinian|Zionist|monarchy|gun|war|capitalist|communist|government)\b|"
+    r"\b(?:I|we|he|she|they|(?:the )?user)\s+(?:\w+\s+)?(?:support|supports|oppose|opposes|am against|is against|"
+    r"are against)\s+(?:the\s+)?(?:abortion rights|gun control|the death penalty|Brexit|Scottish independence|"
+    r"independence|immigration|the monarchy|Israel|Palestine|the war|Ukraine|Russia|capitalism|socialism|"
+    r"communism|same-sex marriage|gay marriage|unions|the government)\b|"
+    r"\bvoted (?:Leave|Remain|yes|no) in the\b|\b(?:my|his|her) (?:vote|ballot) (?:went|goes) to\b|"
     rf"\b{_WHO_EN}\s+(?:a\s+|an\s+)?(?:staunch\s+|lifelong\s+|proud\s+|committed\s+)?(?:monarchist|republican|"
     r"nationalist|separatist|socialist|communist|marxist|anarchist|libertarian|centrist|populist|leftist|"
     r"right-winger|left-winger)\b)|"
@@ -225,7 +275,10 @@ POLITICS_MORE = re.compile(
     r"民进党|国民党|共产党|民主党|共和党|工党|保守党|绿党|哈里斯|特朗普|川普|拜登|赖清德|侯友宜|柯文哲|台湾独立|台独|港独)|"
     r"(?:民进党|国民党|共产党|民主党|共和党|工党|保守党|绿党)的?(?:支持者|党员|成员|铁粉)|"
     r"民盟盟员|盟员|九三学社|致公党|民革|民建|农工党|台盟|共青团员|团员|入党申请书|入党|党员|"
-    r"我(?:觉得|认为)[^。！？\n]{0,16}(?:政府|政权|共产党|独裁|民主|言论|审查|专制)")
+    r"我(?:觉得|认为)[^。！？\n]{0,16}(?:政府|政权|共产党|独裁|民主|言论|审查|专制)|"
+    r"(?:我|他|她|用户)[^。！？\n]{0,6}(?:支持|反对|拥护)(?:统一|独立|台独|港独|藏独|疆独|民主化|示威|抗议|游行|政府|"
+    r"同性婚姻|死刑|移民)|(?:参加|去)了?(?:游行|示威|抗议|集会)|(?:我|他|她|用户)是(?:建制派|泛民|蓝营|绿营|深蓝|深绿|"
+    r"小粉红|公知|五毛|自干五|民主派|保皇党|左派|右派|自由派|保守派)")
 
 _ETHNIC = (r"(?:Black|white|Asian|Latino|Latina|Latinx|Hispanic|Arab|Jewish|Roma|Romani|Traveller|Aboriginal|"
            r"Indigenous|Native American|First Nations|Inuit|M[aā]ori|S[aá]mi|Kurdish|Berber|Uyghur|Tamil|Sinhalese|"
@@ -233,7 +286,21 @@ _ETHNIC = (r"(?:Black|white|Asian|Latino|Latina|Latinx|Hispanic|Arab|Jewish|Roma
            r"Korean|Japanese|Chinese|Vietnamese|Cambodian|Filipino|Thai|Indian|Pakistani|Bangladeshi|Nigerian|"
            r"Ghanaian|Somali|Ethiopian|Eritrean|Mexican|Puerto Rican|Cuban|Dominican|Haitian|Jamaican|Caribbean|"
            r"Irish|Scottish|Welsh|Polish|Italian|Greek|Turkish|Armenian|Persian|Iranian|Cherokee|Navajo|Lakota|"
-           r"mixed[\- ]race|biracial|mixed heritage|ABC|American-born Chinese)")
+           r"mixed[\- ]race|biracial|mixed heritage|ABC|American-born Chinese|African American|Asian American|"
+           r"Afro-Caribbean|Black British|British Asian|British Indian|British Pakistani|Arab American|"
+           r"Pacific Islander|Native Hawaiian|Samoan|Tongan|Fijian|Maori|Aboriginal|Torres Strait Islander|"
+           r"Romanichal|Gypsy|Sinti|Kurd|Hazara|Baloch|Uzbek|Kazakh|Tatar|Chechen|Hmong|Karen|Rohingya|Khmer|Lao|"
+           r"Malay|Javanese|Sundanese|Tagalog|Ilocano|Sikh Punjabi|Tamil Nadu|Telugu|Kannada|Malayali|Marathi|"
+           r"Sindhi|Kashmiri|Nepali|Sherpa|Bhutanese|Sri Lankan|Afghan|Syrian|Lebanese|Palestinian|Egyptian|"
+           r"Moroccan|Algerian|Tunisian|Libyan|Sudanese|Kenyan|Ugandan|Tanzanian|Rwandan|Congolese|Cameroonian|"
+           r"Senegalese|Malian|Ivorian|Sierra Leonean|Liberian|Zimbabwean|Zambian|Malawian|Mozambican|Angolan|"
+           r"South African|Colombian|Venezuelan|Peruvian|Chilean|Argentine|Argentinian|Brazilian|Ecuadorian|"
+           r"Bolivian|Guatemalan|Salvadoran|Honduran|Nicaraguan|Chicano|Chicana|Quechua|Aymara|Mapuche|Ojibwe|"
+           r"Cree|Mohawk|Apache|Hopi|Sioux|Inuk|Métis|Metis|Ashkenazi|Sephardic|Mizrahi|Druze|Assyrian|Copt|"
+           r"Ukrainian|Russian|Belarusian|Lithuanian|Latvian|Estonian|Czech|Slovak|Hungarian|Romanian|Bulgarian|"
+           r"Serbian|Croatian|Bosnian|Albanian|Slovenian|Macedonian|Portuguese|Spanish|Catalan|Basque|Galician|"
+           r"French|German|Dutch|Flemish|Danish|Swedish|Norwegian|Finnish|Icelandic|Cornish|Manx|Breton|"
+           r"Taiwanese|Hong Konger|Cantonese|Hokkien|Teochew|Zhuang|Hui|Manchu|Yi|Miao|Tujia|Dong|Yao|Bai)")
 ETHNICITY = re.compile(
     rf"(?i:\b{_WHO_EN}\s+(?:a\s+|an\s+|half\s+|part\s+|actually\s+|proudly\s+|ethnically\s+|of\s+|"
     rf"(?-i:[A-Z][a-z]+) )*(?-i:{_ETHNIC})(?:[\-\s](?-i:[A-Z][a-z]+))*(?:\s+(?:descent|heritage|origin|ancestry|"
@@ -241,26 +308,36 @@ ETHNICITY = re.compile(
     r"restaurant|place|class|lessons?|course|New Year|film|drama|Ocean|anime))|"
     r"\b(?:of|from) (?:\w+ ){0,2}(?:descent|heritage|ancestry|origin)\b|"
     r"\b(?:enrolled|tribal) (?:\w+ ){0,2}(?:citizen|member)\b|"
-    r"\b(?:my|his|her|their|our) (?:ethnicity|race|ethnic background|heritage)\b)|"
+    r"\b(?:my|his|her|their|our) (?:ethnicity|race|ethnic background|heritage|ancestry)\b|"
+    r"\b(?:person|people|woman|man|women|men) of colou?r\b|\b(?:POC|BIPOC|BAME)\b)|"
     rf"{_WHO_ZH}是\s*(?:{_ETHNIC}|(?:汉|满|蒙古|回|藏|维吾尔|苗|彝|壮|布依|朝鲜|侗|瑶|白|土家|哈尼|哈萨克|傣|黎|傈僳|"
     r"佤|畲|高山|拉祜|水|东乡|纳西|景颇|柯尔克孜|土|达斡尔|仫佬|羌|布朗|撒拉|毛南|仡佬|锡伯|阿昌|普米|塔吉克|怒|"
     r"乌孜别克|俄罗斯|鄂温克|德昂|保安|裕固|京|塔塔尔|独龙|鄂伦春|赫哲|门巴|珞巴|基诺)族)|民族一栏|客家人|"
-    r"(?:背景|血统|混血)")
+    r"(?:背景|血统|混血)|(?:我|他|她|用户)[^。！？\n]{0,4}(?:是|属于)少数民族|(?:我|他|她|用户)(?:是|有)[^。！？\n]{0,4}"
+    r"(?:血统|混血)")
 
 _UNIONS = (r"(?:NEU|NUT|NASUWT|CWU|PCS|Unite|Unison|GMB|RMT|ASLEF|UCU|BMA|RCN|Equity|Teamsters|AFT|NEA|UAW|SEIU|"
            r"AFL-CIO|AFSCME|IBEW|USW|CUPE|SAG-AFTRA|Writers Guild(?: of America)?|WGA|IWW|NUJ|FBU|POA|Usdaw|Prospect|"
-           r"Community|ver\.di|IG Metall|CGT|CFDT)")
+           r"Community|ver\.di|IG Metall|CGT|CFDT|ILWU|ILA|UNITE HERE|CWA|NALC|APWU|NNU|Unifor|CLC|ACTU|CFMEU|AMWU|"
+           r"UFCW|IATSE|AFM|SMART|UBC|LIUNA|IUOE|ATU|TWU|NFFE|AFGE|NTEU|EIS|INTO|SIPTU|Fórsa|Mandate|"
+           r"Musicians' Union|Royal College of Nursing|British Medical Association|National Education Union|"
+           r"ver\.di|CCOO|UGT|CGIL|CISL|FNV|LO|Kommunal|IF Metall|CUT|COSATU|NUMSA|Zenroren|Rengo|KCTU|FKTU)")
 UNION = re.compile(
     rf"(?i:\b(?:my|our|his|her|their|user['’]s) (?:\w+ )?union\b(?!\s+(?:bar|station|square|jack))|"
     rf"\b(?:member|members|rep|representative|steward|officer|organi[sz]er|branch secretary|executive) of "
     rf"(?:the |our |my |a )?(?:local )?(?:\w+ ){{0,3}}(?:union|guild|{_UNIONS})\b|"
-    rf"\bon the executive of\b|\bshop steward\b|\bunion (?:member|membership|rep|card|dues)\b|"
+    rf"\bon the executive of\b|\bshop steward\b|\bunion (?:member|membership|rep|card|dues|meeting|organi[sz]er|"
+    rf"official|branch|ballot|chapter|local)\b|"
+    rf"\b(?:I|we|he|she|they|(?:the )?user)(?:['’]re|['’]m| am| are| is| was| were)? (?:unionised|unionized|"
+    rf"organising|organizing) (?:our|my|the|their) (?:workplace|shop|warehouse|office|store)\b|"
+    rf"\b(?:I|we|he|she|they|(?:the )?user) (?:voted|vote) (?:to|for) (?:strike|industrial action|unionise|unionize)\b|"
     rf"\b(?:joined|join|left) (?:the |a |our |my )?(?:[\w'’]+ ){{0,2}}(?:union|guild)\b|"
     rf"\bcard-carrying member\b|"
     rf"\b(?-i:{_UNIONS})\b(?=[^.!?。！？\n]{{0,40}}(?:member|strike|picket|ballot|union|工会|罢工))|"
     rf"(?:member|picket line)[^.!?\n]{{0,30}}\b(?-i:{_UNIONS})\b)|"
     rf"(?:加入了?|join了?|是)\s*(?:{_UNIONS}|[\u4e00-\u9fff]{{0,6}}工会)|工会(?:会员|小组长|主席|积极分子|代表|干部)|"
-    r"教协会员|职工代表|产业工会|(?<!欧)(?<!银)工会(?!大厦|路)")
+    r"教协会员|职工代表|产业工会|(?<!欧)(?<!银)工会(?!大厦|路)|(?:入|加入|参加)了?(?:工会|工联|职工会)|工联会|职工会|"
+    r"劳工组织|(?:我|他|她|用户)[^。！？\n]{0,6}(?:罢工|维权)")
 
 
 def _said_of_someone(view: str, start: int, end: int) -> bool:
