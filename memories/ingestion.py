@@ -56,7 +56,7 @@ from memories.people.reading import PeopleReader
 from memories.queue import background_queue_full, enqueue
 from memories.quota import refuse_when_busy
 from memories.relations import whom
-from memories.screening import redacted_turns, said_sensitive, split_sensitive
+from memories.screening import redacted_turns, said_sensitive, shown_while_held, split_sensitive
 from memories.search import SearchQuery, memory_search, nearest_memories, profile_display_name
 from memories.text import content_hash, has_han
 from memories.transient import run_retrying, transient_cause
@@ -536,8 +536,8 @@ def _record_applied(outcome: JobOutcome, applied: Applied, user_id: str, text: s
     memory_id = applied.memory.id if applied.memory is not None else None
     if applied.operation == "REVIEW":
         assert applied.candidate is not None
-        outcome.record("REVIEW", user_id=user_id, text=applied.candidate.text, reason=applied.reason,
-                       candidate_id=applied.candidate.id, memory_id=memory_id)
+        outcome.record("REVIEW", user_id=user_id, reason=applied.reason, candidate_id=applied.candidate.id,
+                       text=shown_while_held(applied.candidate.text, applied.candidate.reasons), memory_id=memory_id)
     elif applied.operation == "DELETE":
         for memory in applied.forgotten:  # what was forgotten is not quoted, here either
             outcome.record("DELETE", user_id=user_id, text=FORGOTTEN_TURN, memory_id=memory.id,

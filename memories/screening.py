@@ -67,3 +67,17 @@ def redacted_turns(messages: list[Message]) -> dict[int, str]:
         redacted.update(zip((t.index for t in turns), redact_sensitive_turns([t.content for t in turns]),
                             strict=True))
     return redacted
+
+
+HELD = "[held for review]"
+
+
+def shown_while_held(text: str, reasons: Sequence[str]) -> str:
+    """What a conversation job's page shows of a statement the gate held: nothing of what it held it for
+    (issue 55: the operations showed held statements verbatim, after a reject too). Held for sensitive
+    data: the text with each finding replaced by its marker, or HELD when the finding was in what was said
+    rather than in the statement; held for another reason (unsure, contradicting), the text."""
+    if "sensitive" not in reasons:
+        return text
+    redacted = redact_sensitive(text)
+    return redacted if redacted != text else HELD

@@ -21,6 +21,7 @@ from django.utils import timezone
 from memories import metrics, vocabulary
 from memories.embedding import get_embedder
 from memories.errors import get_or_not_found
+from memories.governance import sensitive_kinds
 from memories.models import MemoryItem, MemoryType, MemoryVector, Tenant
 from memories.queue import enqueue, holding_work, work_lock_release, work_lock_try
 from memories.vocabulary import Tag
@@ -242,8 +243,8 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
             trait = Trait.objects.filter(memory_id=hint.existing_trait_id).select_related("memory").first() \
                 if hint.existing_trait_id else None
             if trait is None:
-                if not hint.supports:
-                    continue
+                if not hint.supports or sensitive_kinds(hint.text):
+                    continue  # a trait is written with no reviewer: none whose words carry sensitive data
                 trait = services.trait_create(tenant=tenant, user_id=user_id, text=hint.text, subtype=hint.subtype,
                                               context=hint.context, actor=ACTOR, data={"key": hint.key},
                                               cycle_id=cycle.pk)

@@ -371,3 +371,31 @@ def test_the_round_five_corpus_recall_and_false_positives_by_kind_and_door(part)
 # Held out, the detector is short of the issue's 0.95 / 0.02 (docs/governance.md has the figures): these floors
 # are what it measured, so that a change making it worse fails here; raise them as it improves.
 R5_HELD_OUT_FLOORS = (0.80, 0.04)
+
+
+# Issue 55's laundering: said in the first person, rewritten before the gate saw it ("用户是同性恋", "User voted
+# Green"), stored active, then a profile line and a trait. Each said in a conversation, in both languages.
+LAUNDERED = [("我是同性恋，在深圳工作。", "同性恋"), ("我信基督教，每周日去教会。", "基督教"),
+             ("I voted Green in the last election.", "Green"), ("我是同性恋。", "同性恋"),
+             ("I'm on sertraline most days, the depression is better.", "sertraline"),
+             ("I always vote Green, every single time.", "Green")]
+
+
+@pytest.mark.parametrize(("said", "word"), LAUNDERED, ids=[f"laundered{i}" for i in range(len(LAUNDERED))])
+def test_what_a_rewrite_would_launder_is_held_and_readable_nowhere(api, tenant_a, settings, said, word):
+    """Nothing of it is stored active, on the job page (operations), in the episode, in /context, or in a
+    trait after the session's reflection; the candidate waits in the review queue."""
+    from memories.models import Candidate, MemoryItem
+    from reflection.engine import reflection_run
+    from traits.models import Trait
+
+    settings.CONVERSATION_EPISODES = True
+    job = converse(api, [said, "I also enjoy long walks by the river."], user_id="lee", session_id="s-l")
+    assert word not in json.dumps(api.get(f"jobs/{job['job_id']}").json(), ensure_ascii=False), job["operations"]
+    active = MemoryItem.objects.filter(user_id="lee", status="active")
+    assert not [m.text for m in active if word in m.text or word in json.dumps(m.data, ensure_ascii=False)]
+    assert Candidate.objects.filter(user_id="lee", status="pending", text__contains=word).exists()
+    context = api.post("context", {"user_id": "lee", "query": f"{word} walks", "max_chars": 4000}).json()
+    assert word not in json.dumps(context, ensure_ascii=False), context["context"]
+    reflection_run(tenant=tenant_a, user_id="lee", trigger="requested")
+    assert not Trait.objects.filter(memory__user_id="lee", memory__text__contains=word).exists()
