@@ -125,7 +125,8 @@ _HEALTH_MORE_EN = re.compile(
     r"\b(?:sertraline|zoloft|fluoxetine|prozac|citalopram|escitalopram|lexapro|venlafaxine|mirtazapine|lithium|"
     r"quetiapine|olanzapine|risperidone|aripiprazole|adderall|ritalin|methylphenidate|tamoxifen|letrozole|methadone|"
     r"buprenorphine|suboxone|naltrexone|amlodipine|lisinopril|atorvastatin|statins|warfarin|levothyroxine|"
-    r"sumatriptan|ozempic|wegovy|semaglutide|truvada|PrEP|antiretrovirals?|HRT|epipen|CGM|insulin pump|dialysis|"
+    r"sumatriptan|ozempic|wegovy|semaglutide|truvada|(?-i:PrEP)|antiretrovirals?|HRT|CGM|insulin pump|"
+    r"dialysis(?! (?:clinic|unit|centre|center|ward|nurse))|"
     r"mastectomy|hysterectomy|lumpectomy|laparoscopy|colonoscopy|biopsy|endometriosis|PCOS|stroke|aphasia|"
     r"psychotic|psychosis|sectioned|dyslexi[ac]|dyspraxi[ac]|colou?r[\- ]blind(?:ness)?|deuteranop\w*|"
     r"chronic (?:pain|migraines?|illness|fatigue|condition|back pain)|sexual health (?:screening|clinic|check)|"
@@ -152,7 +153,7 @@ _HEALTH_MORE_EN = re.compile(
 _HEALTH_MORE_ZH = re.compile(
     r"舍曲林|氟西汀|帕罗西汀|西酞普兰|艾司西酞普兰|文拉法辛|碳酸锂|喹硫平|奥氮平|他莫昔芬|美沙酮|氨氯地平|二甲双胍|"
     r"佐米曲普坦|舒马普坦|透析|病史|色盲|色弱|青霉素过敏|药物过敏|过敏性休克|中风|脑梗|心梗|乳腺|切除|偏瘫|失语|"
-    r"惊恐发作|精神病|住院|确诊|复查|停药|减药|做手术|动手术|手术|备孕|试管|阳性|痛风|甲亢|甲减|"
+    r"惊恐发作|精神病|住院|确诊|停药|减药|做手术|动手术|手术|备孕|试管|阳性|痛风|甲亢|甲减|"
     r"读写障碍|阅读障碍|截肢|假肢|失明|视障|听障|聋|心理医生|心理咨询|戒断|成瘾|轻生|病假|病情|利培酮|氯氮平|奥卡西平|"
     r"丙戊酸|拉莫三嗪|左乙拉西坦|阿普唑仑|劳拉西泮|氯硝西泮|艾司唑仑|唑吡坦|普萘洛尔|华法林|阿司匹林肠溶|他汀|"
     r"激素治疗|免疫治疗|靶向药|透析|心脏支架|搭桥|起搏器|半身不遂|瘫痪|偏瘫|脑瘫|唐氏|白化病|血友病|地中海贫血|"
