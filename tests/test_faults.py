@@ -98,8 +98,13 @@ def test_the_database_stopped_mid_batch_loses_no_acknowledged_batch():
     try:
         socket_dir = server.get_postmaster_info().socket_dir
         server.psql("CREATE DATABASE fault;")
+        # DB_POOL_TIMEOUT 2: the writer's background embedding of its last acknowledged batch retries against
+        # the stopped server (TRANSIENT_RETRIES 6, each waiting this long for a connection) before the process
+        # may exit; at the default 10 s that outlasted the 60 s the writer is given, when the stop fell after a
+        # commit and before its embedding ran.
         env = {**os.environ, "DATABASE_URL": f"postgresql://postgres@/fault?host={socket_dir}",
-               "EMBEDDING_PROVIDER": "hash", "DJANGO_SETTINGS_MODULE": "memory_project.settings"}
+               "EMBEDDING_PROVIDER": "hash", "DJANGO_SETTINGS_MODULE": "memory_project.settings",
+               "DB_POOL_TIMEOUT": "2"}
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True,
                        timeout=180)
         writer = subprocess.Popen([sys.executable, "-c", WRITER], cwd=ROOT, env=env, stdout=subprocess.PIPE,
