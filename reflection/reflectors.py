@@ -369,12 +369,11 @@ def trait_evidence_memories(trait: Trait, limit: int) -> list[MemoryItem]:
 STOP = "stop"  # the kind of a statement that only says something ended
 
 
-def evidence_read(memories: list[MemoryItem]) -> list[tuple[MemoryItem, Evidence, str, bool]]:
+def evidence_read(memories: list[MemoryItem], said: dict[str, str]) -> list[tuple[MemoryItem, Evidence, str, bool]]:
     """Each memory that is evidence of a trait, what of, and the words its meaning is read on: the user's own
     turn where the memory came from one (reflection.said; read by the evidence model, and by said_stopped for
     an end), else its text (the extractor's tags and the stated-preference rules, trait_evidence); and whether
-    the words are the user's turn."""
-    said = said_of(memories)
+    the words are the user's turn. `said`: reflection.said.said_of for these memories."""
     turns = list(dict.fromkeys(said.values()))
     readings = read_evidence(turns)
     reading_of = dict(zip(turns, readings, strict=True)) if readings is not None else {}
@@ -434,12 +433,15 @@ class MeaningReflector:
     name = "meaning"
 
     def reflect(self, groups: list[list[MemoryItem]], traits: list[Trait]) -> list[TraitHint]:
-        found = evidence_read([m for group in groups for m in group])
+        memories = [m for group in groups for m in group]
+        evidence_of = {t.pk: trait_evidence_memories(t, ANCHOR_EVIDENCE) for t in traits}
+        anchor_memories = [m for anchored in evidence_of.values() for m in anchored]
+        said_all = said_of([*memories, *anchor_memories])  # one read of the turns for both
+        found = evidence_read(memories, said_all)
         if not found:
             return []
         first = found[0][0]
-        evidence_of = {t.pk: trait_evidence_memories(t, ANCHOR_EVIDENCE) for t in traits}
-        anchor_said = said_of([m for memories in evidence_of.values() for m in memories])
+        anchor_said = {str(m.id): said_all[str(m.id)] for m in anchor_memories if str(m.id) in said_all}
         anchors = {t.pk: [t.memory.text, *[anchor_said.get(str(m.id), m.text) for m in evidence_of[t.pk]]]
                    for t in traits}
         names = tuple(n for n in (profile_display_name(first.tenant_id, first.user_id), first.user_id,
