@@ -81,7 +81,8 @@ def time_decay_refresh(tenant, count: int) -> float:
                                    count_for_reflection=False, specs=[
         MemorySpec(user_id=f"t-{i % 50}", text=f"Trait number {i}", memory_type="trait") for i in range(count)])
     now = timezone.now()
-    Trait.objects.bulk_create([Trait(memory=r.memory, subtype=("behavior", "preference", "core")[i % 3],
+    Trait.objects.bulk_create([Trait(memory=r.memory, tenant=tenant, user_id=r.memory.user_id,
+                                     subtype=("behavior", "preference", "core")[i % 3],
                                      stage="established", confidence=0.7, reinforcement_count=i % 7,
                                      last_reinforced_at=now) for i, r in enumerate(results)], batch_size=1000)
     started = time.perf_counter()

@@ -235,7 +235,7 @@ def reflection_run(*, tenant: Tenant, user_id: str, trigger: str, trigger_value:
             memories = session_memories(tenant, user_id, cycle.session_id, settings.REFLECTION_MAX_MEMORIES)
         else:
             memories = memories_to_scan(tenant, user_id, settings.REFLECTION_MAX_MEMORIES)
-        traits = list(Trait.objects.filter(memory__tenant=tenant, memory__user_id=user_id)
+        traits = list(Trait.objects.filter(tenant=tenant, user_id=user_id)
                       .exclude(stage=TraitStage.DISSOLVED).select_related("memory"))
         hints = (reflector or get_reflector()).reflect(group_related(memories), traits) if memories else []
         created = updated = dissolved = 0

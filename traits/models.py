@@ -6,7 +6,7 @@ from django.db import models
 from django.db.models import Q
 
 from memories import vocabulary
-from memories.models import MemoryItem
+from memories.models import MemoryItem, Tenant
 
 
 class TraitSubtype(models.TextChoices):
@@ -46,6 +46,10 @@ class Trait(models.Model):
     """Trait columns for a MemoryItem of type trait (1:1, same primary key)."""
 
     memory = models.OneToOneField(MemoryItem, on_delete=models.CASCADE, primary_key=True, related_name="trait")
+    # Copied from the memory (seed 004 §2.5's per-user trait indexes need the user on this table): set once by
+    # traits.services.trait_create, moved with the memory by normalize_ids; a trait never changes user.
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
+    user_id = models.CharField(max_length=255)
     subtype = models.CharField(max_length=16, choices=TraitSubtype.choices)
     stage = models.CharField(max_length=16, choices=TraitStage.choices, default=TraitStage.TREND)
     confidence = models.FloatField(default=0.0)
@@ -67,6 +71,15 @@ class Trait(models.Model):
     class Meta:
         db_table = "traits"
         indexes = [
+            # Seed 004 §2.5, per user: a user's traits by stage and subtype (traits_of_user, the reflection
+            # scan), the active ones by confidence, and by context.
+            models.Index(fields=["tenant", "user_id", "stage", "subtype"], name="trait_user_stage"),
+            models.Index(
+                fields=["tenant", "user_id", "stage", "-decayed_confidence"],
+                name="trait_user_active_confidence",
+                condition=~Q(stage__in=[vocabulary.DISSOLVED, vocabulary.TREND]),
+            ),
+            models.Index(fields=["tenant", "user_id", "context"], name="trait_user_context"),
             models.Index(
                 fields=["stage", "-confidence"],
                 name="trait_active_confidence",

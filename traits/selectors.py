@@ -77,7 +77,7 @@ def trait_confidence_now(trait: Trait, now: datetime | None = None) -> float:
 
 def traits_of_user(*, tenant: Tenant, user_id: str, stages: list[str] | None = None) -> dict[str, list[Trait]]:
     """A user's traits by subtype, most confident first: the active stages unless `stages` says otherwise."""
-    queryset = (Trait.objects.filter(memory__tenant=tenant, memory__user_id=user_id,
+    queryset = (Trait.objects.filter(tenant=tenant, user_id=user_id,
                                      stage__in=list(stages or ACTIVE_STAGES)).select_related("memory")
                 .annotate(supporting=Count("evidence", filter=LIVE_SUPPORT),
                           contradicting=Count("evidence", filter=CONTRADICTING))

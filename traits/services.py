@@ -98,7 +98,8 @@ def trait_create(*, tenant: Tenant, user_id: str, text: str, subtype: str, conte
             user_id=user_id, text=text, memory_type="trait", importance=0.6, confidence=confidence,
             data=data or {}, tags=[subtype, context]), count_for_reflection=False).memory
         trait, created = Trait.objects.get_or_create(memory=memory, defaults=dict(
-            subtype=subtype, stage=stage, confidence=confidence, context=context, parent=parent,
+            tenant=tenant, user_id=user_id, subtype=subtype, stage=stage, confidence=confidence, context=context,
+            parent=parent,
             first_observed_at=now, window_start=now, window_end=now + lifecycle.TREND_WINDOW,
             derived_from=derived_from, decayed_confidence=confidence, decayed_at=now))
         if not created:

@@ -281,6 +281,9 @@ class MemoryHistory(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
     user_id = models.CharField(max_length=255)
     event = models.CharField(max_length=16, choices=HistoryEvent.choices)
+    # The memory's type when the change was made (seed 004 §2.6.2), written by the writer (record_history,
+    # the erase rows): the audit reads by type without the memory, which erasure removes.
+    memory_type = models.CharField(max_length=16, blank=True, default="")
     old_text = models.TextField(null=True, blank=True)
     new_text = models.TextField(null=True, blank=True)
     old_data = models.JSONField(null=True, blank=True)

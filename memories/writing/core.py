@@ -90,6 +90,7 @@ def record_history(
         tenant_id=memory.tenant_id,
         user_id=memory.user_id,
         event=event,
+        memory_type=memory.memory_type,
         old_text=old_text,
         new_text=new_text,
         old_data=old_data,

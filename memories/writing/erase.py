@@ -64,7 +64,8 @@ def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "eras
     (traits and reflection register theirs); call that, not this. With
     a narrower scope, only the memories in it (every version) go."""
     items = MemoryItem.objects.filter(scope.memories(), tenant=tenant, user_id=user_id)
-    ids = list(items.values_list("id", flat=True))
+    types = dict(items.values_list("id", "memory_type"))
+    ids = list(types)
     with_content = (MemoryHistory.objects.filter(tenant=tenant, user_id=user_id)
                     .exclude(event=HistoryEvent.ERASE).filter(HISTORY_HAS_CONTENT))
     if not scope.whole_user:
@@ -80,7 +81,7 @@ def user_forget(*, tenant: Tenant, user_id: str, actor: str, reason: str = "eras
     with_content.update(old_text=None, new_text=None, old_data=None, new_data=None, reason="")
     insert_objects(MemoryHistory, [
         MemoryHistory(memory_id=i, tenant=tenant, user_id=user_id, event=HistoryEvent.ERASE, actor=actor,
-                      reason=reason) for i in ids
+                      memory_type=types[i], reason=reason) for i in ids
     ])
     MemoryItem.objects.filter(superseded_by__in=items).update(superseded_by=None)
     # Vectors and sources first, as plain DELETEs: left to the cascade, Django

@@ -21,7 +21,7 @@ ID_COLUMNS: tuple[tuple[str, str], ...] = (
     ("conversation_jobs", "user_id"), ("conversation_jobs", "session_id"), ("conversation_jobs", "agent_id"),
     ("conversation_jobs", "group_id"), ("review_candidates", "user_id"), ("review_candidates", "session_id"),
     ("review_candidates", "agent_id"), ("review_candidates", "group_id"), ("reflection_cycles", "user_id"),
-    ("erasure_receipts", "user_id"),
+    ("erasure_receipts", "user_id"), ("traits", "user_id"),
 )
 
 
