@@ -3,6 +3,7 @@ stands in for workers without one, the sweeps that reclaim lost work, the beat s
 
 from __future__ import annotations
 
+from memories.clock import ClockTime, parse_job_schedules
 from memory_project.settings.env import env_float, env_int, env_str
 
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
@@ -69,3 +70,8 @@ CELERY_BEAT_SCHEDULE = {
     "archive-expired": {"task": "memories.tasks.archive_expired",
                         "schedule": env_float("EXPIRY_INTERVAL", 600.0)},
 }
+
+# A job's interval, or a clock time instead (memories/clock.py: `03:00`, `mon 04:00`, `0 4 * * 1`), as
+# `name=when; name=when` (docs/settings.md). A name or time that does not parse stops the start.
+for _name, _when in parse_job_schedules(env_str("JOB_SCHEDULES"), list(CELERY_BEAT_SCHEDULE)).items():
+    CELERY_BEAT_SCHEDULE[_name]["schedule"] = _when.to_crontab() if isinstance(_when, ClockTime) else _when
