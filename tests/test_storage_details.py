@@ -3,10 +3,12 @@ per-user indexes, and memory_history.memory_type, each read back from PostgreSQL
 
 import importlib
 
+import pytest
 from django.db import connection
 
 from memories.erasure import user_erase
 from memories.models import MemoryHistory
+from memories.search.scoring import recency_seconds_bonus
 from traits import services
 from traits.models import Trait
 
@@ -75,3 +77,11 @@ def test_the_migration_backfills_the_type_of_rows_written_before_it(api, tenant_
     # a row whose memory is no longer there: the type its own data recorded
     assert set(MemoryHistory.objects.filter(memory_id="00000000-0000-0000-0000-000000000001")
                .values_list("memory_type", flat=True)) == {"task"}
+
+
+def test_arousal_slows_recency_decay_as_seed_004s_recall_formula_says():
+    month = 30 * 24 * 3600.0
+    calm, charged = recency_seconds_bonus(month, 0.0), recency_seconds_bonus(month, 1.0)
+    assert recency_seconds_bonus(0.0, 0.0) == pytest.approx(0.15)
+    assert calm == pytest.approx(0.15 * 2.718281828 ** -1, rel=1e-6)
+    assert charged == pytest.approx(0.15 * 2.718281828 ** (-1 / 1.5), rel=1e-6) and charged > calm
