@@ -198,7 +198,7 @@ def memory_set_subject(*, tenant: Tenant, memory_id: uuid.UUID | str, person_id:
                                   person_active=person is not None and person.status == PersonStatus.ACTIVE,
                                   same=person is not None and memory.subject_entity_id == person.id)
         if refusal or person is None:
-            raise InvalidOperation(f"subject not changed: {refusal}", field="person_id")
+            raise InvalidOperation(refusal, field="person_id")
 
         def about(row: MemoryItem) -> None:
             row.subject_entity_id = person.id
@@ -243,7 +243,7 @@ def memory_split(*, tenant: Tenant, memory_id: uuid.UUID | str, parts: Sequence[
         check_version(memory, expected_version)
         refusal = split_refusal(original=memory.text, parts=texts)
         if refusal:
-            raise InvalidOperation(f"not split: {refusal}", field="parts")
+            raise InvalidOperation(refusal, field="parts")
         now = timezone.now()
         items = []
         for text in texts:
