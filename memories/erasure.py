@@ -250,7 +250,7 @@ def forget_in_candidates(*, tenant: Tenant, user_id: str, says_it: Callable[[str
     they asked to forget lose their words (text, data, changes), and a pending one is rejected with a note
     saying so, so no approval can bring it back. Returns how many changed."""
     changed = 0
-    turns: dict[str, list] = {}  # job id -> its messages, read once
+    turns: dict[str, list[Any]] = {}  # job id -> its messages, read once
     for candidate in Candidate.objects.filter(tenant=tenant, user_id=user_id).exclude(text=FORGOTTEN_TURN).exclude(
             text=ERASED).only("id", "text", "status", "job_id", "source_messages", "reason_detail").iterator(
             chunk_size=200):
@@ -266,7 +266,7 @@ def forget_in_candidates(*, tenant: Tenant, user_id: str, says_it: Callable[[str
     return changed
 
 
-def _turn_says_it(candidate: Candidate, turns: dict[str, list], says_it: Callable[[str], bool]) -> bool:
+def _turn_says_it(candidate: Candidate, turns: dict[str, list[Any]], says_it: Callable[[str], bool]) -> bool:
     """Whether a turn the candidate was drawn from says what the user asked to forget."""
     if not candidate.job_id or not candidate.source_messages:
         return False

@@ -151,7 +151,7 @@ class MemoryCorrections(TenantScopedAdmin):
 
     # ---- the list's actions, honest about what they did
 
-    def _say(self, request, done: int, verb: str, why_not: dict) -> None:
+    def _say(self, request, done: int, verb: str, why_not: dict[tuple[str, str], int]) -> None:
         text, level = bulk_summary(done=done, verb=verb, why_not=why_not)
         self.message_user(request, text, LEVELS[level])
 
@@ -159,7 +159,7 @@ class MemoryCorrections(TenantScopedAdmin):
     def restore_selected(self, request, queryset):
         """Reinstate each selected memory alone (archived, invalidated or superseded); say how many were and,
         counted by reason, why the others were not."""
-        done, why_not = 0, {}
+        done, why_not = 0, dict[tuple[str, str], int]()
         for memory in queryset:
             try:
                 writing.memory_reinstate(tenant=memory.tenant, memory_id=memory.id, choice=writing.ALONE,
@@ -172,7 +172,7 @@ class MemoryCorrections(TenantScopedAdmin):
 
     @admin.action(description="Archive selected memories", permissions=["change"])
     def archive_selected(self, request, queryset):
-        done, why_not = 0, {}
+        done, why_not = 0, dict[tuple[str, str], int]()
         for memory in queryset:
             try:
                 result = writing.memory_set_status(tenant=memory.tenant, memory_id=memory.id,

@@ -353,7 +353,7 @@ class CandidateAdmin(TenantScopedAdmin):
 
     def _decide(self, request, queryset, decide, verb: str) -> None:
         """Decide each selected pending candidate; say how many were and, counted by reason, why not."""
-        done, why_not = 0, {}
+        done, why_not = 0, dict[tuple[str, str], int]()
         for candidate in queryset:
             if candidate.status != CandidateStatus.PENDING:
                 phrase = ("was decided already", "were decided already")
