@@ -30,6 +30,7 @@ from memories.writing.core import (
     new_item,
     record_history,
     refuse_sensitive,
+    snapshot_of,
     sync_vector_status,
     validate_spec,
 )
@@ -272,7 +273,8 @@ def memory_split(*, tenant: Tenant, memory_id: uuid.UUID | str, parts: Sequence[
                            new_data={"split_into": [str(i.id) for i in items]},
                            reason=f"split into {', '.join(str(i.id) for i in items)}: {said}"),
             *(record_history(item, HistoryEvent.ADD, actor=actor, old_text=memory.text, new_text=item.text,
-                             new_data={"split_from": str(memory.id)}, reason=f"split from {memory.id}: {said}")
+                             new_data={**snapshot_of(item), "split_from": str(memory.id)},
+                             reason=f"split from {memory.id}: {said}")
               for item in items)])
         enqueue_embedding_after_commit([i.id for i in items])
         withdrawals.announce(tenant_id=tenant.id, user_id=memory.user_id, memory_ids=[memory.id],
