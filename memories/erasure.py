@@ -242,21 +242,41 @@ def forget_in_jobs(*, tenant: Tenant, user_id: str, says_it: Callable[[str], boo
 
 
 
+FORGOTTEN_BY = "forgotten at the user's request"  # who closed a candidate a forget reached
+
+
 def forget_in_candidates(*, tenant: Tenant, user_id: str, says_it: Callable[[str], bool]) -> int:
-    """Forget in the review queue: the user's candidates whose text says what they asked to forget lose
-    their words (text, data, changes), and a pending one is rejected, so no approval can bring it back.
-    Returns how many changed."""
+    """Forget in the review queue: the user's candidates whose text, or the turn they came from, says what
+    they asked to forget lose their words (text, data, changes), and a pending one is rejected with a note
+    saying so, so no approval can bring it back. Returns how many changed."""
     changed = 0
+    turns: dict[str, list[Any]] = {}  # job id -> its messages, read once
     for candidate in Candidate.objects.filter(tenant=tenant, user_id=user_id).exclude(text=FORGOTTEN_TURN).exclude(
-            text=ERASED).only("id", "text", "status").iterator(chunk_size=200):
-        if not says_it(candidate.text):
+            text=ERASED).only("id", "text", "status", "job_id", "source_messages", "reason_detail").iterator(
+            chunk_size=200):
+        said_here = says_it(candidate.text)
+        if not said_here and not _turn_says_it(candidate, turns, says_it):
             continue
         fields: dict[str, Any] = {"text": FORGOTTEN_TURN, "data": {}, "changes": {}}
         if candidate.status == CandidateStatus.PENDING:
-            fields.update(status=CandidateStatus.REJECTED, resolved_at=timezone.now(),
-                          resolved_by="forgotten at the user's request")
+            note = "closed: the user asked to forget " + ("it" if said_here else "the turn it came from")
+            fields.update(status=CandidateStatus.REJECTED, resolved_at=timezone.now(), resolved_by=FORGOTTEN_BY,
+                          reason_detail=f"{candidate.reason_detail}; {note}".strip("; "))
         changed += Candidate.objects.filter(id=candidate.id).update(**fields)
     return changed
+
+
+def _turn_says_it(candidate: Candidate, turns: dict[str, list[Any]], says_it: Callable[[str], bool]) -> bool:
+    """Whether a turn the candidate was drawn from says what the user asked to forget."""
+    if not candidate.job_id or not candidate.source_messages:
+        return False
+    key = str(candidate.job_id)
+    if key not in turns:
+        turns[key] = ConversationJob.objects.filter(id=candidate.job_id).values_list("messages", flat=True).first() \
+            or []
+    messages = turns[key]
+    return any(0 <= i < len(messages) and says_it(str(messages[i].get("content", "")))
+               for i in candidate.source_messages)
 
 
 def _scrub_admin_log(object_ids: list[str], dry_run: bool) -> int:

@@ -338,11 +338,12 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
         ids = outcome.forgotten_ids.get(user_id, set())
         job.messages = erasure.forget_in_messages(job.messages, said)
         outcome.operations = erasure.forget_in_operations(outcome.operations, said, ids)
+        # held for review: before the jobs, whose turns tell which candidates came from what was forgotten
+        held = erasure.forget_in_candidates(tenant=job.tenant, user_id=user_id, says_it=said)
+        outcome.counts["candidates_forgotten"] = outcome.counts.get("candidates_forgotten", 0) + held
         jobs = erasure.forget_in_jobs(tenant=job.tenant, user_id=user_id, says_it=said, memory_ids=ids,
                               exclude_job_id=str(job.id))
         outcome.counts["jobs_forgotten_in"] = outcome.counts.get("jobs_forgotten_in", 0) + jobs
-        held = erasure.forget_in_candidates(tenant=job.tenant, user_id=user_id, says_it=said)  # and held for review
-        outcome.counts["candidates_forgotten"] = outcome.counts.get("candidates_forgotten", 0) + held
     if settings.CONVERSATION_EPISODES:
         _record_episodes(job, extracted.messages, speakers, erased, outcome, extracted.narrative)
     job.status = JobStatus.DONE

@@ -187,3 +187,13 @@ def counted(count: int, plural_name: str) -> str:
     if count == 1:
         label = SINGULAR.get(plural_name, label[:-1] if label.endswith("s") else label)
     return f"{count} {label}"
+
+
+def bulk_summary(*, done: int, verb: str, why_not: dict[tuple[str, str], int]) -> tuple[str, str]:
+    """What a bulk action did and why not, and how loud to say it: "0 restored: 2 were forgotten at the
+    user's request and cannot be restored." `why_not` maps (singular, plural) phrasing to how many; the
+    level is "success" when everything selected was done, "warning" when anything was not (above all
+    when nothing was)."""
+    reasons = "; ".join(f"{count} {one if count == 1 else many}" for (one, many), count in why_not.items() if count)
+    text = f"{done} {verb}" + (f": {reasons}." if reasons else ".")
+    return text, "warning" if done == 0 or reasons else "success"

@@ -252,7 +252,7 @@ def test_the_review_queue_by_keyboard_inline_edit_and_bulk_reject(page, live_ser
         page.check(f"input[name=_selected_action][value='{candidate.id}']")
     page.select_option("select[name=action]", "reject_selected")
     page.click("button[name=index]")
-    page.wait_for_selector("text=Rejected 2 candidates")
+    page.wait_for_selector("text=2 rejected.")
     assert {Candidate.objects.get(id=c.id).status for c in waiting[2:4]} == {"rejected"}
     shot(page, "10-review-queue-after-decisions")
 

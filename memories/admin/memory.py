@@ -20,16 +20,16 @@ from memories import erasure, vocabulary, writing
 from memories.admin.base import (
     ChoiceListFilter,
     TenantFilter,
-    TenantScopedAdmin,
     actor_of,
     shown_time,
     text_diff,
     visible_tenants,
 )
+from memories.admin.corrections import MemoryCorrections
 from memories.admin.people import person_link
 from memories.api.serializers import MemorySearchSerializer
 from memories.context import ContextRequest, build_context
-from memories.errors import InvalidOperation, MemoryNotFound, ServiceError, VersionConflict
+from memories.errors import InvalidOperation, MemoryNotFound, VersionConflict
 from memories.identity import normalize_identifier
 from memories.models import (
     MemoryHistory,
@@ -147,7 +147,7 @@ class MergeForm(forms.Form):
 
 
 @admin.register(MemoryItem)
-class MemoryItemAdmin(TenantScopedAdmin):
+class MemoryItemAdmin(MemoryCorrections):
     form = MemoryEditForm
     list_display = ("short_text", "about", "user_id", "tenant", "memory_type", "status", "version", "importance_shown",
                     "is_current", "embedding_state", "created_at")
@@ -161,12 +161,13 @@ class MemoryItemAdmin(TenantScopedAdmin):
                        "version", "confidence", "data", "content_hash", "valid_at", "invalid_at", "created_at",
                        "expired_at", "updated_at", "archived_at", "expires_at", "access_count", "last_accessed_at",
                        "version_chain", "embedding_state", "embedding_error",
-                       "vector_table", "source_table", "history_timeline", "standing", "waiting_candidates", "about")
+                       "vector_table", "source_table", "history_timeline", "standing", "waiting_candidates", "about",
+                       "corrections")
     change_form_template = "admin/memories/memoryitem/change_form.html"
     # What a reviewer decides on comes first: whether the memory holds (and what replaced it), its text,
     # what waits in review against it, its history; the rest below, folded.
     fieldsets = (
-        ("Standing", {"fields": ("standing",)}),
+        ("Standing", {"fields": ("standing", "corrections")}),
         (None, {"fields": ("text", "importance", "tags", "expected_version")}),
         ("About", {"fields": ("about",)}),
         ("Waiting for review", {"fields": ("waiting_candidates",)}),
@@ -227,8 +228,9 @@ class MemoryItemAdmin(TenantScopedAdmin):
         if obj is not None and not self._editable(request, obj):
             context.update({"show_save": False, "show_save_and_continue": False,
                             "show_save_and_add_another": False, "show_delete": False})
-        context["restorable"] = (obj is not None and obj.status == MemoryStatus.ARCHIVED and obj.expired_at is None
-                                 and not writing.memory_is_forgotten(obj) and self.has_change_permission(request, obj))
+        # The corrections panel's forms (reinstate; whom it is about, split), for who may change the memory.
+        context["correctable"] = (obj is not None and not writing.memory_is_forgotten(obj)
+                                  and self.has_change_permission(request, obj))
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     @admin.display(description="standing")
@@ -323,25 +325,6 @@ class MemoryItemAdmin(TenantScopedAdmin):
             self.message_user(request, f"Saved as version {saved.version}; the old version is kept and expired.")
         return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[saved.id]))
 
-    def _each(self, request, queryset, status: str, verb: str) -> None:
-        done = 0
-        for memory in queryset:
-            try:
-                result = writing.memory_set_status(tenant=memory.tenant, memory_id=memory.id, status=status,
-                                                   actor=actor_of(request), reason=f"{verb} in the admin")
-                done += result.operation != "NOOP"
-            except ServiceError as exc:
-                self.message_user(request, f"{memory.id}: {exc}", messages.ERROR)
-        self.message_user(request, f"{verb.capitalize()} {done} memories.")
-
-    @admin.action(description="Archive selected memories", permissions=["change"])
-    def archive_selected(self, request, queryset):
-        self._each(request, queryset, MemoryStatus.ARCHIVED, "archived")
-
-    @admin.action(description="Restore selected memories", permissions=["change"])
-    def restore_selected(self, request, queryset):
-        self._each(request, queryset, MemoryStatus.ACTIVE, "restored")
-
     @admin.action(description="Merge selected memories into one", permissions=["change"])
     def merge_selected(self, request, queryset):
         memories = list(queryset.order_by("created_at"))
@@ -372,25 +355,9 @@ class MemoryItemAdmin(TenantScopedAdmin):
 
     # ---- forget a user (erasure), behind a confirmation page
 
-    def restore_view(self, request, memory_id):
-        """The Restore button of an archived memory's page."""
-        memory = self.get_queryset(request).filter(id=memory_id).first()
-        if memory is None or request.method != "POST":
-            return HttpResponseRedirect(reverse("admin:memories_memoryitem_changelist"))
-        if not self.has_change_permission(request, memory):
-            raise PermissionDenied
-        try:
-            writing.memory_set_status(tenant=memory.tenant, memory_id=memory.id, status=MemoryStatus.ACTIVE,
-                                      actor=actor_of(request), reason="restored in the admin")
-            self.message_user(request, "Restored: the memory is active again.")
-        except ServiceError as exc:
-            self.message_user(request, f"Not restored: {exc}", messages.ERROR)
-        return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[memory.id]))
-
     def get_urls(self):
         return [path("forget/", self.admin_site.admin_view(self.forget_view), name="memories_forget_user"),
-                path("<uuid:memory_id>/restore/", self.admin_site.admin_view(self.restore_view),
-                     name="memories_memoryitem_restore"),
+                *self.correction_urls(),
                 path("search-as-agent/", self.admin_site.admin_view(self.search_as_agent_view),
                      name="memories_search_as_agent"),
                 *super().get_urls()]

@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from memories import governance
+from memories import erasure, governance
 from memories.admin.base import (
     TenantFilter,
     TenantScopedAdmin,
@@ -28,15 +28,43 @@ from memories.models import (
     CandidateStatus,
     ConversationJob,
 )
+from memories.text import bulk_summary
 
 # --------------------------------------------------------------------------- review queue
 
 LAST_DECISION = "review_last_decision"  # the session key of the reviewer's last decision (for Undo)
+LAST_TYPED = "review_last_typed"  # what the reviewer typed with that decision: given back by Undo
+GIVEN_BACK = "review_given_back"  # what Undo gives back to the candidate's card, shown once
 REFUSED = "review_refused"  # the session key of a decision the service refused: shown in that candidate's card
 # The refusal being shown while the queue renders (set per request by changelist_view, read by review_card).
 _SHOWN_REFUSAL: ContextVar[dict | None] = ContextVar("shown_refusal", default=None)
+_GIVEN_BACK: ContextVar[dict | None] = ContextVar("given_back", default=None)  # ... and what Undo gave back
 # The list's approve buttons: the decision value and how the service approves sensitive data.
 APPROVALS = {"approve": "", "approve_redacted": governance.REDACTED, "approve_as_written": governance.AS_WRITTEN}
+CLOSED_BY_FORGET = "Closed: the user asked to forget what it said or the turn it came from; nothing to approve."
+
+
+def sensitive_named(detail: str) -> str:
+    """The kinds of sensitive data that held a candidate, read from its detail ("email", "health; card in
+    tags"), "" when none did: the card names them, not just "sensitive". Pure."""
+    start = detail.find("sensitive content")
+    if start < 0:
+        return ""
+    tail = detail[start:]
+    for end in ("; rejected: ", "; closed: "):
+        tail = tail.split(end)[0]
+    said = " (in what was said)" if tail.startswith("sensitive content in what was said") else ""
+    kinds = tail.split(": ", 1)[1].strip() if ": " in tail else ""
+    return (kinds + said) if kinds else ""
+
+
+def given_back(typed: dict | None, candidate_id: str, text: str) -> tuple[str, str]:
+    """What Undo puts back in a candidate's card, as (reason, text): the reason the reviewer had typed and
+    their edit of the text, when the undone decision was this card's ("" and the candidate's text
+    otherwise). Pure."""
+    if not typed or typed.get("id") != candidate_id:
+        return "", text
+    return typed.get("reason") or "", typed.get("text") or text
 
 
 class CandidateForm(forms.ModelForm):
@@ -98,7 +126,9 @@ class CandidateAdmin(TenantScopedAdmin):
 
     @admin.display(description="reasons")
     def reason_list(self, obj: Candidate) -> str:
-        return ", ".join(obj.reasons)
+        kinds = sensitive_named(obj.reason_detail)
+        return ", ".join(f"sensitive ({kinds})" if reason == "sensitive" and kinds else reason
+                         for reason in obj.reasons)
 
     @admin.display(description="submitted by")
     def submitted_by(self, obj: Candidate):
@@ -114,15 +144,19 @@ class CandidateAdmin(TenantScopedAdmin):
     def review_card(self, obj: Candidate):
         """The candidate as a reviewer decides on it: its text once (a multi-line box while pending), what
         it would change word by word, the turn it came from, and the decision buttons."""
+        kinds = sensitive_named(obj.reason_detail)
         meta = format_html('<div class="review-meta"><a href="{}">{}</a> &middot; user <b>{}</b> &middot; {} '
-                           '&middot; confidence {}</div>',
+                           '&middot; confidence {}{}</div>',
                            reverse("admin:memories_candidate_change", args=[obj.id]), obj.operation.lower(),
-                           obj.user_id, obj.tenant.name, f"{obj.confidence:.2f}")
+                           obj.user_id, obj.tenant.name, f"{obj.confidence:.2f}",
+                           format_html(' &middot; <strong class="review-sensitive">sensitive: {}</strong>', kinds)
+                           if kinds else "")
         form = f"review-{obj.id}"
         if obj.status == CandidateStatus.PENDING:
-            rows = min(6, max(2, len(obj.text) // 70 + 1))  # the whole text in view, not a sliver of it
+            reason, shown = given_back(_GIVEN_BACK.get(), str(obj.id), obj.text)
+            rows = min(6, max(2, len(shown) // 70 + 1))  # the whole text in view, not a sliver of it
             text = format_html('<textarea name="text" form="{}" class="review-text" rows="{}" '
-                               'aria-label="text to approve">{}</textarea>', form, rows, obj.text)
+                               'aria-label="text to approve">{}</textarea>', form, rows, shown)
             sensitive = "sensitive" in obj.reasons
             extra = format_html(
                 ' <button type="submit" name="decision" value="approve_redacted" form="{}" '
@@ -134,10 +168,11 @@ class CandidateAdmin(TenantScopedAdmin):
                 '<div class="review-buttons">'
                 '<button type="submit" name="decision" value="approve" form="{}" class="review-approve">Approve'
                 '</button>{} <input type="text" name="reason" form="{}" class="review-reason" '
-                'placeholder="{}" aria-label="reason"> '
+                'placeholder="{}" aria-label="reason" value="{}"> '
                 '<button type="submit" name="decision" value="reject" form="{}" class="review-reject">Reject'
                 '</button></div>', form, extra, form,
-                "reason: to reject, or to keep it as written" if sensitive else "reason to reject (optional)", form)
+                "reason: to reject, or to keep it as written" if sensitive else "reason to reject (optional)",
+                reason, form)
             refused = _SHOWN_REFUSAL.get()
             if refused and refused.get("id") == str(obj.id):
                 buttons = format_html('<div class="review-refusal errornote" role="alert">Not applied: {}</div>{}',
@@ -145,7 +180,8 @@ class CandidateAdmin(TenantScopedAdmin):
         else:
             text = format_html('<div class="review-decided">{} <span class="review-status">({})</span></div>',
                                obj.text, obj.status)
-            buttons = mark_safe("")
+            buttons = (format_html('<div class="review-closed">{}</div>', CLOSED_BY_FORGET)
+                       if obj.resolved_by == erasure.FORGOTTEN_BY else mark_safe(""))
         change = (format_html('<div class="review-change">would change: <span class="review-diff">{}</span></div>',
                               text_diff(obj.target.text, obj.text)) if obj.target else "")
         return format_html('<div class="review-card" id="candidate-{}" tabindex="-1">{}{}{}{}{}</div>', obj.id,
@@ -169,12 +205,14 @@ class CandidateAdmin(TenantScopedAdmin):
     def changelist_view(self, request, extra_context=None):
         """The queue, with an Undo button for this reviewer's last decision while it can be undone."""
         token = _SHOWN_REFUSAL.set(request.session.pop(REFUSED, None))
+        given = _GIVEN_BACK.set(request.session.pop(GIVEN_BACK, None))
         try:
             response = super().changelist_view(request, {**(extra_context or {}), "undo": self._undoable(request)})
             if hasattr(response, "render"):
                 response.render()  # while the refusal is set: the card that was refused shows why
             return response
         finally:
+            _GIVEN_BACK.reset(given)
             _SHOWN_REFUSAL.reset(token)
 
     def _undoable(self, request) -> Candidate | None:
@@ -221,11 +259,15 @@ class CandidateAdmin(TenantScopedAdmin):
                 self.message_user(request, "Candidate approved" + how.get(decision, "") + (
                     " with your edit." if text and text != candidate.text else "."))
                 request.session[LAST_DECISION] = str(candidate.id)
+                request.session[LAST_TYPED] = {"id": str(candidate.id), "reason": reason,
+                                               "text": text if text != candidate.text else ""}
             elif decision == "reject":
                 governance.candidate_reject(tenant=candidate.tenant, candidate_id=candidate.id,
                                             actor=actor_of(request), reason=reason)
                 self.message_user(request, "Candidate rejected" + (f": {reason}" if reason else "."))
                 request.session[LAST_DECISION] = str(candidate.id)
+                request.session[LAST_TYPED] = {"id": str(candidate.id), "reason": reason,
+                                               "text": text if text != candidate.text else ""}
             else:
                 self.message_user(request, "Choose approve or reject.", messages.ERROR)
                 following = candidate
@@ -246,8 +288,11 @@ class CandidateAdmin(TenantScopedAdmin):
         try:
             governance.candidate_undo(tenant=candidate.tenant, candidate_id=candidate.id, actor=actor_of(request))
             self.log_change(request, candidate, f"Undid the {candidate.status} decision; back in the queue.")
-            self.message_user(request, "Decision undone: the candidate is back in the queue.")
+            typed = request.session.pop(LAST_TYPED, None)
+            self.message_user(request, "Decision undone: the candidate is back in the queue" + (
+                ", with the reason you typed." if given_back(typed, str(candidate.id), "")[0] else "."))
             request.session.pop(LAST_DECISION, None)
+            request.session[GIVEN_BACK] = typed
         except ServiceError as exc:
             self.message_user(request, f"Not undone: {exc}", messages.ERROR)
         return HttpResponseRedirect(reverse("admin:memories_candidate_changelist") + f"#candidate-{candidate.id}")
@@ -307,14 +352,22 @@ class CandidateAdmin(TenantScopedAdmin):
         return HttpResponseRedirect(reverse("admin:memories_candidate_changelist"))
 
     def _decide(self, request, queryset, decide, verb: str) -> None:
-        done = 0
-        for candidate in queryset.filter(status=CandidateStatus.PENDING):
+        """Decide each selected pending candidate; say how many were and, counted by reason, why not."""
+        done, why_not = 0, dict[tuple[str, str], int]()
+        for candidate in queryset:
+            if candidate.status != CandidateStatus.PENDING:
+                phrase = ("was decided already", "were decided already")
+                why_not[phrase] = why_not.get(phrase, 0) + 1
+                continue
             try:
                 decide(tenant=candidate.tenant, candidate_id=candidate.id, actor=actor_of(request))
                 done += 1
             except ServiceError as exc:
-                self.message_user(request, f"{candidate.id}: {exc}", messages.ERROR)
-        self.message_user(request, f"{verb} {done} candidates.")
+                phrase = (f"was refused ({exc})", f"were refused ({exc})")
+                why_not[phrase] = why_not.get(phrase, 0) + 1
+        said, level = bulk_summary(done=done, verb=verb.lower(),
+                                   why_not=why_not)
+        self.message_user(request, said, messages.SUCCESS if level == "success" else messages.WARNING)
 
     @admin.action(description="Approve selected candidates", permissions=["change"])
     def approve_selected(self, request, queryset):

@@ -7,6 +7,7 @@ change    update, supersede, invalidate, merge, archive/restore, expiry; trait a
 episodes  a session's original turns as episodic memories
 derived   columns computed from the content (hash, embedding state, full text, reads, provenance)
 erase     one user's memories, vectors, sources, traits and history content
+corrections  a reviewer's: reinstate a wrongly retired memory, change whom one is about, split one in two
 people    the edges a forgotten memory said; memories moved between entities a reviewer merged or split
 
 Each public function is one transaction and writes its MemoryHistory rows in
@@ -52,6 +53,20 @@ from memories.writing.core import (
     validate_spec,
     writers_lock,
 )
+from memories.writing.corrections import (
+    ALONE,
+    REINSTATE_CHOICES,
+    RETIRE_REPLACEMENT,
+    RETIRED_STATES,
+    Reinstated,
+    memory_reinstate,
+    memory_set_subject,
+    memory_split,
+    not_reinstated_phrase,
+    reinstate_refusal,
+    split_refusal,
+    subject_refusal,
+)
 from memories.writing.create import (
     memory_create,
     memory_create_batch,
@@ -80,6 +95,18 @@ from memories.writing.erase import (
 from memories.writing.people import memories_about_move, people_forget_said
 
 __all__ = [
+    "ALONE",
+    "REINSTATE_CHOICES",
+    "RETIRE_REPLACEMENT",
+    "RETIRED_STATES",
+    "Reinstated",
+    "memory_reinstate",
+    "memory_set_subject",
+    "memory_split",
+    "not_reinstated_phrase",
+    "reinstate_refusal",
+    "split_refusal",
+    "subject_refusal",
     "memories_about_move",
     "people_forget_said",
     "FORGOTTEN_TURN",
