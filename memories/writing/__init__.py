@@ -70,6 +70,8 @@ from memories.writing.episodes import (
     episode_append,
     episode_forget_turns,
     episode_lines,
+    episodes_hearing,
+    episodes_unhear,
 )
 from memories.writing.erase import (
     HISTORY_HAS_CONTENT,
@@ -84,6 +86,8 @@ __all__ = [
     "people_forget_said",
     "FORGOTTEN_TURN",
     "episode_forget_turns",
+    "episodes_hearing",
+    "episodes_unhear",
     "apply_change_unless_same",
     "HISTORY_HAS_CONTENT",
     "INDEXED_TEXT",
