@@ -70,6 +70,7 @@ from memories.writing.episodes import (
     episode_append,
     episode_forget_turns,
     episode_lines,
+    episode_unit,
     episodes_hearing,
     episodes_unhear,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "default_expiry",
     "episode_append",
     "episode_lines",
+    "episode_unit",
     "memories_archive_expired",
     "memory_add_reads",
     "memory_add_session_sources",

@@ -58,14 +58,31 @@ def episode_groups(turns: Sequence[dict[str, Any]], room: int, max_chars: int) -
 Digester = Callable[[Sequence[dict[str, Any]], str], dict[str, Any]]
 
 
-def episode_text(data: dict[str, Any]) -> str:
-    """An episode's text from its unit: the title (a narrative's, else the generated one; "(part n)"), one
-    line per turn, and a "Summary:" line (the narratives, else the generated summary) when it fits."""
+def episode_unit(memory: MemoryItem) -> dict[str, Any] | None:
+    """An episode's unit as it is shown (the API, the admin), None for other memories: the title (a
+    narrative's, else the generated one; an episode written before units: its title line), the summary,
+    the narrative, subject, keywords, language, the facts drawn from it and its part."""
+    if Tag.EPISODE not in (memory.tags or []):
+        return None
+    return _shown(memory.data or {}, re.sub(r" \(part \d+\)$", "", memory.text.split("\n", 1)[0]))
+
+
+def _shown(data: dict[str, Any], title: str = "Conversation") -> dict[str, Any]:
     narratives = [n if isinstance(n, dict) else {"title": "", "content": n} for n in data.get("narratives", [])]
-    title = next((n["title"] for n in narratives if n.get("title")), "") or data.get("title") or "Conversation"
-    part = int(data.get("part") or 1)
+    return {"title": next((n["title"] for n in narratives if n.get("title")), "") or data.get("title") or title,
+            "summary": data.get("summary", ""),
+            "narrative": " ".join(n["content"] for n in narratives if n.get("content")),
+            "subject": data.get("subject", ""), "keywords": list(data.get("keywords", [])),
+            "language": data.get("language", ""), "facts": list(data.get("facts", [])),
+            "part": int(data.get("part") or 1)}
+
+
+def episode_text(data: dict[str, Any]) -> str:
+    """An episode's text from its unit: the title ("(part n)"), one line per turn, and a "Summary:" line
+    (the narratives, else the generated summary) when it fits."""
+    shown = _shown(data)
+    title, part, summary = shown["title"], shown["part"], shown["narrative"] or shown["summary"]
     lines = episode_lines(data.get("turns", []))
-    summary = " ".join(n["content"] for n in narratives if n.get("content")) or data.get("summary", "")
     text = "\n".join(x for x in (title + (f" (part {part})" if part > 1 else ""), lines) if x)
     said = f"Summary: {' '.join(summary.split())[:500]}" if summary else ""
     return f"{text}\n{said}" if said and len(text) + len(said) < settings.MEMORY_MAX_TEXT_CHARS else text
