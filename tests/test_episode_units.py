@@ -16,6 +16,16 @@ from tests.fake_openai import chat_reply
 from tests.test_llm_extraction import CHAT, item, memories_reply
 
 
+@pytest.fixture
+def llm(settings, fake_openai):
+    """The LLM path, through the real openai client against the scripted server (as test_llm_extraction)."""
+    settings.EXTRACTION_PROVIDER = "llm"
+    settings.LLM_BASE_URL = fake_openai.base_url
+    settings.LLM_MODEL = "test-model"
+    settings.LLM_TIMEOUT = 5
+    return fake_openai
+
+
 @pytest.mark.parametrize("text, name, expected", [
     ("Ann, I booked the trip.", "Ann", True),
     ("Hey Ann! Good to see you.", "Ann", True),

@@ -97,7 +97,8 @@ _GENERIC = frozenset("""thing things lot lots stuff today tomorrow yesterday wee
     yep nope kinda sorta btw""".split())
 _TOPIC_POS = frozenset({"NOUN", "ADJ", "PROPN"})
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+|\d[\d,.:]*")
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|we|our|us)\b|我")
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|we|our|us)\b|我", re.I)
+_SECOND_PERSON = re.compile(r"\byou(?:'re|'ve|'ll|r|rs|rself)?\b|你", re.I)
 _RELATIVE_DAYS = {"yesterday": -1, "today": 0, "tomorrow": 1, "last night": -1, "昨天": -1, "今天": 0, "明天": 1}
 
 
@@ -144,10 +145,17 @@ def _candidates(own: Sequence[tuple[str, date | None]], *, name: str, others: Se
                 continue
             score = min(len(content), 12) + (3.0 if _FIRST_PERSON.search(sentence) else 0.0)
             score += 1.5 * len(re.findall(r"\b[A-Z][a-z]+|\d", sentence[1:]))
-            if re.search(r"\byou(?:'re|r)?\b|你", sentence) and not _FIRST_PERSON.search(sentence):
-                score -= 6.0  # said of the listener: a compliment or a question, not the owner's news
+            if not _FIRST_PERSON.search(sentence) and (_SECOND_PERSON.search(sentence) or _calls(sentence, others)):
+                score -= 6.0  # said to the listener ("You're a great painter", "That's cool, Caroline!")
             out.append((score, position, _rewritten(sentence, name, day, language)))
     return out
+
+
+def _calls(sentence: str, others: Sequence[str]) -> bool:
+    """Whether a sentence ends by calling another participant by (the start of) their name: ", Mel!"."""
+    called = re.search(r"[,，]\s*(\w+)\s*[.!。！~]*$", sentence)
+    return bool(called) and any(name.casefold().startswith(called.group(1).casefold()) for name in others
+                                if called and len(called.group(1)) >= 2)
 
 
 def _summary_sentences(own: Sequence[tuple[str, date | None]], *, name: str, others: Sequence[str],
@@ -212,10 +220,13 @@ def _keywords(texts: Sequence[str], *, name: str, others: Sequence[str], languag
     if language == "zh":
         return _chinese_keywords(texts, names)
     runs: list[list[str]] = []
+    shown: dict[str, str] = {}
     for text in texts:
         for part in (p for sentence in sentences(text) for p in re.split(r"[,;:()\u2013\u2014\"]|\s-\s", sentence)):
             words, run = _WORD.findall(part), []
-            for word in words:
+            for position, word in enumerate(words):
+                if position and word[0].isupper():  # a name or a place said mid-sentence keeps its capital
+                    shown.setdefault(word.casefold(), word)
                 bare = word.casefold().strip("'’-")
                 if bare in ENGLISH_STOPWORDS or bare in _GENERIC or bare in names or len(bare) < 3 \
                         or "'" in bare or "’" in bare or not _topic_word(bare) \
@@ -228,7 +239,7 @@ def _keywords(texts: Sequence[str], *, name: str, others: Sequence[str], languag
             if run:
                 runs.append(run)
     counts = Counter(w.casefold() for run in runs for w in run)
-    shown = {w.casefold(): w for run in runs for w in run if w[1:2].isupper() or w.isupper()}  # "LGBTQ" stays
+    shown.update({w.casefold(): w for run in runs for w in run if w[1:2].isupper()})  # "LGBTQ" stays
     scored: dict[str, float] = {}
     for run in runs:
         for size in (3, 2, 1):
