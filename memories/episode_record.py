@@ -5,7 +5,7 @@ writing of the episodes with the facts the job drew for that participant."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from memories.extraction import UNKNOWN_SPEAKER, ExtractionError, LLMExtractor, Message, RulesExtractor
@@ -18,7 +18,7 @@ from memories.writing import FORGOTTEN_TURN, episode_append
 
 
 def turns_seen(job: ConversationJob, messages: Sequence[Message], speakers: dict[str, str],
-               erased: set[str] = frozenset()) -> dict[str, list[int]]:
+               erased: Collection[str] = ()) -> dict[str, list[int]]:
     """Each participant's turns (message indices): a user turn whose speaker is unknown is no one's, and
     nothing an erased participant said is kept anywhere."""
     seen = []

@@ -219,7 +219,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
                                                                             "importance", "tags")
 
     def get_fieldsets(self, request, obj=None):
-        fieldsets = self.fieldsets
+        fieldsets: tuple = self.fieldsets
         if obj is None or writing.episode_unit(obj) is None:  # the unit's fields, on an episode only
             fieldsets = tuple(f for f in self.fieldsets if f[0] != "Episode")
         if self._editable(request, obj):

@@ -161,7 +161,8 @@ def _calls(sentence: str, others: Sequence[str]) -> bool:
 def _summary_sentences(own: Sequence[tuple[str, date | None]], *, name: str, others: Sequence[str],
                        language: str) -> list[str]:
     """The best-scoring sentences that fit the summary's length, in the order they were said."""
-    budget, chosen, used = SUMMARY_CHARS[language], [], 0
+    budget, used = SUMMARY_CHARS[language], 0
+    chosen: list[tuple[int, str]] = []
     seen: set[str] = set()
     for score, position, sentence in sorted(_candidates(own, name=name, others=others, language=language),
                                             key=lambda c: (-c[0], c[1])):
@@ -183,8 +184,8 @@ def _rewritten(sentence: str, name: str, day: date | None, language: str) -> str
         for word, offset in _RELATIVE_DAYS.items():
             when = day + timedelta(days=offset)
             shown = f"（{_day_zh(when)}）" if language == "zh" else f" ({_day_en(when)})"
-            sentence = re.sub(rf"(?<![\w]){re.escape(word)}(?![\w])", lambda m, s=shown: m.group(0) + s,
-                              sentence, count=1, flags=re.I)
+            sentence = re.sub(rf"(?<![\w])({re.escape(word)})(?![\w])", rf"\1{_escaped(shown)}", sentence,
+                              count=1, flags=re.I)
     if language == "zh":
         sentence = chinese_third_person(sentence, name)
         return sentence if sentence.endswith(("。", "！", "!", ".")) else sentence + "。"
@@ -223,7 +224,7 @@ def _keywords(texts: Sequence[str], *, name: str, others: Sequence[str], languag
     shown: dict[str, str] = {}
     for text in texts:
         for part in (p for sentence in sentences(text) for p in re.split(r"[,;:()\u2013\u2014\"]|\s-\s", sentence)):
-            words, run = _WORD.findall(part), []
+            words, run = _WORD.findall(part), list[str]()
             for position, word in enumerate(words):
                 if position and word[0].isupper():  # a name or a place said mid-sentence keeps its capital
                     shown.setdefault(word.casefold(), word)
@@ -275,6 +276,10 @@ def _distinct(scored: Sequence[tuple[str, float]]) -> list[str]:
         if len(taken) == KEYWORDS:
             break
     return taken
+
+
+def _escaped(replacement: str) -> str:
+    return replacement.replace("\\", "\\\\")
 
 
 def _day_en(day: date) -> str:
