@@ -133,7 +133,10 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
     scope: any narrower part (an API key's own saves, governance.user_erase_requested)."""
     scope = scope or ErasureScope(agent_id=agent_id)
     with transaction.atomic():
-        _lock_with_hearers(tenant, user_id)
+        # The jobs the user spoke in (job id -> session id): their turns, and shared narratives, in others' episodes.
+        spoke_in = {str(job): session for job, session in _jobs_of(tenant, user_id, scope.submitted())
+                    .values_list("id", "session_id")}
+        _lock_with_hearers(tenant, user_id, spoke_in)
         memory_ids = [str(i) for i in MemoryItem.objects.filter(scope.memories(), tenant=tenant, user_id=user_id)
                       .values_list("id", flat=True)]
         candidate_ids = [str(i) for i in Candidate.objects.filter(scope.submitted(), tenant=tenant, user_id=user_id)
@@ -146,10 +149,9 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
             counts.update(step(tenant, user_id, dry_run, scope))
         counts.update(user_forget(tenant=tenant, user_id=user_id, actor=actor, reason=reason, dry_run=dry_run,
                                   scope=scope))
-        job_ids = None if scope.whole_user else {str(i) for i in _jobs_of(tenant, user_id, scope.submitted())
-                                                  .values_list("id", flat=True)}
         counts["heard_in_episodes"] = episodes_unhear(tenant=tenant, speaker_id=user_id, actor=actor,
-                                                      job_ids=job_ids, dry_run=dry_run)
+                                                      job_ids=None if scope.whole_user else set(spoke_in),
+                                                      spoke_in=spoke_in, dry_run=dry_run)
         for step in (_scrub_candidates, _scrub_jobs, *_STEPS_AFTER_MEMORIES):
             counts.update(step(tenant, user_id, dry_run, scope))
         counts["admin_log"] = _scrub_admin_log(memory_ids + candidate_ids, dry_run)
@@ -163,13 +165,13 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
     return ErasureResult(user_id=user_id, counts=counts, receipt=receipt)
 
 
-def _lock_with_hearers(tenant: Tenant, user_id: str) -> None:
+def _lock_with_hearers(tenant: Tenant, user_id: str, spoke_in: dict[str, str]) -> None:
     """The user's write lock and those of the participants whose episodes hold the user's turns, in one
     order before anything is written (a job that adds a hearer meanwhile holds the user's lock too: read
     again once it is taken)."""
     locked: set[str] = set()
     while True:
-        wanted = {user_id, *episodes_hearing(tenant=tenant, speaker_id=user_id)}
+        wanted = {user_id, *episodes_hearing(tenant=tenant, speaker_id=user_id, spoke_in=spoke_in)}
         if wanted <= locked:
             return
         users_write_lock(tenant.id, wanted | locked)

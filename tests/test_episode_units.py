@@ -171,3 +171,23 @@ def test_erasing_a_participant_leaves_none_of_their_words_in_anyone_elses_episod
     for user_id, query in (("ann", "Oksana moved to Lisbon"), ("cara", "grandfather's Bakelite radio")):
         found = " ".join(r["memory"]["text"] for r in api.search(user_id, query, limit=20))
         assert not [word for word in BENS_WORDS if word in found]
+
+
+def test_an_episode_written_before_units_loses_the_shared_narrative_of_a_conversation_the_erased_spoke_in(
+        api, settings):
+    """Before units, one narrative of the whole conversation was copied into every participant's episode:
+    erasing a participant takes it from the others' episodes of the jobs they spoke in."""
+    settings.CONVERSATION_EPISODES = True
+    converse(api, [{"role": "user", "name": "Ann", "content": "I booked the trip to Kyoto for October."},
+                   {"role": "user", "name": "Ben", "content": "My sister Oksana moved to Lisbon."}],
+             user_id="ann", session_id="s-old", participants={"Ann": "ann", "Ben": "ben"})
+    ann = _episode("ann")
+    legacy = {**ann.data, "narratives": ["Ann booked Kyoto; Ben's sister Oksana moved to Lisbon."]}
+    legacy.pop("voices")
+    legacy["turns"] = [{k: v for k, v in t.items() if k != "speaker_id"} for t in legacy["turns"]]
+    MemoryItem.objects.filter(id=ann.id).update(  # the shape an episode had before units
+        data=legacy, text=f"Conversation s-old\n{ann.text.split(chr(10))[1]}\nSummary: {legacy['narratives'][0]}")
+    assert "Oksana" in _everything_of("ann")
+    assert api.delete("users/ben/memories").json()["counts"]["heard_in_episodes"] == 1
+    after = _episode("ann")
+    assert "Oksana" not in _everything_of("ann") and "Kyoto" in after.text and after.data["narratives"] == []

@@ -4,10 +4,12 @@ MemUnit), grown in place while they fit."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Q, QuerySet
 
 from memories import vocabulary
 from memories.excerpts import FORGOTTEN_TURN as FORGOTTEN_TURN
@@ -161,39 +163,53 @@ def _grow(episode: MemoryItem, group: list[dict[str, Any]], *, actor: str, job_i
     enqueue_embedding_after_commit([episode.id])
 
 
-def episodes_hearing(*, tenant: Tenant, speaker_id: str) -> list[str]:
-    """The other users whose episodes hold turns this user said to them (erasure locks them first)."""
-    return sorted(set(MemoryItem.objects.filter(tenant=tenant, tags__contains=[Tag.EPISODE],
-                                                data__voices__contains=[speaker_id])
-                      .exclude(user_id=speaker_id).values_list("user_id", flat=True)))
+def _heard(tenant: Tenant, speaker_id: str, spoke_in: Mapping[str, str]) -> QuerySet[MemoryItem]:
+    """Other users' episodes that hold this user's turns, or (written before units, whose one narrative of
+    the whole conversation was copied to every participant) a narrative of a session the user spoke in."""
+    heard = Q(data__voices__contains=[speaker_id])
+    if spoke_in:
+        heard |= Q(session_id__in=sorted(set(spoke_in.values())), data__has_key="narratives")
+    return (MemoryItem.objects.filter(heard, tenant=tenant, tags__contains=[Tag.EPISODE])
+            .exclude(user_id=speaker_id))
+
+
+def episodes_hearing(*, tenant: Tenant, speaker_id: str, spoke_in: Mapping[str, str] = MappingProxyType({})
+                     ) -> list[str]:
+    """The other users whose episodes hold turns this user said to them, or a shared narrative of a job the
+    user spoke in (spoke_in: job id -> session id); erasure locks them first."""
+    return sorted(set(_heard(tenant, speaker_id, spoke_in).values_list("user_id", flat=True)))
 
 
 def episodes_unhear(*, tenant: Tenant, speaker_id: str, actor: str, job_ids: set[str] | None = None,
-                    dry_run: bool = False) -> int:
+                    spoke_in: Mapping[str, str] = MappingProxyType({}), dry_run: bool = False) -> int:
     """Erasure of one participant, in the other participants' episodes: the turns they said there go (in
     `job_ids` only, for a narrower erasure), and so do the narratives of those jobs (the model read the
-    turns); the unit's title, summary and keywords stay (they were made of the owner's own words). The
-    episodes' audit rows keep their events, not the words; vectors and full text are redone. Call under the
-    write locks of the episodes' owners (episodes_hearing). Returns the episodes changed."""
-    rows = (MemoryItem.objects.select_for_update()
-            .filter(tenant=tenant, tags__contains=[Tag.EPISODE], data__voices__contains=[speaker_id])
-            .exclude(user_id=speaker_id))
+    turns) and, in an episode written before units, its narratives when it holds a job the user spoke in
+    (spoke_in: job id -> session id; they were the whole conversation's). The unit's title, summary and
+    keywords stay (they were made of the owner's own words). The episodes' audit rows keep their events,
+    not the words; vectors and full text are redone. Call under the write locks of the episodes' owners
+    (episodes_hearing). Returns the episodes changed."""
+    rows = _heard(tenant, speaker_id, spoke_in).select_for_update()
     changed = 0
     for episode in rows:
         turns = list(episode.data.get("turns", []))
         gone = [t for t in turns if t.get("speaker_id") == speaker_id
                 and (job_ids is None or str(t.get("job_id", "")) in job_ids)]
-        if not gone:
+        shared = (any(isinstance(n, str) for n in episode.data.get("narratives", []))
+                  and any(str(t.get("job_id", "")) in spoke_in for t in turns))
+        if not gone and not shared:
             continue
         changed += 1
         if dry_run:
             continue
         jobs = {str(t.get("job_id", "")) for t in gone}
 
-        def unhear(row: MemoryItem, gone: list[dict[str, Any]] = gone, jobs: set[str] = jobs) -> None:
+        def unhear(row: MemoryItem, gone: list[dict[str, Any]] = gone, jobs: set[str] = jobs,
+                   shared: bool = shared) -> None:
             data = row.data or {}
             kept = [t for t in data.get("turns", []) if t not in gone]
-            narratives = [n for n in data.get("narratives", []) if isinstance(n, dict) and n.get("job_id") not in jobs]
+            narratives = [n for n in data.get("narratives", [])
+                          if (n.get("job_id") not in jobs if isinstance(n, dict) else not shared)]
             row.data = _unit({**data, "turns": kept, "narratives": narratives}, row.user_id, None)
             row.text = episode_text(row.data)
             row.content_hash = content_hash(row.text)
@@ -202,7 +218,8 @@ def episodes_unhear(*, tenant: Tenant, speaker_id: str, actor: str, job_ids: set
         MemoryHistory.objects.filter(memory_id=episode.id).update(old_text=None, new_text=None, old_data=None,
                                                                   new_data=None, reason="")
         apply_change(episode, unhear, actor=actor, event=HistoryEvent.UPDATE, record_data=False,
-                     reason=f"{len(gone)} turn(s) of an erased participant removed",
+                     reason=f"{len(gone)} turn(s) of an erased participant removed"
+                     + (", and the conversation's narrative" if shared else ""),
                      fields=["text", "content_hash", "data", "embedding_state"])
         MemoryItem.objects.filter(id=episode.id).update(search_vector=search_document(episode.text))
         MemoryVector.objects.filter(item_id=episode.id).delete()
