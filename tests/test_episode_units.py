@@ -7,6 +7,8 @@ import json
 from datetime import date
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 
 from memories.extraction.episode_unit import Seen, addressed, episode_digest, perspectives, read_narrative
 from memories.models import MemoryHistory, MemoryItem, MemorySource, MemoryVector
@@ -191,3 +193,15 @@ def test_an_episode_written_before_units_loses_the_shared_narrative_of_a_convers
     assert api.delete("users/ben/memories").json()["counts"]["heard_in_episodes"] == 1
     after = _episode("ann")
     assert "Oksana" not in _everything_of("ann") and "Kyoto" in after.text and after.data["narratives"] == []
+
+
+def test_the_admin_shows_an_episodes_unit(three_way, operator):
+    reviewer = Client()
+    reviewer.force_login(operator("rita", "reviewers"))
+    ann = _episode("ann")
+    page = reviewer.get(reverse("admin:memories_memoryitem_change", args=[ann.id])).content.decode()
+    fact = MemoryItem.objects.get(user_id="ann", memory_type="fact")
+    assert "episode unit" in page and "Kyoto and Lisbon" in page and ann.data["summary"] in page
+    assert reverse("admin:memories_memoryitem_change", args=[fact.id]) in page  # the facts drawn from it
+    page = reviewer.get(reverse("admin:memories_memoryitem_change", args=[fact.id])).content.decode()
+    assert "episode unit" not in page
