@@ -115,7 +115,7 @@ def episode_append(*, tenant: Tenant, user_id: str, session_id: str, turns: Sequ
                .order_by("-created_at").first())
     room = max_chars - len(episode_lines(episode.data.get("turns", []))) if episode is not None else 0
     touched: list[MemoryItem] = []
-    groups = [group for group in episode_groups(turns, room, max_chars)]
+    groups = episode_groups(turns, room, max_chars)
     for index, group in enumerate(groups):
         if not group:
             continue
