@@ -342,19 +342,25 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
         held = erasure.forget_in_candidates(tenant=job.tenant, user_id=user_id, says_it=said)  # and held for review
         outcome.counts["candidates_forgotten"] = outcome.counts.get("candidates_forgotten", 0) + held
     if settings.CONVERSATION_EPISODES:
-        episodes, idle = record_episodes(
-            job, extracted.messages, speakers, erased, narrated=extracted.narratives, added=outcome.added,
-            max_chars=EPISODE_MAX_CHARS,
-            forgotten=lambda user_id: _forgotten_matcher(outcome.forgotten.get(user_id, []), speakers))
-        outcome.episodes.extend(episodes)
-        for _ in range(idle):
-            outcome.count("nothing_worth_keeping")  # greetings and thanks only: not even an episode
+        _keep_episodes(job, extracted, erased)
     job.status = JobStatus.DONE
     job.extractor = extracted.extractor
     job.operations, job.counts, job.warnings = outcome.operations, outcome.counts, outcome.warnings
     job.finished_at = timezone.now()
     job.error = ""
     job.save()
+
+
+def _keep_episodes(job: ConversationJob, extracted: Extracted, erased: set[str]) -> None:
+    """Each participant's episode of the session (memories.episode_record), with the facts this job drew."""
+    outcome, speakers = extracted.outcome, extracted.speakers
+    episodes, idle = record_episodes(
+        job, extracted.messages, speakers, erased, narrated=extracted.narratives, added=outcome.added,
+        max_chars=EPISODE_MAX_CHARS,
+        forgotten=lambda user_id: _forgotten_matcher(outcome.forgotten.get(user_id, []), speakers))
+    outcome.episodes.extend(episodes)
+    for _ in range(idle):
+        outcome.count("nothing_worth_keeping")  # greetings and thanks only: not even an episode
 
 
 def _forget_held(job: ConversationJob, speakers: dict[str, str], outcome: JobOutcome) -> None:

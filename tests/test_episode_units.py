@@ -145,7 +145,7 @@ def test_each_participant_gets_their_own_view_with_its_narrative_and_facts(api, 
     assert "Oksana" in ann.text and "theremin" not in ann.text  # said to Ann / said to the room
     assert "Kyoto" in ben.text and "generous" in ben.text and "lovely" not in ben.text
     assert "Bakelite" in cara.text and "Kyoto" not in cara.text
-    assert ann.text.startswith("Kyoto and Lisbon\n") and ann.data["narratives"][0]["title"] == "Kyoto and Lisbon"
+    assert ann.text.startswith("Kyoto and Lisbon · s-3\n") and ann.data["narratives"][0]["title"] == "Kyoto and Lisbon"
     assert ann.data["summary"] == "Ann finally booked the trip to Kyoto for October."  # her own words only
     assert "Kyoto" in ann.data["keywords"] and ann.data["subject"] and ann.data["voices"] == ["ben"]
     fact = MemoryItem.objects.get(user_id="ann", memory_type="fact")

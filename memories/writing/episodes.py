@@ -66,7 +66,12 @@ def episode_unit(memory: MemoryItem) -> dict[str, Any] | None:
     the narrative, subject, keywords, language, the facts drawn from it and its part."""
     if Tag.EPISODE not in (memory.tags or []):
         return None
-    return _shown(memory.data or {}, re.sub(r" \(part \d+\)$", "", memory.text.split("\n", 1)[0]))
+    return _shown(memory.data or {}, _title_line(memory.text))
+
+
+def _title_line(text: str) -> str:
+    """An episode's title line without its session and part (an episode written before units: its title)."""
+    return re.sub(r"( · .*)?( \(part \d+\))?$", "", text.split("\n", 1)[0])
 
 
 def _shown(data: dict[str, Any], title: str = "Conversation") -> dict[str, Any]:
@@ -85,7 +90,9 @@ def episode_text(data: dict[str, Any]) -> str:
     shown = _shown(data)
     title, part, summary = shown["title"], shown["part"], shown["narrative"] or shown["summary"]
     lines = episode_lines(data.get("turns", []))
-    text = "\n".join(x for x in (title + (f" (part {part})" if part > 1 else ""), lines) if x)
+    # The session on the title line: two sessions that said the same are two episodes (one text, one hash).
+    session = f" · {data['session_id']}" if data.get("session_id") else ""
+    text = "\n".join(x for x in (title + session + (f" (part {part})" if part > 1 else ""), lines) if x)
     said = f"Summary: {' '.join(summary.split())[:500]}" if summary else ""
     return f"{text}\n{said}" if said and len(text) + len(said) < settings.MEMORY_MAX_TEXT_CHARS else text
 
@@ -243,7 +250,7 @@ def episode_forget_turns(*, tenant: Tenant, user_id: str, says_it: Callable[[str
 
         def forget(row: MemoryItem, turns: list[dict[str, Any]] = turns, hits: list[int] = hits) -> None:
             kept = [{**turn, "text": FORGOTTEN_TURN} if i in hits else turn for i, turn in enumerate(turns)]
-            title = re.sub(r" \(part \d+\)$", "", row.text.split("\n", 1)[0])  # one written before units
+            title = _title_line(row.text)  # one written before units keeps its title
             narratives = [n for n in row.data.get("narratives", []) if not says_it(n if isinstance(n, str)
                                                                                   else n.get("content", ""))]
             row.data = _unit({"title": title, **row.data, "turns": kept, "narratives": narratives}, user_id, digest)
