@@ -201,7 +201,7 @@ def test_the_admin_shows_an_episodes_unit(three_way, operator):
     ann = _episode("ann")
     page = reviewer.get(reverse("admin:memories_memoryitem_change", args=[ann.id])).content.decode()
     fact = MemoryItem.objects.get(user_id="ann", memory_type="fact")
-    assert "episode unit" in page and "Kyoto and Lisbon" in page and ann.data["summary"] in page
+    assert "Episode unit" in page and "Kyoto and Lisbon" in page and ann.data["summary"] in page
     assert reverse("admin:memories_memoryitem_change", args=[fact.id]) in page  # the facts drawn from it
     page = reviewer.get(reverse("admin:memories_memoryitem_change", args=[fact.id])).content.decode()
-    assert "episode unit" not in page
+    assert "Episode unit" not in page
