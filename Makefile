@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 
 
 .PHONY: typescript-schema mcp dev up bench-embedder bench-query-precision bench-personas bench-targets
-.PHONY: install browser run test lint bench bench-replay bench-replacements bench-people bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-fidelity bench-multilingual bench-requests bench-context-evidence bench-load bench-admin bench-ops db-stop worker
+.PHONY: install browser run test lint bench bench-replay bench-replacements bench-people bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-fidelity bench-episodes bench-multilingual bench-requests bench-context-evidence bench-load bench-admin bench-ops db-stop worker
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/local-embed.txt
 	test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
@@ -125,6 +125,10 @@ bench-extraction: install
 # LoCoMo's observations as the reference for what extraction keeps (bench/extraction_fidelity.py).
 bench-fidelity: install
 	cd bench && ../$(PY) extraction_fidelity.py $(BENCH_ARGS)
+
+# LoCoMo's observations in each speaker's offline episode unit, dev and held out (bench/episode_units.py).
+bench-episodes: install
+	cd bench && ../$(PY) episode_units.py $(BENCH_ARGS)
 
 # Does a LoCoMo question's evidence reach the /context block (bench/context_evidence.py)?
 bench-targets: install

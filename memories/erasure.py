@@ -33,7 +33,14 @@ from memories.models import (
 from memories.people.erase import people_erase
 from memories.quota import forget_usage
 from memories.working import working_memory_clear
-from memories.writing import FORGOTTEN_TURN, ErasureScope, user_forget, user_write_lock
+from memories.writing import (
+    FORGOTTEN_TURN,
+    ErasureScope,
+    episodes_hearing,
+    episodes_unhear,
+    user_forget,
+    users_write_lock,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +76,9 @@ REGISTRY: list[Store] = [
     Store("people", ("memories.Person", "memories.PersonAlias", "memories.PersonEdge"), "delete",
           "the people, pets, places and organisations the user named, their aliases and edges (a narrower "
           "erasure: the edges its memories said, and the people nothing kept still names)"),
+    Store("heard_in_episodes", (), "scrub",
+          "the user's turns kept in other participants' episodes (said to them by name), and the narratives "
+          "that read them; the rest of those episodes stays"),
     Store("people_history", ("memories.PersonHistory",), "scrub",
           "audit rows of people stay with events, actors and times; data and reasons are emptied"),
 ]
@@ -123,7 +133,10 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
     scope: any narrower part (an API key's own saves, governance.user_erase_requested)."""
     scope = scope or ErasureScope(agent_id=agent_id)
     with transaction.atomic():
-        user_write_lock(tenant.id, user_id)
+        # The jobs the user spoke in (job id -> session id): their turns, and shared narratives, in others' episodes.
+        spoke_in = {str(job): session for job, session in _jobs_of(tenant, user_id, scope.submitted())
+                    .values_list("id", "session_id")}
+        _lock_with_hearers(tenant, user_id, spoke_in)
         memory_ids = [str(i) for i in MemoryItem.objects.filter(scope.memories(), tenant=tenant, user_id=user_id)
                       .values_list("id", flat=True)]
         candidate_ids = [str(i) for i in Candidate.objects.filter(scope.submitted(), tenant=tenant, user_id=user_id)
@@ -136,6 +149,9 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
             counts.update(step(tenant, user_id, dry_run, scope))
         counts.update(user_forget(tenant=tenant, user_id=user_id, actor=actor, reason=reason, dry_run=dry_run,
                                   scope=scope))
+        counts["heard_in_episodes"] = episodes_unhear(tenant=tenant, speaker_id=user_id, actor=actor,
+                                                      job_ids=None if scope.whole_user else set(spoke_in),
+                                                      spoke_in=spoke_in, dry_run=dry_run)
         for step in (_scrub_candidates, _scrub_jobs, *_STEPS_AFTER_MEMORIES):
             counts.update(step(tenant, user_id, dry_run, scope))
         counts["admin_log"] = _scrub_admin_log(memory_ids + candidate_ids, dry_run)
@@ -147,6 +163,19 @@ def user_erase(*, tenant: Tenant, user_id: str, actor: str, reason: str = "erasu
             logger.info("erased user of tenant %s: %s", tenant.id, counts)
             forget_usage(tenant.id)
     return ErasureResult(user_id=user_id, counts=counts, receipt=receipt)
+
+
+def _lock_with_hearers(tenant: Tenant, user_id: str, spoke_in: dict[str, str]) -> None:
+    """The user's write lock and those of the participants whose episodes hold the user's turns, in one
+    order before anything is written (a job that adds a hearer meanwhile holds the user's lock too: read
+    again once it is taken)."""
+    locked: set[str] = set()
+    while True:
+        wanted = {user_id, *episodes_hearing(tenant=tenant, speaker_id=user_id, spoke_in=spoke_in)}
+        if wanted <= locked:
+            return
+        users_write_lock(tenant.id, wanted | locked)
+        locked |= wanted
 
 
 def erased_since(tenant: Tenant, user_ids: set[str], since: datetime, agent_id: str = "",

@@ -26,6 +26,7 @@ from memories.closeness import read_by_meaning, said_with
 from memories.dedupe import Neighbour, Proposal, decide, says_forgotten
 from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.emotion import emotions_of
+from memories.episode_record import narratives, record_episodes
 from memories.erasure import erased_since
 from memories.errors import InvalidOperation, get_or_not_found
 from memories.extraction import (
@@ -35,12 +36,12 @@ from memories.extraction import (
     ExtractionError,
     LLMExtractor,
     Message,
-    RulesExtractor,
     get_extractor,
     group_profile_candidates,
     introduced_name,
 )
-from memories.governance import redact_sensitive, sensitive_kinds
+from memories.extraction.episode_unit import unit_of
+from memories.governance import sensitive_kinds
 from memories.models import (
     CURRENT_STATUSES,
     ApiKey,
@@ -56,9 +57,9 @@ from memories.people.reading import PeopleReader
 from memories.queue import background_queue_full, enqueue
 from memories.quota import refuse_when_busy
 from memories.relations import whom
-from memories.screening import redacted_turns, said_sensitive, shown_while_held, split_sensitive
+from memories.screening import said_sensitive, shown_while_held, split_sensitive
 from memories.search import SearchQuery, memory_search, nearest_memories, profile_display_name
-from memories.text import content_hash, has_han
+from memories.text import content_hash
 from memories.transient import run_retrying, transient_cause
 from memories.vocabulary import KEY_FACT_SLOTS, SLOT_KEY, Tag
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
@@ -66,7 +67,6 @@ from memories.writing import (
     FORGOTTEN_TURN,
     MemorySpec,
     current_memories,
-    episode_append,
     episode_forget_turns,
     reflection_nudge,
     refuse_sensitive_identifiers,
@@ -206,7 +206,7 @@ class Extracted:
     messages: list[Message]
     speakers: dict[str, str]
     statements: list[ExtractedStatement]
-    narrative: str | None
+    narratives: dict[str, tuple[str, str]]  # user id -> the LLM's (title, content) of their episode
     outcome: JobOutcome
     now: datetime
 
@@ -285,13 +285,11 @@ def _extract(job: ConversationJob) -> Extracted:
     if job.group_id:  # a group turn also keeps the group's profile (members, roles, shared facts)
         statements += group_profile_candidates(messages=messages, speakers=speakers, now=now)
     outcome = JobOutcome(warnings=list(getattr(extractor, "notes", [])))
-    narrative = None
+    narrated = {}
     if settings.CONVERSATION_EPISODES and isinstance(extractor, LLMExtractor):
-        try:  # seed 002: with an LLM, an episode also gets a short narrative; never required
-            narrative = extractor.narrate(messages=messages, now=now)
-        except ExtractionError as exc:
-            outcome.warnings.append(f"episode narrative skipped: {exc}")
-    return Extracted(extractor.name, messages, speakers, statements, narrative, outcome, now)
+        # seed 002: with an LLM, each participant's episode gets the narrative of what they saw
+        narrated = narratives(job, extractor, messages, speakers, now, outcome.warnings)
+    return Extracted(extractor.name, messages, speakers, statements, narrated, outcome, now)
 
 
 def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> None:
@@ -330,7 +328,7 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
     _forget_held(job, speakers, outcome)
     for user_id, forgotten in sorted(outcome.forgotten.items()):  # what earlier episodes said of it goes too
         redacted = episode_forget_turns(tenant=job.tenant, user_id=user_id, actor=ACTOR, job_id=str(job.id),
-                                        says_it=_forgotten_matcher(forgotten, speakers))
+                                        says_it=_forgotten_matcher(forgotten, speakers), digest=unit_of)
         outcome.counts["turns_forgotten"] = outcome.counts.get("turns_forgotten", 0) + redacted
         # ... and so does every conversation job's copy of it (this one's, then earlier ones'): turns,
         # and the operations that quoted it
@@ -345,13 +343,25 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
                               exclude_job_id=str(job.id))
         outcome.counts["jobs_forgotten_in"] = outcome.counts.get("jobs_forgotten_in", 0) + jobs
     if settings.CONVERSATION_EPISODES:
-        _record_episodes(job, extracted.messages, speakers, erased, outcome, extracted.narrative)
+        _keep_episodes(job, extracted, erased)
     job.status = JobStatus.DONE
     job.extractor = extracted.extractor
     job.operations, job.counts, job.warnings = outcome.operations, outcome.counts, outcome.warnings
     job.finished_at = timezone.now()
     job.error = ""
     job.save()
+
+
+def _keep_episodes(job: ConversationJob, extracted: Extracted, erased: set[str]) -> None:
+    """Each participant's episode of the session (memories.episode_record), with the facts this job drew."""
+    outcome, speakers = extracted.outcome, extracted.speakers
+    episodes, idle = record_episodes(
+        job, extracted.messages, speakers, erased, narrated=extracted.narratives, added=outcome.added,
+        max_chars=EPISODE_MAX_CHARS,
+        forgotten=lambda user_id: _forgotten_matcher(outcome.forgotten.get(user_id, []), speakers))
+    outcome.episodes.extend(episodes)
+    for _ in range(idle):
+        outcome.count("nothing_worth_keeping")  # greetings and thanks only: not even an episode
 
 
 def _forget_held(job: ConversationJob, speakers: dict[str, str], outcome: JobOutcome) -> None:
@@ -365,41 +375,6 @@ def _forget_held(job: ConversationJob, speakers: dict[str, str], outcome: JobOut
             if closed:
                 outcome.forgotten.setdefault(user_id, []).append(text)
                 outcome.counts["candidates_forgotten"] = outcome.counts.get("candidates_forgotten", 0) + closed
-
-
-def _record_episodes(job: ConversationJob, messages: list[Message], speakers: dict[str, str], erased: set[str],
-                     outcome: JobOutcome, narrative: str | None = None) -> None:
-    """Each speaker's original turns of the session, kept as an episode of that speaker
-    (assistant turns go to the job's user): searchable beside the facts, erased with the speaker."""
-    by_user: dict[str, list[dict]] = {}
-    redacted = redacted_turns(messages)
-    for message in messages:
-        if message.role == "user":
-            name = RulesExtractor.speaker_of(message, speakers)
-            if name is None:
-                continue
-            owner, speaker = speakers[name], name
-        else:
-            owner, speaker = job.user_id, message.name or message.role
-        if has_han(message.content):  # speakers named in the conversation's language
-            speaker = {UNKNOWN_SPEAKER["en"]: UNKNOWN_SPEAKER["zh"], "assistant": "助手"}.get(speaker, speaker)
-        if owner in erased or not message.content.strip():
-            continue
-        says_forgotten_here = _forgotten_matcher(outcome.forgotten.get(owner, []), speakers)
-        text = FORGOTTEN_TURN if says_forgotten_here(message.content) else redacted[message.index]
-        by_user.setdefault(owner, []).append({
-            "speaker": speaker, "role": message.role, "text": text, "index": message.index,
-            "job_id": str(job.id),
-            "at": (message.created_at or job.created_at).isoformat()})
-    for user_id, turns in sorted(by_user.items()):
-        if all(RulesExtractor.small_talk(t["text"]) for t in turns if t["role"] == "user"):
-            outcome.count("nothing_worth_keeping")  # greetings and thanks only: not even an episode
-            continue
-        for episode in episode_append(tenant=job.tenant, user_id=user_id, session_id=job.session_id, turns=turns,
-                                      actor=ACTOR, job_id=str(job.id), agent_id=job.agent_id,
-                                      group_id=job.group_id, max_chars=EPISODE_MAX_CHARS,
-                                      narrative=redact_sensitive(narrative) if narrative else None):
-            outcome.episodes.append(str(episode.id))
 
 
 def _forgotten_matcher(forgotten: list[str], speakers: dict[str, str]) -> Callable[[str], bool]:

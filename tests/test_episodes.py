@@ -29,7 +29,9 @@ def test_a_conversation_keeps_each_speakers_turns_as_an_episode(api):
     ], user_id="ann", session_id="s-1", participants={"Ann": "ann", "Ben": "ben"})
     (ann,) = _episodes("ann")
     (ben,) = _episodes("ben")
-    assert ann.memory_type == "episodic" and ann.text.startswith("Conversation s-1, ")
+    assert ann.memory_type == "episodic" and ann.text.startswith("Cat")  # a title made of what Ann said
+    assert ann.data["title"].startswith("Cat") and "cat" in ann.data["keywords"]
+    assert ann.data["summary"] == "Ann adopted a cat." and ann.text.endswith("\nSummary: Ann adopted a cat.")
     assert "Ann: I adopted a cat." in ann.text and "assistant: Congratulations!" in ann.text
     assert "ann@example.com" not in ann.text and "[email withheld]" in ann.text  # raw turns skip review
     assert "Ben: We should visit her." in ben.text and "Ann" not in ben.text.split("\n", 1)[1]
@@ -43,7 +45,7 @@ def test_later_turns_of_a_session_grow_its_episode_then_start_a_new_part(api, mo
     converse(api, ["I went to Rome in May."], session_id="s-2")
     (episode,) = _episodes()
     assert "I like tea." in episode.text and "I went to Rome in May." in episode.text and episode.version == 2
-    monkeypatch.setattr(ingestion, "EPISODE_MAX_CHARS", len(episode.text) + 10)
+    monkeypatch.setattr(ingestion, "EPISODE_MAX_CHARS", len(episode_lines(episode.data["turns"])) + 10)
     converse(api, ["I started a new job at the hospital today."], session_id="s-2")
     first, second = _episodes()
     assert first.id == episode.id and "(part 2)" in second.text.splitlines()[0]

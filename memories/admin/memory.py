@@ -162,7 +162,7 @@ class MemoryItemAdmin(MemoryCorrections):
                        "expired_at", "updated_at", "archived_at", "expires_at", "access_count", "last_accessed_at",
                        "version_chain", "embedding_state", "embedding_error",
                        "vector_table", "source_table", "history_timeline", "standing", "waiting_candidates", "about",
-                       "corrections")
+                       "corrections", "episode_shown")
     change_form_template = "admin/memories/memoryitem/change_form.html"
     # What a reviewer decides on comes first: whether the memory holds (and what replaced it), its text,
     # what waits in review against it, its history; the rest below, folded.
@@ -170,6 +170,7 @@ class MemoryItemAdmin(MemoryCorrections):
         ("Standing", {"fields": ("standing", "corrections")}),
         (None, {"fields": ("text", "importance", "tags", "expected_version")}),
         ("About", {"fields": ("about",)}),
+        ("Episode", {"fields": ("episode_shown",)}),
         ("Waiting for review", {"fields": ("waiting_candidates",)}),
         ("History", {"fields": ("history_timeline",)}),
         ("Who and what", {"classes": ("collapse",),
@@ -218,10 +219,28 @@ class MemoryItemAdmin(MemoryCorrections):
                                                                             "importance", "tags")
 
     def get_fieldsets(self, request, obj=None):
+        fieldsets: tuple = self.fieldsets
+        if obj is None or writing.episode_unit(obj) is None:  # the unit's fields, on an episode only
+            fieldsets = tuple(f for f in self.fieldsets if f[0] != "Episode")
         if self._editable(request, obj):
-            return self.fieldsets
-        standing, _text, *rest = self.fieldsets
+            return fieldsets
+        standing, _text, *rest = fieldsets
         return (standing, (None, {"fields": ("text", "importance", "tags")}), *rest)
+
+    @admin.display(description="episode unit")
+    def episode_shown(self, obj: MemoryItem):
+        """Seed 002's unit of an episode: its title, summary, narrative, subject, keywords and the facts
+        drawn from it (linked)."""
+        unit = writing.episode_unit(obj)
+        if unit is None:
+            return "-"
+        facts = format_html_join(", ", '<a href="{}">{}</a>', (
+            (reverse("admin:memories_memoryitem_change", args=[fact]), fact[:8]) for fact in unit["facts"]))
+        return format_html("<p><strong>{}</strong> ({}, part {})</p><p>{}</p>{}<p>Subject: {}; keywords: {}</p>"
+                           "<p>Facts drawn from it: {}</p>", unit["title"], unit["language"] or "-", unit["part"],
+                           unit["summary"] or "-",
+                           format_html("<p>Narrative: {}</p>", unit["narrative"]) if unit["narrative"] else "",
+                           unit["subject"] or "-", ", ".join(unit["keywords"]) or "-", facts or "-")
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         """No Save buttons on a read-only memory; a Restore button on an archived one."""

@@ -10,6 +10,7 @@ from typing import cast
 
 from django.conf import settings
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import APIException
 
@@ -22,7 +23,7 @@ from memories.permissions import public_actor
 from memories.search import MODES
 from memories.text import query_tokens
 from memories.timing import phase
-from memories.writing import MemorySpec
+from memories.writing import MemorySpec, episode_unit
 
 
 class StrictCharField(serializers.CharField):
@@ -310,7 +311,7 @@ def _iso_utc(value: datetime, zone: tzinfo) -> str:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-_ABOUT_FIELDS = ("subject", "object", "emotion")
+_ABOUT_FIELDS = ("subject", "object", "emotion", "episode")
 
 
 def _entity(context: dict, person_id) -> dict | None:
@@ -331,6 +332,17 @@ def preload_entities(context: dict, person_ids) -> None:
         for person in Person.objects.filter(id__in=wanted).only("id", "name", "kind", "relation", "relation_word",
                                                                   "user_id"):
             names[person.id] = person_label(person)
+
+
+class EpisodeUnitSerializer(serializers.Serializer):
+    title = serializers.CharField()
+    summary = serializers.CharField(help_text="the owner's most telling sentences, in the third person")
+    narrative = serializers.CharField(help_text="the LLM's narrative of the owner's view; empty offline")
+    subject = serializers.CharField()
+    keywords = serializers.ListField(child=serializers.CharField())
+    language = serializers.CharField()
+    facts = serializers.ListField(child=serializers.CharField(), help_text="ids of the memories drawn from it")
+    part = serializers.IntegerField()
 
 
 class MemoryListSerializer(serializers.ListSerializer):
@@ -354,6 +366,10 @@ class MemorySerializer(serializers.ModelSerializer):
                                                 "when about the user, null for a memory written before people")
     object = serializers.SerializerMethodField(help_text="the other entity the fact names, when one: {id, name}")
     emotion = serializers.SerializerMethodField(help_text="{valence -1..1, arousal 0..1, label}, when read")
+    episode = serializers.SerializerMethodField(help_text=(
+        "an episode's unit (seed 002), null for other memories: {title, summary (from the owner's own words), "
+        "narrative (the LLM's, when one was written), subject, keywords, language, facts (ids of the memories "
+        "drawn from it), part}"))
 
     def get_subject(self, instance) -> dict | None:
         return _entity(cast(dict, self.context), instance.subject_entity_id)
@@ -363,6 +379,10 @@ class MemorySerializer(serializers.ModelSerializer):
 
     def get_emotion(self, instance) -> dict | None:
         return instance.emotion
+
+    @extend_schema_field(EpisodeUnitSerializer(allow_null=True))
+    def get_episode(self, instance) -> dict | None:
+        return episode_unit(instance)
 
     def to_representation(self, instance):
         """The same body DRF's fields would render (tests/test_read_path.py compares them), built
@@ -394,7 +414,7 @@ class MemorySerializer(serializers.ModelSerializer):
             "id", "user_id", "agent_id", "session_id", "group_id", "memory_type", "text", "data", "tags",
             "importance", "confidence", "status", "version", "content_hash", "valid_at", "invalid_at",
             "created_at", "expired_at", "updated_at", "archived_at", "expires_at", "superseded_by", "embedding_state",
-            "access_count", "last_accessed_at", "subject", "object", "emotion",
+            "access_count", "last_accessed_at", "subject", "object", "emotion", "episode",
         ]
         list_serializer_class = MemoryListSerializer
         # Output only. `data` is not required in the schema: answers leave it out unless asked.

@@ -168,16 +168,17 @@ class LLMExtractor:
                 self.notes.append(f"{candidate.text!r}: read as a forget, but its turn asks nothing; kept as said")
         return candidates
 
-    def narrate(self, *, messages: list[Message], now: datetime) -> str:
-        """Seed 002's narrative of an episode: two or three sentences of what happened, who, when."""
-        return _narrate(self._client, self.model, messages, now)
+    def narrate(self, *, messages: list[Message], now: datetime, owner: str) -> str:
+        """Seed 002's narrative of one participant's episode, as the model's JSON {"title", "content"}: what
+        happened, from `owner`'s point of view, read from the turns their episode holds only."""
+        return _narrate(self._client, self.model, messages, now, owner)
 
 
-def _narrate(client, model: str, messages: list[Message], now: datetime) -> str:
+def _narrate(client, model: str, messages: list[Message], now: datetime, owner: str) -> str:
     from memories.llm import LLMError  # lazily, as in __init__
 
-    conversation = "\n".join(f"{(m.created_at or now).date().isoformat()} {m.name or m.role}: {m.content}"
-                             for m in messages)
+    conversation = f"Participant: {owner}\n" + "\n".join(
+        f"{(m.created_at or now).date().isoformat()} {m.name or m.role}: {m.content}" for m in messages)
     try:
         response = client.chat.completions.create(
             model=model, temperature=0,

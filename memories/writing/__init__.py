@@ -85,6 +85,9 @@ from memories.writing.episodes import (
     episode_append,
     episode_forget_turns,
     episode_lines,
+    episode_unit,
+    episodes_hearing,
+    episodes_unhear,
 )
 from memories.writing.erase import (
     HISTORY_HAS_CONTENT,
@@ -111,6 +114,8 @@ __all__ = [
     "people_forget_said",
     "FORGOTTEN_TURN",
     "episode_forget_turns",
+    "episodes_hearing",
+    "episodes_unhear",
     "apply_change_unless_same",
     "HISTORY_HAS_CONTENT",
     "INDEXED_TEXT",
@@ -122,6 +127,7 @@ __all__ = [
     "default_expiry",
     "episode_append",
     "episode_lines",
+    "episode_unit",
     "memories_archive_expired",
     "memory_add_reads",
     "memory_add_session_sources",

@@ -50,6 +50,8 @@ class Memory:
     """The other entity the fact names, {id, name}, when one."""
     emotion: dict[str, Any] | None = None
     """{valence -1..1, arousal 0..1, label}, when read."""
+    episode: dict[str, Any] | None = None
+    """An episode's unit: {title, summary, narrative, subject, keywords, language, facts, part}; None otherwise."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod

@@ -821,6 +821,19 @@ export interface components {
          * @enum {string}
          */
         EmbeddingStateEnum: "pending" | "done" | "failed";
+        EpisodeUnit: {
+            title: string;
+            /** @description the owner's most telling sentences, in the third person */
+            summary: string;
+            /** @description the LLM's narrative of the owner's view; empty offline */
+            narrative: string;
+            subject: string;
+            keywords: string[];
+            language: string;
+            /** @description ids of the memories drawn from it */
+            facts: string[];
+            part: number;
+        };
         /** @description The erasure's receipt: how many rows of each store held the user's data (zeros the second time). */
         Erasure: {
             user_id: string;
@@ -993,6 +1006,8 @@ export interface components {
             readonly emotion: {
                 [key: string]: unknown;
             } | null;
+            /** @description an episode's unit (seed 002), null for other memories: {title, summary (from the owner's own words), narrative (the LLM's, when one was written), subject, keywords, language, facts (ids of the memories drawn from it), part} */
+            readonly episode: components["schemas"]["EpisodeUnit"] | null;
         };
         /**
          * @description Typos in field names are errors, not silently ignored options. (The input
