@@ -338,11 +338,7 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
         # and the operations that quoted it
         said = _forgotten_matcher(forgotten, speakers)
         ids = outcome.forgotten_ids.get(user_id, set())
-        marked = turns_forgotten([str(m.get("content", "")) for m in job.messages], forgotten=forgotten,
-                                 said_in=outcome.forgotten_turns.get(user_id, set()), names=_names(speakers))
-        marked -= {i for i, m in enumerate(job.messages) if m.get("content") == FORGOTTEN_TURN}
-        job.messages = [{**m, "content": FORGOTTEN_TURN} if i in marked else m for i, m in enumerate(job.messages)]
-        outcome.counts["turns_forgotten"] += len(marked)  # this job's own turns count too
+        _blank_turns(job, forgotten, outcome.forgotten_turns.get(user_id, set()), speakers, outcome)
         outcome.operations = erasure.forget_in_operations(outcome.operations, said, ids)
         jobs = erasure.forget_in_jobs(tenant=job.tenant, user_id=user_id, says_it=said, memory_ids=ids,
                               exclude_job_id=str(job.id))
@@ -357,6 +353,16 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
     job.finished_at = timezone.now()
     job.error = ""
     job.save()
+
+
+def _blank_turns(job: ConversationJob, forgotten: list[str], said_in: set[int], speakers: dict[str, str],
+                 outcome: JobOutcome) -> None:
+    """This job's stored turns without what a forget took (dedupe.turns_forgotten); counted."""
+    marked = turns_forgotten([str(m.get("content", "")) for m in job.messages], forgotten=forgotten,
+                             said_in=said_in, names=_names(speakers))
+    marked -= {i for i, m in enumerate(job.messages) if m.get("content") == FORGOTTEN_TURN}
+    job.messages = [{**m, "content": FORGOTTEN_TURN} if i in marked else m for i, m in enumerate(job.messages)]
+    outcome.counts["turns_forgotten"] += len(marked)  # this job's own turns count too
 
 
 def _forget_held(job: ConversationJob, speakers: dict[str, str], outcome: JobOutcome) -> None:
@@ -530,9 +536,8 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
 
 def _note_forget(job: ConversationJob, statement: ExtractedStatement, applied: Applied, user_id: str,
                  outcome: JobOutcome) -> None:
-    """What a forget took, in the words it was said in (the request's, and each memory's before it went),
-    and the turns known to say it (the request's, and those the memories were read from): the job's
-    turns are blanked by dedupe.turns_forgotten from these. A forget that took nothing blanks nothing."""
+    """What a forget took, in its words (the request's, each memory's before it went), and the turns known to
+    say it (the request's, the memories' sources): dedupe.turns_forgotten blanks from these; nothing if none."""
     if not applied.forgotten:
         outcome.asked_to_forget.setdefault(user_id, []).append(statement.text)
         return
