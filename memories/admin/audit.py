@@ -68,7 +68,8 @@ class ConversationJobAdmin(ReadOnlyAdmin):
 
     @admin.display(description="counts")
     def counts_shown(self, obj: ConversationJob) -> str:
-        return ", ".join(f"{name} {count}" for name, count in (obj.counts or {}).items() if count) or "-"
+        return ", ".join(f"{name.replace('_', ' ')} {count}" for name, count in (obj.counts or {}).items()
+                         if count) or "-"
 
     @admin.display(description="counts")
     def counts_table(self, obj: ConversationJob):
