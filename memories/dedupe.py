@@ -18,6 +18,7 @@ neighbours, call decide, and apply the decision through the writer.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -106,6 +107,21 @@ def says_forgotten(forgotten: str, text: str, *, names: frozenset[str] = frozens
     else:
         mine, theirs = _words(forgotten) - {name.casefold() for name in names}, _words(text)
     return bool(mine) and len(mine & theirs) / len(mine) >= FORGET_MATCH
+
+
+def turns_forgotten(turns: Sequence[str], *, forgotten: Sequence[str], said_in: Collection[int] = (),
+                    names: frozenset[str] = frozenset()) -> set[int]:
+    """Which of a conversation's turns a forget blanks to "[forgotten at the user's request]".
+
+    `forgotten`: what the forget took (the request's statement and the words of each memory or held
+    statement it archived, as they were before); empty when it took nothing, and then no turn is blanked.
+    `said_in`: the turns known to say it (those the taken memories were read from, and the request's own
+    turn, which repeats it). Those are blanked, and so is every other turn that says one of the taken
+    texts (says_forgotten): the matter goes wherever it was said, in the request's words or the memory's."""
+    if not forgotten:
+        return set()
+    return {index for index, text in enumerate(turns)
+            if index in said_in or any(says_forgotten(item, text, names=names) for item in forgotten)}
 
 
 def shared_words(a: str, b: str) -> float:

@@ -94,7 +94,8 @@ def record_episodes(job: ConversationJob, messages: Sequence[Message], speakers:
 def _turn(job: ConversationJob, message: Message, speakers: dict[str, str], text: str,
           forgotten: Callable[[str], Callable[[str], bool]], owner: str) -> dict[str, Any]:
     """One kept turn of `owner`'s episode: who said it (their name as said, their user id; "" for the
-    assistant) and when; blanked when its speaker or the episode's owner asked to forget what it says."""
+    assistant) and when; blanked when its speaker or the episode's owner asked to forget what it says, or when the job's forget
+    blanked the stored turn (dedupe.turns_forgotten)."""
     if message.role == "user":
         speaker = RulesExtractor.speaker_of(message, speakers) or UNKNOWN_SPEAKER["en"]
         speaker_id = speakers.get(speaker, "")
@@ -102,7 +103,8 @@ def _turn(job: ConversationJob, message: Message, speakers: dict[str, str], text
         speaker, speaker_id = message.name or message.role, ""
     if has_han(message.content):  # speakers named in the conversation's language
         speaker = {UNKNOWN_SPEAKER["en"]: UNKNOWN_SPEAKER["zh"], "assistant": "助手"}.get(speaker, speaker)
-    if forgotten(owner)(message.content) or (speaker_id and forgotten(speaker_id)(message.content)):
+    if forgotten(owner)(message.content) or (speaker_id and forgotten(speaker_id)(message.content)) \
+            or job.messages[message.index].get("content") == FORGOTTEN_TURN:  # the job's forget blanked it
         text = FORGOTTEN_TURN
     return {"speaker": speaker, "speaker_id": speaker_id, "role": message.role, "text": text,
             "index": message.index, "job_id": str(job.id), "at": (message.created_at or job.created_at).isoformat()}

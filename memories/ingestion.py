@@ -23,7 +23,7 @@ from django.utils.dateparse import parse_datetime
 from memories import erasure, metrics, vocabulary
 from memories.applier import Applied, Submitter, apply_decision, people_reader
 from memories.closeness import read_by_meaning, said_with
-from memories.dedupe import Neighbour, Proposal, decide, says_forgotten
+from memories.dedupe import Neighbour, Proposal, decide, says_forgotten, turns_forgotten
 from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.emotion import emotions_of
 from memories.episode_record import narratives, record_episodes
@@ -49,6 +49,7 @@ from memories.models import (
     JobStatus,
     KeyRole,
     MemoryItem,
+    MemorySource,
     MemoryStatus,
     MemoryType,
     Tenant,
@@ -144,11 +145,12 @@ class JobOutcome:
     forgotten: dict[str, list[str]] = field(default_factory=dict)  # user id -> what they forgot (something went)
     asked_to_forget: dict[str, list[str]] = field(default_factory=dict)  # user id -> forgets that took no memory
     forgotten_ids: dict[str, set[str]] = field(default_factory=dict)  # user id -> the memories it archived
+    forgotten_turns: dict[str, set[int]] = field(default_factory=dict)  # user id -> turns that said it
 
     def record(self, operation: str, *, user_id: str, text: str, reason: str = "", memory_id=None,
-               candidate_id=None) -> None:
+               candidate_id=None, turns: Sequence[int] = ()) -> None:
         entry = {"operation": operation, "user_id": user_id, "memory_id": str(memory_id) if memory_id else None,
-                 "text": text, "reason": reason}
+                 "text": text, "reason": reason, "turns": list(turns)}  # turns: the job page shows it beside them
         if candidate_id:
             entry["candidate_id"] = str(candidate_id)
         self.operations.append(entry)
@@ -334,7 +336,7 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
         # and the operations that quoted it
         said = _forgotten_matcher(forgotten, speakers)
         ids = outcome.forgotten_ids.get(user_id, set())
-        job.messages = erasure.forget_in_messages(job.messages, said)
+        _blank_turns(job, forgotten, outcome.forgotten_turns.get(user_id, set()), speakers, outcome)
         outcome.operations = erasure.forget_in_operations(outcome.operations, said, ids)
         # held for review: before the jobs, whose turns tell which candidates came from what was forgotten
         held = erasure.forget_in_candidates(tenant=job.tenant, user_id=user_id, says_it=said)
@@ -364,6 +366,16 @@ def _keep_episodes(job: ConversationJob, extracted: Extracted, erased: set[str])
         outcome.count("nothing_worth_keeping")  # greetings and thanks only: not even an episode
 
 
+def _blank_turns(job: ConversationJob, forgotten: list[str], said_in: set[int], speakers: dict[str, str],
+                 outcome: JobOutcome) -> None:
+    """This job's stored turns without what a forget took (dedupe.turns_forgotten); counted."""
+    marked = turns_forgotten([str(m.get("content", "")) for m in job.messages], forgotten=forgotten,
+                             said_in=said_in, names=_names(speakers))
+    marked -= {i for i, m in enumerate(job.messages) if m.get("content") == FORGOTTEN_TURN}
+    job.messages = [{**m, "content": FORGOTTEN_TURN} if i in marked else m for i, m in enumerate(job.messages)]
+    outcome.counts["turns_forgotten"] += len(marked)  # this job's own turns count too
+
+
 def _forget_held(job: ConversationJob, speakers: dict[str, str], outcome: JobOutcome) -> None:
     """A forget that took no memory may take a statement held for review: its candidate is closed with
     its words gone (erasure.forget_in_candidates), and the forget then counts as taken, so the turns that
@@ -379,8 +391,12 @@ def _forget_held(job: ConversationJob, speakers: dict[str, str], outcome: JobOut
 
 def _forgotten_matcher(forgotten: list[str], speakers: dict[str, str]) -> Callable[[str], bool]:
     """Whether a turn says one of the things the user asked to forget (the speakers' names aside)."""
-    names = frozenset({*speakers, *speakers.values(), "User", "用户"})
+    names = _names(speakers)
     return lambda text: any(says_forgotten(item, text, names=names) for item in forgotten)
+
+
+def _names(speakers: dict[str, str]) -> frozenset[str]:
+    return frozenset({*speakers, *speakers.values(), "User", "用户"})
 
 
 def _unpush_erased(pushed: list[MemoryItem]) -> None:
@@ -479,9 +495,8 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
                                  people=people),
                              also=[rows[i] for i in decision.unclear or decision.also if i in rows])
     if statement.forget and applied.operation != "REVIEW":  # what it took, the turns that say it go too
-        taken = outcome.forgotten if applied.forgotten else outcome.asked_to_forget  # took nothing: blanks nothing
-        taken.setdefault(user_id, []).append(statement.text)
-    _record_applied(outcome, applied, user_id, spec.text)
+        _note_forget(job, statement, applied, user_id, outcome)
+    _record_applied(outcome, applied, user_id, spec.text, statement.source_messages)
     if applied.superseded is not None:
         applied.superseded.expired_at = timezone.now()  # this job's own copy of it must stop matching
     if applied.invalidated is not None:
@@ -494,6 +509,19 @@ def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_i
         outcome.added.append(applied.memory)
 
 
+def _note_forget(job: ConversationJob, statement: ExtractedStatement, applied: Applied, user_id: str,
+                 outcome: JobOutcome) -> None:
+    """What a forget took, in its words (the request's, each memory's before it went), and the turns known to
+    say it (the request's, the memories' sources): dedupe.turns_forgotten blanks from these; nothing if none."""
+    if not applied.forgotten:
+        outcome.asked_to_forget.setdefault(user_id, []).append(statement.text)
+        return
+    outcome.forgotten.setdefault(user_id, []).extend([statement.text, *(m.text for m in applied.forgotten)])
+    sources = MemorySource.objects.filter(item__in=applied.forgotten, job_id=str(job.id))
+    outcome.forgotten_turns.setdefault(user_id, set()).update(
+        [*statement.source_messages, *(i for source in sources for i in source.message_indices)])
+
+
 def speakers_of(job: ConversationJob) -> tuple[str, ...]:
     """The names a job's memories may be written with (participants, the unknown speaker's words)."""
     return (*(job.participants or {}), *UNKNOWN_SPEAKER.values())
@@ -504,24 +532,25 @@ def _job_role(job: ConversationJob) -> str:
     return job.api_key.role if job.api_key_id and job.api_key is not None else KeyRole.AGENT
 
 
-def _record_applied(outcome: JobOutcome, applied: Applied, user_id: str, text: str) -> None:
+def _record_applied(outcome: JobOutcome, applied: Applied, user_id: str, text: str, turns: Sequence[int]) -> None:
     """The job's operations list: what the applier did, one entry per write (an INVALIDATE and its ADD)."""
     if applied.invalidated is not None:
         outcome.record("INVALIDATE", user_id=user_id, text=applied.invalidated.text,
-                       memory_id=applied.invalidated.id, reason=f"contradicted by: {text}")
+                       memory_id=applied.invalidated.id, reason=f"contradicted by: {text}", turns=turns)
     memory_id = applied.memory.id if applied.memory is not None else None
     if applied.operation == "REVIEW":
         assert applied.candidate is not None
         outcome.record("REVIEW", user_id=user_id, reason=applied.reason, candidate_id=applied.candidate.id,
-                       text=shown_while_held(applied.candidate.text, applied.candidate.reasons), memory_id=memory_id)
+                       text=shown_while_held(applied.candidate.text, applied.candidate.reasons), memory_id=memory_id,
+                       turns=turns)
     elif applied.operation == "DELETE":
         for memory in applied.forgotten:  # what was forgotten is not quoted, here either
             outcome.record("DELETE", user_id=user_id, text=FORGOTTEN_TURN, memory_id=memory.id,
-                           reason=applied.reason)
+                           reason=applied.reason, turns=turns)
     else:
         outcome.record(applied.operation, user_id=user_id, text=text, memory_id=memory_id,
                        reason="new information" if applied.operation == "ADD" and applied.invalidated is None
-                       else applied.reason)
+                       else applied.reason, turns=turns)
 
 
 def memory_save_inferred(*, tenant: Tenant, spec: MemorySpec, actor: str, role: str = KeyRole.AGENT,

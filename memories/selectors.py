@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.db import connection
 from django.db.models import Count, F, Max, Min, QuerySet
@@ -251,27 +252,95 @@ def candidates_against(memory: MemoryItem) -> QuerySet[Candidate]:
                                     status=CandidateStatus.PENDING).order_by("created_at")
 
 
+class Produced(NamedTuple):
+    """What one operation of a conversation job made, shown beside the turn it came from."""
+
+    operation: str  # ADD, UPDATE, INVALIDATE, DELETE, REVIEW as the job recorded it; "kept" when only cited
+    text: str
+    link: str  # "memory:<id>" | "candidate:<id>" | ""
+    note: str = ""  # a candidate's status now
+
+
 class TurnOutcome(NamedTuple):
     """One turn of a conversation job and what extraction made of it."""
 
     turn: int
     speaker: str
     content: str
-    produced: list[tuple[str, str, str]]  # (operation, text, admin path kind: "memory:<id>" | "candidate:<id>")
+    produced: list[Produced]
 
 
-def job_turn_outcomes(job: ConversationJob) -> list[TurnOutcome]:
-    """The job's turns as a conversation, each with the memories and candidates that cite it."""
-    by_turn: dict[int, list[tuple[str, str, str]]] = {}
-    operations = {op.get("memory_id"): op for op in job.operations or [] if op.get("memory_id")}
+class JobReading(NamedTuple):
+    """A conversation job as a reviewer reads it: each turn once with what it produced; the episodes
+    the turns were kept in, once for the whole job; operations that name no turn, after."""
+
+    turns: list[TurnOutcome]
+    episodes: list[Produced]
+    unplaced: list[Produced]
+
+
+def _key(operation: dict[str, Any]) -> str:
+    return str(operation.get("candidate_id") or operation.get("memory_id") or "")
+
+
+def operations_by_turn(operations: Sequence[dict[str, Any]],
+                       sources: Mapping[str, Sequence[int]]) -> tuple[dict[int, list[int]], list[int]]:
+    """Where each of a job's operations is shown (positions in `operations`): against the turns it
+    recorded (`turns`, recorded since issue 56); for an older job, against the turns its memory or
+    candidate was read from (`sources`, by id), an INVALIDATE against those of the write after it (what
+    retired the memory, not where the memory was said). A DELETE of an older job names no turn (the
+    request's turn was not kept, and the forgotten memory's turn is where it was said), nor does an
+    operation whose memory cites none: those are listed after the conversation."""
+    by_turn: dict[int, list[int]] = {}
+    unplaced: list[int] = []
+    for position, operation in enumerate(operations):
+        turns = operation.get("turns")
+        if turns is None:
+            following = operations[position + 1] if position + 1 < len(operations) else {}
+            turns = ([] if operation.get("operation") == "DELETE"
+                     else sources.get(_key(following), []) if operation.get("operation") == "INVALIDATE"
+                     else sources.get(_key(operation), []))
+        for turn in sorted(set(turns)):
+            by_turn.setdefault(turn, []).append(position)
+        if not turns:
+            unplaced.append(position)
+    return by_turn, unplaced
+
+
+def job_reading(job: ConversationJob) -> JobReading:
+    """The job's turns as a conversation, each with the operations it produced (linked to their memory or
+    candidate); memories and candidates citing a turn that the operations do not list (an approval made
+    later) show as "kept" or "REVIEW"; the episodes once."""
+    sources: dict[str, list[int]] = {}
+    episodes: dict[str, Produced] = {}
+    texts: dict[str, str] = {}
     for source in MemorySource.objects.filter(job_id=str(job.id)).select_related("item"):
-        op = operations.get(str(source.item_id), {})
-        for index in source.message_indices:
-            by_turn.setdefault(index, []).append((op.get("operation", "kept"), source.item.text,
-                                                  f"memory:{source.item_id}"))
-    for candidate in Candidate.objects.filter(job_id=job.id):
-        for index in candidate.source_messages:
-            by_turn.setdefault(index, []).append((f"review ({candidate.status})", candidate.text,
-                                                  f"candidate:{candidate.id}"))
-    return [TurnOutcome(i, m.get("name") or m.get("role", ""), m.get("content", ""), by_turn.get(i, []))
-            for i, m in enumerate(job.messages or [])]
+        item = source.item
+        if vocabulary.Tag.EPISODE in (item.tags or []):
+            episodes.setdefault(str(item.id), Produced("episode", item.text.split("\n", 1)[0], f"memory:{item.id}"))
+            continue
+        sources.setdefault(str(item.id), []).extend(source.message_indices)
+        texts[str(item.id)] = item.text
+    statuses = {}
+    for candidate in Candidate.objects.filter(job_id=job.id).only("id", "status", "text", "source_messages"):
+        sources[str(candidate.id)] = list(candidate.source_messages)
+        statuses[str(candidate.id)], texts[str(candidate.id)] = candidate.status, candidate.text
+    operations = list(job.operations or [])
+    by_turn, unplaced = operations_by_turn(operations, sources)
+
+    def shown(operation: dict[str, Any]) -> Produced:
+        kind = "candidate" if operation.get("candidate_id") else "memory" if operation.get("memory_id") else ""
+        return Produced(operation.get("operation", ""), str(operation.get("text", "")),
+                        f"{kind}:{_key(operation)}" if kind else "", statuses.get(_key(operation), ""))
+
+    produced = {turn: [shown(operations[p]) for p in positions] for turn, positions in by_turn.items()}
+    listed = {_key(operation) for operation in operations}
+    for key, turns in sources.items():  # cited by the job, not in its operations
+        if key not in listed:
+            for turn in sorted(set(turns)):
+                produced.setdefault(turn, []).append(Produced(
+                    "REVIEW" if key in statuses else "kept", texts[key],
+                    f"{'candidate' if key in statuses else 'memory'}:{key}", statuses.get(key, "")))
+    return JobReading([TurnOutcome(i, m.get("name") or m.get("role", ""), m.get("content", ""), produced.get(i, []))
+                       for i, m in enumerate(job.messages or [])],
+                      list(episodes.values()), [shown(operations[p]) for p in unplaced])

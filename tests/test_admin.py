@@ -211,7 +211,8 @@ def test_the_dashboard_counts_and_draws_without_a_cdn(api, tenant_a, reviewer):
     remember(tenant_a, "alice", "Alice likes jazz.")
     converse(api, ["I think I might try pottery."])
     page = reviewer.get(reverse("admin:index")).content.decode()
-    assert 'id="memories-per-day-chart"' in page and '<td id="pending-count">1</td>' in page
+    assert 'id="memories-per-day-chart"' in page
+    assert re.search(r'<td id="pending-count"><a href="/admin/memories/candidate/[^"]*">1</a></td>', page)  # the queue
     for chart in ("queue-size-chart", "queue-age-chart", "operations-chart", "traits-chart", "health-chart"):
         assert f'id="{chart}"' in page, chart
     assert "<title>" in page.split('id="queue-size-chart"')[1].split("</svg>")[0]  # values on hover

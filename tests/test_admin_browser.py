@@ -367,7 +367,7 @@ def test_a_conversation_job_reads_as_the_conversation(page, live_server, operato
     rows = table.locator("tbody tr")
     assert rows.count() == 3
     assert "Ghent" in rows.nth(0).inner_text() and "ADD" in rows.nth(0).inner_text()
-    assert "review" in rows.nth(2).inner_text()
+    assert "REVIEW" in rows.nth(2).inner_text() and "(pending)" in rows.nth(2).inner_text()
     assert "[{" not in page.locator("fieldset").nth(1).inner_text()  # not raw JSON
     shot(page, "14-conversation-job")
 

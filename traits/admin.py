@@ -22,8 +22,9 @@ def memory_link(memory_id, text: str):
 class TraitAdmin(TenantScopedAdmin):
     tenant_field = "memory__tenant"
     # The first column links to the trait's own page (evidence, timeline); its memory is a link there.
-    list_display = ("trait_title", "user", "subtype", "stage", "confidence_shown", "decayed_shown", "context",
-                    "reinforcement_count", "contradiction_count", "pinned", "last_reinforced_at")
+    # Fits 1366 px: confidence with its decayed value, and reinforcements with contradictions, one column each.
+    list_display = ("trait_title", "user", "subtype", "stage", "confidence_listed", "context", "evidence_counts",
+                    "pinned", "last_reinforced_at")
     list_filter = (TenantFilter, "stage", "subtype", "context", "pinned", "derived_from")
     search_fields = ("memory__text", "=memory__user_id")
     list_select_related = ("memory",)
@@ -46,6 +47,14 @@ class TraitAdmin(TenantScopedAdmin):
     @admin.display(description="confidence", ordering="confidence")
     def confidence_shown(self, obj: Trait) -> str:
         return f"{obj.confidence:.2f}"
+
+    @admin.display(description="confidence (decayed)", ordering="decayed_confidence")
+    def confidence_listed(self, obj: Trait) -> str:
+        return f"{obj.confidence:.2f} ({obj.decayed_confidence:.2f})"
+
+    @admin.display(description="reinforced / contradicted", ordering="reinforcement_count")
+    def evidence_counts(self, obj: Trait) -> str:
+        return f"{obj.reinforcement_count} / {obj.contradiction_count}"
 
     @admin.display(description="decayed confidence", ordering="decayed_confidence")
     def decayed_shown(self, obj: Trait) -> str:

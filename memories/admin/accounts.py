@@ -9,6 +9,7 @@ from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied
 
 from memories.admin.base import (
+    ProjectTitles,
     TenantFilter,
     request_scope,
     scoped,
@@ -51,7 +52,7 @@ class AccountsOnlyForUnscopedSuperusers:
 
 
 @admin.register(Tenant)
-class TenantAdmin(AccountsOnlyForUnscopedSuperusers, SafeLookups):
+class TenantAdmin(AccountsOnlyForUnscopedSuperusers, ProjectTitles, SafeLookups):
     """Tenants: unscoped superusers create and change them; a tenant with
     operators or data cannot be deleted (PROTECT)."""
 
@@ -76,7 +77,7 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(SafeLookups):
+class ApiKeyAdmin(ProjectTitles, SafeLookups):
     """Keys are made here (the raw key is shown once), rotated and revoked by
     id; only the hash is stored. Superusers of the key's tenant manage them."""
 
@@ -143,7 +144,7 @@ class ApiKeyAdmin(SafeLookups):
 
 
 @admin.register(OperatorProfile)
-class OperatorProfileAdmin(AccountsOnlyForUnscopedSuperusers, SafeLookups):
+class OperatorProfileAdmin(AccountsOnlyForUnscopedSuperusers, ProjectTitles, SafeLookups):
     """Operator scopes: which tenant a staff user works on. Only unscoped superusers set them."""
 
     list_display = ("user", "tenant", "all_tenants")

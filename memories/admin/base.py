@@ -66,7 +66,28 @@ def actor_of(request) -> str:
     return request.user.get_username()
 
 
-class TenantScopedAdmin(SafeLookups):
+# Page titles in the project's words where the model's name is not what a reviewer calls it.
+TITLES = {"memoryitem": ("Memories", "Memory"), "candidate": ("Review queue", "Review candidate")}
+
+
+class ProjectTitles(admin.ModelAdmin):
+    """Lists and pages titled by what they hold ("Memories", "Review queue", "Conversation job"), not by
+    Django's "Select memory item to change" / "Change candidate"."""
+
+    def titles(self) -> tuple[str, str]:
+        meta = self.model._meta
+        return TITLES.get(meta.model_name, (str(meta.verbose_name_plural).capitalize(),
+                                            str(meta.verbose_name).capitalize()))
+
+    def changelist_view(self, request, extra_context=None):
+        return super().changelist_view(request, {"title": self.titles()[0], **(extra_context or {})})
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        title = self.titles()[1] if object_id else f"New {self.titles()[1].lower()}"
+        return super().changeform_view(request, object_id, form_url, {"title": title, **(extra_context or {})})
+
+
+class TenantScopedAdmin(ProjectTitles, SafeLookups):
     """Limits every list, page and action to the operator's tenant; its lists take only safe lookups
     (memories/admin/lookups.py)."""
 
@@ -76,6 +97,11 @@ class TenantScopedAdmin(SafeLookups):
 
     def get_queryset(self, request):
         return scoped(super().get_queryset(request), request_scope(request), self.tenant_field)
+
+    def get_list_display(self, request):
+        """No tenant column for an operator who sees one tenant: the room goes to the text."""
+        shown = super().get_list_display(request)
+        return shown if request_scope(request).all_tenants else [name for name in shown if name != "tenant"]
 
     def has_add_permission(self, request) -> bool:
         return False  # records come in through the API, never hand-made

@@ -149,8 +149,9 @@ class MergeForm(forms.Form):
 @admin.register(MemoryItem)
 class MemoryItemAdmin(MemoryCorrections):
     form = MemoryEditForm
+    # Fits 1366 px: the embedding state is a filter (has embedding), the tenant a column only for who sees several.
     list_display = ("short_text", "about", "user_id", "tenant", "memory_type", "status", "version", "importance_shown",
-                    "is_current", "embedding_state", "created_at")
+                    "is_current", "created_at")
     list_filter = (TenantFilter, "memory_type", "status", CurrentFilter, EmbeddedFilter, ImportanceFilter,
                    CreatedFilter)
     search_fields = ("text", "=user_id", "=tags")
