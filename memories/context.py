@@ -283,11 +283,14 @@ def _working_memories(tenant: Tenant, request: ContextRequest, limit: int) -> tu
     return reads.working, status
 
 
-def _working_items(fresh: list[MemoryItem], known: set[str], rank: int, limit: int) -> list[ScoredMemory]:
-    """Working-memory items the search did not find, scored by the search's scorer as if
-    ranked just after its results."""
+def _working_items(fresh: list[MemoryItem], known: set[str], found: list[ScoredMemory],
+                   limit: int) -> list[ScoredMemory]:
+    """Working-memory items the search did not find, scored by the search's scorer with the fusion of its
+    weakest result (no retriever ranked them higher): fresher than that result, they may rank above it and
+    the results near it, never above a result the question matched better."""
     now = timezone.now().timestamp()
-    fusion = 1.0 / (search_tuning.SEARCH_RRF_K + rank)
+    fusion = min((r.scores["fusion"] for r in found if r.scores.get("fusion")),
+                 default=1.0 / (search_tuning.SEARCH_RRF_K + 1))
     out = []
     for memory in fresh:
         memory_id = str(memory.id)
@@ -372,8 +375,7 @@ def _memory_and_working_lines(request: ContextRequest, lines: list[ContextLine],
     people the question names after the best few; and those working-memory items, scored."""
     asked_about = asked_about_lines(asked, found)
     shown_ids = {line.id for line in lines} | {line.id for line in asked_about}
-    extra = _working_items(fresh, {str(r.memory.id) for r in found} | shown_ids, len(found) + 1,
-                           tuned.CONTEXT_WORKING_LIMIT)
+    extra = _working_items(fresh, {str(r.memory.id) for r in found} | shown_ids, found, tuned.CONTEXT_WORKING_LIMIT)
     boost = 1.0 + tuned.CONTEXT_SESSION_BOOST
 
     def relevance(r: ScoredMemory) -> float:  # session_first's order, for the working items too
