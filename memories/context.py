@@ -13,7 +13,12 @@
    English one does; a request's `limit` fixes the number instead. The search loads only the best
    candidates whose lines fill CANDIDATE_CHARS_SHARE times the block (candidate_fill): an English
    block needs a third of the lines a Chinese one does, and loading them all cost a /context 12 ms;
-4. working memory: fresh items not already shown.
+4. working memory (seed 003: every save of the last day, and what the store holds): the fresh items the search
+   did not find, merged into the memories by relevance (the search's scorer), not a section after them.
+
+What the block knows of its user before the search (the profile, the name, whether there are people or traits,
+working memory, how long the user's lines are) is read in one statement (memories.context_reads); the search
+is asked for as many lines as the user's short lines fill (memory_lines_from).
 
 Near-duplicate lines collapse into the richer one (each line keeps its own identity); the block fits max_chars
 without cutting a line; statuses (working memory off, search degraded, the
