@@ -12,7 +12,7 @@ from django.utils import timezone
 from memories.context import ContextRequest, _memory_and_working_lines, build_context
 from memories.context_reads import WorkingAsk, memory_lines_from, user_reads
 from memories.models import MemoryItem
-from memories.search import ScoredMemory, SearchQuery
+from memories.search import ScoredMemory, SearchQuery, tuning
 from memories.search.rows import RetrievedRow
 from memories.search.scoring import score_candidate, score_ceiling
 
@@ -33,8 +33,10 @@ def test_no_candidate_scores_above_its_fusion_times_the_ceiling(timed):
     now = timezone.now().timestamp()
     top = RetrievedRow(id="a", rank_value=0.0, memory_type="fact", importance=1.0, moment=now, arousal="1",
                        episode=True)
-    score, _ = score_candidate(top, 0.1, 0.2, now, "core", 2.0 if timed else 0.0)
-    assert score <= 0.1 * score_ceiling(timed=timed) + 1e-12
+    # A "when" question meeting a memory that says when, true in the month and the year it names.
+    time_top = tuning.SEARCH_TIME_MENTION_BONUS + 2 * tuning.SEARCH_TIME_PERIOD_BONUS if timed else 0.0
+    score, _ = score_candidate(top, 0.1, 0.2, now, "core", time_top)
+    assert score == pytest.approx(0.1 * score_ceiling(timed=timed))  # reached, never passed
     assert score_ceiling(timed=True) > score_ceiling(timed=False)
 
 
