@@ -13,7 +13,12 @@
    English one does; a request's `limit` fixes the number instead. The search loads only the best
    candidates whose lines fill CANDIDATE_CHARS_SHARE times the block (candidate_fill): an English
    block needs a third of the lines a Chinese one does, and loading them all cost a /context 12 ms;
-4. working memory: fresh items not already shown.
+4. working memory (seed 003: every save of the last day, and what the store holds): the fresh items the search
+   did not find, merged into the memories by relevance (the search's scorer), not a section after them.
+
+What the block knows of its user before the search (the profile, the name, whether there are people or traits,
+working memory, how long the user's lines are) is read in one statement (memories.context_reads); the search
+is asked for as many lines as the user's short lines fill (memory_lines_from).
 
 Near-duplicate lines collapse into the richer one (each line keeps its own identity); the block fits max_chars
 without cutting a line; statuses (working memory off, search degraded, the
@@ -22,17 +27,22 @@ LLM summary's fallback) go in `status`, never into the text.
 
 from __future__ import annotations
 
-import json
+import heapq
 import logging
 import re
 from collections.abc import Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from datetime import datetime
 
 from django.conf import settings
 from django.utils import timezone
 
 from memories import context_tuning as tuned
 from memories import profile, vocabulary
+from memories.context_lines import HEADINGS, ContextLine, _line_text, block_language, collapse_near_duplicates, render
+from memories.context_lines import _tokens as _tokens
+from memories.context_lines import near_duplicate as near_duplicate
+from memories.context_reads import UserReads, WorkingAsk, memory_lines_from, user_reads, working_since
 from memories.embedding import embed_query, get_embedder
 from memories.excerpts import episode_excerpt
 from memories.extraction import UNKNOWN_SPEAKER, load_prompt
@@ -45,19 +55,21 @@ from memories.search import (
     SearchPlan,
     SearchQuery,
     candidate_row,
-    memories_by_id,
     memory_search,
     newest_in_scope,
-    profile_candidates,
-    profile_display_name,
     score_candidate,
-    searchable_in_scope,
 )
 from memories.search import tuning as search_tuning
-from memories.text import han_share, has_han, query_tokens
+from memories.text import has_han
 from memories.timing import alongside
 from memories.trait_lines import trait_lines_read
-from memories.working import WorkingMemoryUnavailable, working_memory_recent
+from memories.working import (
+    WORKING_MEMORY_MIN_CHARS,
+    WORKING_MEMORY_MIN_CONFIDENCE,
+    WorkingMemoryUnavailable,
+    working_memory_recent,
+    working_store,
+)
 
 logger = logging.getLogger(__name__)
 _EMBEDDING_POOL = ThreadPool(max_workers=2, thread_name_prefix="context-embedding")
@@ -66,34 +78,6 @@ FORMATS = ("markdown", "plain", "json")
 TRAIT_STAGES_SHOWN = vocabulary.TRAIT_STAGES_SHOWN
 TRAIT_ORDER = ("core", "preference", "behavior")  # seed 004: core values, then preferences, then behaviours
 GROUP_PROFILE_LIMIT = 5
-
-
-@dataclass
-class ContextLine:
-    """One line of the block, with what a tool-calling agent may want as data."""
-
-    section: str  # profile | traits | people | group_profile | memories | working_memory
-    text: str
-    id: str
-    date: str = ""
-    kind: str = ""  # trait subtype, or memory type
-    stage: str = ""
-    confidence: float | None = None
-    score: float | None = None
-    collapsed: list[str] = field(default_factory=list)  # ids of near-duplicates folded into this line
-    excerpt: bool = False  # the matching turns of an episode (not a statement the service kept)
-
-    def as_dict(self) -> dict:
-        body: dict = {"id": self.id, "text": self.text, "date": self.date, "kind": self.kind}
-        if self.stage:
-            body["stage"] = self.stage
-        if self.confidence is not None:
-            body["confidence"] = round(self.confidence, 3)
-        if self.score is not None:
-            body["score"] = round(self.score, 6)
-        if self.collapsed:
-            body["collapsed"] = self.collapsed
-        return body
 
 
 @dataclass
@@ -126,138 +110,6 @@ class PromptContext:
         for line in self.lines:
             out[line.section].append(line.as_dict())
         return out
-
-
-# --------------------------------------------------------------------------- pure rules
-
-
-def _tokens(text: str) -> set[str]:
-    return set(query_tokens(text)) or {" ".join(text.split()).casefold()}
-
-
-def near_duplicate(a: set[str], b: set[str], threshold: float) -> bool:
-    """Two lines say the same when most of the shorter one's words are in the
-    longer one (containment, not Jaccard: "likes hiking" and "likes hiking in
-    the Alps" are one memory told twice)."""
-    if not a or not b:
-        return False
-    return len(a & b) / min(len(a), len(b)) >= threshold
-
-
-def takes_the_place_of(line: ContextLine, words: set[str], other: ContextLine, other_words: set[str]) -> bool:
-    """Whether a repeat replaces the earlier line it repeats: a fact (a statement the service kept)
-    replaces an episode's excerpt that says the same, never the other way round (facts come first
-    where they carry the same evidence); otherwise the richer (longer) line of the same section does.
-    A trait is never replaced by a memory."""
-    if line.section != other.section:
-        return False
-    if line.excerpt != other.excerpt:
-        return other.excerpt
-    return len(words) > len(other_words)
-
-
-def collapse_near_duplicates(lines: list[ContextLine], threshold: float) -> list[ContextLine]:
-    """Best first in, best first out: a line that repeats an earlier one folds
-    into it and is listed in its `collapsed`. A line never shows another's
-    words under its own id and kind: when the repeat takes the earlier one's
-    place (takes_the_place_of), it does so whole (its id, kind, date and text)."""
-    kept: list[tuple[ContextLine, set[str]]] = []
-    for line in lines:
-        words = _tokens(line.text)
-        for index, (other, other_words) in enumerate(kept):
-            if near_duplicate(words, other_words, threshold):
-                if takes_the_place_of(line, words, other, other_words):
-                    line.collapsed = [*other.collapsed, other.id, *line.collapsed]
-                    kept[index] = (line, words)
-                else:
-                    other.collapsed.append(line.id)
-                break
-        else:
-            kept.append((line, words))
-    return [line for line, _ in kept]
-
-
-LANGUAGES = ("en", "zh")
-HEADINGS = {
-    ("en", "markdown"): {"title": "## What you know about {subject}", "profile": "### Profile", "traits": "### Traits",
-                         "people": "### People", "group_profile": "### The group", "memories": "### Memories",
-                         "working_memory": "### Just now"},
-    ("en", "plain"): {"title": "What you know about {subject}:", "profile": "Profile:", "traits": "Traits:",
-                      "people": "People:", "group_profile": "The group:",
-                      "memories": "Memories:", "working_memory": "Just now:"},
-    ("zh", "markdown"): {"title": "## 关于 {subject} 你所知道的", "profile": "### 基本情况", "traits": "### 特质",
-                         "people": "### 身边的人", "group_profile": "### 群组",
-                         "memories": "### 记忆", "working_memory": "### 刚才"},
-    ("zh", "plain"): {"title": "关于 {subject} 你所知道的：", "profile": "基本情况：", "traits": "特质：",
-                      "people": "身边的人：", "group_profile": "群组：",
-                      "memories": "记忆：", "working_memory": "刚才："},
-}
-TRAIT_KIND_NAMES = {"zh": {"behavior": "行为", "preference": "偏好", "core": "核心价值"}}
-
-
-def block_language(setting: str, query: str, lines: list[ContextLine]) -> str:
-    """The language of the block's headings: CONTEXT_LANGUAGE (or the request's `language`)
-    when it names one; "auto" follows what the agent will read — the question and the
-    lines together: Chinese when at least half of their words are (text.han_share)."""
-    if setting in LANGUAGES:
-        return setting
-    words = " ".join([query, *(line.text for line in lines)])
-    return "zh" if han_share(words) >= 0.5 else "en"
-
-
-def _line_text(line: ContextLine, language: str) -> str:
-    text = " ".join(line.text.split())
-    if line.section == "traits":
-        return f"- [{TRAIT_KIND_NAMES.get(language, {}).get(line.kind, line.kind)}] {text}"
-    if line.section in ("profile", "people"):  # current versions only: the date adds nothing
-        return f"- {text}"
-    return f"- [{line.date}] {text}" if line.date else f"- {text}"
-
-
-def render(lines: list[ContextLine], *, subject: str, form: str, max_chars: int,
-           language: str = "en") -> tuple[str, list[ContextLine]]:
-    """The block and the lines it holds, never longer than max_chars and never
-    cutting a line: a line that does not fit is left out (a shorter later one
-    may still fit). Sections keep their order; an empty section has no heading.
-    Headings in `language` (the json form's keys are a schema and stay English)."""
-    if form == "json":
-        return _render_json(lines, subject=subject, max_chars=max_chars)
-    headings = HEADINGS[(language, form)]
-    title = headings["title"].format(subject=subject)
-    out: list[str] = []
-    shown: list[ContextLine] = []
-    size = len(title)
-    current = ""
-    for line in lines:
-        text = _line_text(line, language)
-        heading = headings[line.section] if line.section != current else ""
-        cost = len(text) + 1 + (len(heading) + 1 if heading else 0)
-        if size + cost > max_chars:
-            continue
-        if heading:
-            out.append(heading)
-            current = line.section
-        out.append(text)
-        shown.append(line)
-        size += cost
-    return ("\n".join([title, *out]) if out else ""), shown
-
-
-def _render_json(lines: list[ContextLine], *, subject: str, max_chars: int) -> tuple[str, list[ContextLine]]:
-    shown: list[ContextLine] = []
-    for line in lines:
-        trial = [*shown, line]
-        if len(_json_text(trial, subject)) <= max_chars:
-            shown = trial
-    return (_json_text(shown, subject) if shown else ""), shown
-
-
-def _json_text(lines: list[ContextLine], subject: str) -> str:
-    sections: dict[str, list[dict]] = {}
-    for line in lines:
-        sections.setdefault(line.section, []).append({k: v for k, v in line.as_dict().items()
-                                                      if k in ("text", "date", "kind", "stage")})
-    return json.dumps({"about": subject, **sections}, ensure_ascii=False, separators=(",", ":"))
 
 
 # --------------------------------------------------------------------------- gathering
@@ -319,17 +171,17 @@ def others_of(people: list[PersonView]) -> set[str]:
     return {str(v.person.id) for v in people if v.person.kind != PersonKind.USER}
 
 
-def profile_lines(tenant: Tenant, request: ContextRequest, named: str | None,
+def profile_lines(request: ContextRequest, candidates: list[MemoryItem], named: str | None,
                   others: Collection[str] = ()) -> list[ContextLine]:
     """The profile the block opens with (memories.profile), in the request's scope, as many lines as a
     quarter of max_chars holds with its heading (the longer heading of the two languages: the block's
     language is decided later, and the profile must never be over its share). `named`: the name the
-    block's title gives the user, whose name line it leaves out."""
+    block's title gives the user, whose name line it leaves out. `candidates`: the newest wishes and key facts
+    in the request's scope (context_reads.user_reads)."""
     if request.user_id is None:
         return []
-    scope = SearchQuery(query="", user_id=request.user_id, agent_id=request.agent_id, group_id=request.group_id)
-    ordered = profile.profile_order(profile_candidates(tenant, scope, vocabulary.KEY_FACT_SLOTS,
-                                                       profile.PROFILE_CANDIDATES))
+    ordered = profile.profile_order(sorted(sorted(candidates, key=lambda m: str(m.id)),
+                                           key=lambda m: m.created_at, reverse=True))
     if named:  # the block's title names them already
         ordered = [m for m in ordered if profile.profile_slot(m) != vocabulary.Slot.NAME]
     ordered = [m for m in ordered if str(m.subject_entity_id) not in others]
@@ -389,28 +241,61 @@ def group_profile_lines(tenant: Tenant, group_id: str) -> list[ContextLine]:
             for m in rows]
 
 
-def _working_memories(tenant: Tenant, request: ContextRequest, limit: int) -> tuple[list[MemoryItem], str]:
-    """The freshest working-memory items still searchable in the request's scope
-    (a few more than shown: some may be among the search's results)."""
-    if not request.include_working_memory or request.user_id is None or limit <= 0:
-        return [], "not asked"
-    try:
-        recent = working_memory_recent(tenant.id, request.user_id)
-    except WorkingMemoryUnavailable as exc:
-        return [], f"off: {exc}"
+def _user_reads(tenant: Tenant, request: ContextRequest, limit: int) -> tuple[UserReads, str]:
+    """context_reads.user_reads for the request: the profile in its scope, and the freshest working-memory
+    items still searchable in its scope, session included (a few more than shown: some may be among the
+    search's results); the working-memory status."""
+    now = timezone.now()
+    if request.user_id is None:
+        return UserReads(), "not asked"
+    profile_scope = SearchQuery(query="", user_id=request.user_id, agent_id=request.agent_id,
+                                group_id=request.group_id)
+    ask, status = None, "not asked"
+    if request.include_working_memory and limit > 0:
+        ask, status = _working_ask(tenant, request, limit, now)
+    reads = user_reads(tenant, request.user_id, profile_scope=profile_scope, slots=vocabulary.KEY_FACT_SLOTS,
+                       profile_limit=profile.PROFILE_CANDIDATES, working=ask,
+                       line_max=tuned.CONTEXT_EPISODE_LINE_CHARS, now=now)
+    return reads, status
+
+
+def _working_ask(tenant: Tenant, request: ContextRequest, limit: int,
+                 now: datetime) -> tuple[WorkingAsk | None, str]:
+    """What working memory the block reads: the store's entries (Redis' ids read here) and the user's saves
+    of the last WORKING_MEMORY_TTL. None, and a status saying why, with the store off or Redis down."""
+    assert request.user_id is not None  # _user_reads asks for a user's block only
+    store = working_store(settings.WORKING_MEMORY_STORE, settings.REDIS_URL)
+    held: tuple[tuple[str, datetime], ...] = ()
+    if store == "off":
+        return None, "off: working memory is off (WORKING_MEMORY_STORE, or redis without REDIS_URL)"
+    if store == "redis":
+        try:
+            held = tuple((e["id"], datetime.fromisoformat(e["created_at"]))
+                         for e in working_memory_recent(tenant.id, request.user_id) if e.get("id"))
+        except WorkingMemoryUnavailable as exc:
+            return None, f"off: {exc}"
     scope = SearchQuery(query="", user_id=request.user_id, agent_id=request.agent_id,
                         session_id=request.session_id, group_id=request.group_id)
-    allowed = searchable_in_scope(tenant, scope, [entry["id"] for entry in recent if entry.get("id")])
-    allowed = allowed[: limit + tuned.CONTEXT_MEMORY_LIMIT * 2]
-    rows = {str(m.id): m for m in memories_by_id(allowed)}
-    return [rows[i] for i in allowed if i in rows], "used"
+    return WorkingAsk(scope=scope, limit=limit + tuned.CONTEXT_MEMORY_LIMIT * 2,
+                      since=working_since(now, settings.WORKING_MEMORY_TTL), entries=store == "database",
+                      held=held, min_confidence=WORKING_MEMORY_MIN_CONFIDENCE, min_chars=WORKING_MEMORY_MIN_CHARS,
+                      recent_saves=settings.WORKING_MEMORY_SIZE), "used"
 
 
-def _working_items(fresh: list[MemoryItem], known: set[str], rank: int, limit: int) -> list[ScoredMemory]:
-    """Working-memory items the search did not find, scored by the search's scorer as if
-    ranked just after its results."""
+def _working_memories(tenant: Tenant, request: ContextRequest, limit: int) -> tuple[list[MemoryItem], str]:
+    """The freshest working-memory items still searchable in the request's scope (_user_reads)."""
+    reads, status = _user_reads(tenant, request, limit)
+    return reads.working, status
+
+
+def _working_items(fresh: list[MemoryItem], known: set[str], found: list[ScoredMemory],
+                   limit: int) -> list[ScoredMemory]:
+    """Working-memory items the search did not find, scored by the search's scorer with the fusion of its
+    weakest result (no retriever ranked them higher): fresher than that result, they may rank above it and
+    the results near it, never above a result the question matched better."""
     now = timezone.now().timestamp()
-    fusion = 1.0 / (search_tuning.SEARCH_RRF_K + rank)
+    fusion = min((r.scores["fusion"] for r in found if r.scores.get("fusion")),
+                 default=1.0 / (search_tuning.SEARCH_RRF_K + 1))
     out = []
     for memory in fresh:
         memory_id = str(memory.id)
@@ -429,41 +314,40 @@ class GatheredLines:
     """What the block may show, before collapsing and rendering: every source read once."""
 
     lines: list[ContextLine]  # profile, traits and the group: shown first, they win a collapse
-    memory_lines: list[ContextLine]
-    working_lines: list[ContextLine]
+    memory_lines: list[ContextLine]  # the search's and working memory's, merged by relevance
     found: list[ScoredMemory]  # the search's memories, session first
     extra: list[ScoredMemory]  # working memory's items the search did not find
     named: str | None = None  # the name the user's profile holds (the title; the profile leaves it out)
+    limit: int = 0  # memory lines at most (the request's, else memory_lines_from)
 
 
 def build_context(*, tenant: Tenant, request: ContextRequest) -> PromptContext:
     """The block for one agent turn; see the module docstring: gathering, then composing."""
     if request.format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}")
-    limit = request.limit or memory_lines_for(request.max_chars, floor=tuned.CONTEXT_MEMORY_LIMIT,
-                                              per_line=tuned.CONTEXT_CHARS_PER_MEMORY,
-                                              ceiling=tuned.CONTEXT_MEMORY_MAX)
     status: dict[str, str | list[str]] = {}
-    gathered = gather_lines(tenant, request, limit, status)
-    return compose_block(tenant, request, gathered, limit, status)
+    gathered = gather_lines(tenant, request, status)
+    return compose_block(tenant, request, gathered, gathered.limit, status)
 
 
-def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
-                 status: dict[str, str | list[str]]) -> GatheredLines:
-    """Every line the block may show: the profile, traits, group, the search and working memory.
+def gather_lines(tenant: Tenant, request: ContextRequest, status: dict[str, str | list[str]]) -> GatheredLines:
+    """Every line the block may show: the profile, traits, people, group, the search and working memory.
 
     Statuses of working memory and the search go into `status`.
     """
     # The query's vector is computed on a worker thread (the model releases the GIL) while
-    # the traits, the group and working memory are read: about 5 ms of a 30 ms answer.
+    # the user's profile, people, traits and working memory are read: about 5 ms of a 30 ms answer.
     embedder = get_embedder()  # resolved here: the worker thread must not touch the database
     vector = _EMBEDDING_POOL.submit(alongside("embed", embed_query, request.query, embedder))
-    named = profile_display_name(tenant.id, request.user_id) if request.user_id else None
+    reads, status["working_memory"] = _user_reads(tenant, request, tuned.CONTEXT_WORKING_LIMIT)
+    limit = request.limit or memory_lines_from(request.max_chars, reads.short_line, floor=tuned.CONTEXT_MEMORY_LIMIT,
+                                               per_line=tuned.CONTEXT_CHARS_PER_MEMORY,
+                                               ceiling=tuned.CONTEXT_MEMORY_MAX, line_chars=LINE_CHARS)
     # A line a person, and a question naming them brings CONTEXT_PERSON_FACTS of their facts: no more are read.
     people = people_of(tenant, request.user_id, facts=max(1, tuned.CONTEXT_PERSON_FACTS), with_user=False) \
-        if request.user_id is not None else []
-    lines: list[ContextLine] = profile_lines(tenant, request, named, others=others_of(people))
-    if request.user_id is not None:
+        if request.user_id is not None and reads.has_people else []
+    lines: list[ContextLine] = profile_lines(request, reads.profile, reads.name, others=others_of(people))
+    if request.user_id is not None and reads.has_traits:
         lines += trait_lines(tenant, request.user_id, tuned.CONTEXT_TRAIT_LIMIT if request.trait_limit is None
                              else request.trait_limit)
     asked = named_in(request.query, people)
@@ -471,7 +355,6 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
     if request.group_id is not None:
         lines += group_profile_lines(tenant, request.group_id)
 
-    fresh, status["working_memory"] = _working_memories(tenant, request, tuned.CONTEXT_WORKING_LIMIT)
     plan = SearchPlan()
     # Ten beyond the limit (near-duplicates collapse); the fill stops loading once the block could be full.
     # A session is where the agent is, not a wall: the search reads every session of the user and the
@@ -484,20 +367,32 @@ def gather_lines(tenant: Tenant, request: ContextRequest, limit: int,
     status["search"] = "degraded: " + ", ".join(plan.degraded) if plan.degraded else "ok"
     if plan.degraded_reason:
         status["search_reason"] = plan.degraded_reason
+    memory_lines, extra = _memory_and_working_lines(request, lines, found, reads.working, asked)
+    return GatheredLines(lines=lines, memory_lines=memory_lines, found=found, extra=extra, named=reads.name,
+                         limit=limit)
+
+
+def _memory_and_working_lines(request: ContextRequest, lines: list[ContextLine], found: list[ScoredMemory],
+                              fresh: list[MemoryItem],
+                              asked: list[PersonView]) -> tuple[list[ContextLine], list[ScoredMemory]]:
+    """The memory lines: the search's, with working memory's items it did not find merged in by relevance
+    (seed 003: hot and cold results merged and ordered by relevance, one section), and the facts of the
+    people the question names after the best few; and those working-memory items, scored."""
     asked_about = asked_about_lines(asked, found)
     shown_ids = {line.id for line in lines} | {line.id for line in asked_about}
-    searched = [line for r in found if str(r.memory.id) not in shown_ids
-                if (line := _memory_line(r, request.query)) is not None]
+    extra = _working_items(fresh, {str(r.memory.id) for r in found} | shown_ids, found, tuned.CONTEXT_WORKING_LIMIT)
+    boost = 1.0 + tuned.CONTEXT_SESSION_BOOST
+
+    def relevance(r: ScoredMemory) -> float:  # session_first's order, for the working items too
+        return -(r.score * (boost if request.session_id and r.memory.session_id == request.session_id else 1.0))
+
+    merged = heapq.merge(((relevance(r), 0, n, r) for n, r in enumerate(found) if str(r.memory.id) not in shown_ids),
+                         sorted((relevance(r), 1, n, r) for n, r in enumerate(extra)))
+    searched = [line for _, _, _, r in merged if (line := _memory_line(r, request.query)) is not None]
     # The person's facts after the search's best few: they make sure the person is there, not that the
     # search's ranking is overruled (first, they cost bench-personas dev 0.740 -> 0.699 at 400 characters).
-    memory_lines = searched[:tuned.CONTEXT_PERSON_FACTS_AFTER] + asked_about + \
-        searched[tuned.CONTEXT_PERSON_FACTS_AFTER:]
-
-    extra = _working_items(fresh, {str(r.memory.id) for r in found}, len(found) + 1, tuned.CONTEXT_WORKING_LIMIT)
-    working_lines = [ContextLine(section="working_memory", id=str(r.memory.id), text=r.memory.text,
-                                 date=_date(r.memory), kind=r.memory.memory_type, score=r.score) for r in extra]
-    return GatheredLines(lines=lines, memory_lines=memory_lines, working_lines=working_lines,
-                         found=found, extra=extra, named=named)
+    after = tuned.CONTEXT_PERSON_FACTS_AFTER
+    return searched[:after] + asked_about + searched[after:], extra
 
 
 def kept_lines(gathered: GatheredLines, limit: int) -> list[ContextLine]:
@@ -505,7 +400,7 @@ def kept_lines(gathered: GatheredLines, limit: int) -> list[ContextLine]:
     # A People line sums a person up ("Sheila — mum; teaches maths"): it never stands in for a memory line.
     people = [line for line in gathered.lines if line.section == "people"]
     collapsed = collapse_near_duplicates([line for line in gathered.lines if line.section != "people"]
-                                         + gathered.memory_lines + gathered.working_lines,
+                                         + gathered.memory_lines,
                                          tuned.CONTEXT_DUPLICATE_SIMILARITY)
     at = next((i for i, line in enumerate(collapsed) if line.section not in ("profile", "traits")), len(collapsed))
     collapsed[at:at] = people

@@ -94,8 +94,8 @@ def record_episodes(job: ConversationJob, messages: Sequence[Message], speakers:
 def _turn(job: ConversationJob, message: Message, speakers: dict[str, str], text: str,
           forgotten: Callable[[str], Callable[[str], bool]], owner: str) -> dict[str, Any]:
     """One kept turn of `owner`'s episode: who said it (their name as said, their user id; "" for the
-    assistant) and when; blanked when its speaker or the episode's owner asked to forget what it says, or when the job's forget
-    blanked the stored turn (dedupe.turns_forgotten)."""
+    assistant) and when; blanked when its speaker or the episode's owner asked to forget what it says, or
+    when the job's forget blanked the stored turn (dedupe.turns_forgotten)."""
     if message.role == "user":
         speaker = RulesExtractor.speaker_of(message, speakers) or UNKNOWN_SPEAKER["en"]
         speaker_id = speakers.get(speaker, "")

@@ -28,6 +28,27 @@ _NAMES = [f.attname for f in _FIELDS]
 _CONVERTED = [(i, f.from_db_value) for i, f in enumerate(_FIELDS) if hasattr(f, "from_db_value")]
 
 
+def memory_columns(table: str = "memory_items") -> str:
+    """The select list memories_from_rows reads: every column but the tsvector, then the sources. `table`: the
+    name memory_items goes by in the statement (the sources' subquery refers to memory_items itself)."""
+    return ", ".join(f"{table}.{name}" for name in _COLUMNS.split(", ")) + f", {SOURCES_OF_ROW_SQL} AS sources"
+
+
+def memories_from_rows(alias: str, rows: list) -> list[MemoryItem]:
+    """Model instances, each with its `loaded_sources`, from rows that hold memory_columns() in that order (a
+    statement that reads memories beside other things: memories.context_reads)."""
+    connection = connections[alias]
+    items = []
+    for row in rows:
+        values = list(row[:len(_FIELDS)])
+        for index, convert in _CONVERTED:
+            values[index] = convert(values[index], None, connection)
+        item = MemoryItem.from_db(alias, _NAMES, values)
+        item.loaded_sources = [{**s, "message_indices": list(s["message_indices"] or [])} for s in row[len(_FIELDS)]]
+        items.append(item)
+    return items
+
+
 def memory_rows(condition: str, params: list, *, with_sources: bool = False) -> list[MemoryItem]:
     """The memories matching a parametrised SQL condition on `memory_items`, read from the
     block's database (memories.replicas). With sources, each carries `loaded_sources` (what

@@ -102,6 +102,16 @@ def score_candidate(row: RetrievedRow, fusion: float, best: float, now_seconds: 
         "stage": stage_boost, **({"time": time_match} if time_match else {})}
 
 
+def score_ceiling(*, timed: bool) -> float:
+    """The most score_candidate multiplies a fusion by: every bonus at its top (recency, importance of 1, the
+    highest stage boost), the time match at its top when the question names a time (a "when" question meeting
+    a memory that says when, and both the month and the year it names), and the episode weight if above 1.
+    A candidate whose fusion times this cannot reach the answer's last score is not scored."""
+    time_top = tuning.SEARCH_TIME_MENTION_BONUS + 2 * tuning.SEARCH_TIME_PERIOD_BONUS if timed else 0.0
+    return (max(tuning.SEARCH_EPISODE_WEIGHT, 1.0) * (1.0 + RECENCY_WEIGHT + IMPORTANCE_WEIGHT
+                                                        + max(STAGE_BOOST.values())) * (1.0 + time_top))
+
+
 def demote_episodes(scored: list[tuple[float, str, dict[str, Any]]], episodes: set[str],
                     jobs: dict[str, set[str]]) -> list[tuple[float, str, dict[str, Any]]]:
     """Pure rule over the answer's memories: an episode that ranks above the best fact in the

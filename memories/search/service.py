@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import logging
 import time
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from memories.search.scoring import (
     filling,
     reciprocal_rank_fusion,
     score_candidate,
+    score_ceiling,
     search_pool,
     semantic_weight,
 )
@@ -208,7 +210,13 @@ def _fuse_and_score(query: SearchQuery, semantic: list[RetrievedRow], keyword: l
                  if intent is not None and intent.asks_when else set())
     scored: list[tuple[float, str, dict[str, Any]]] = []
     now_seconds = now.timestamp()
-    for memory_id, fusion in fused.items():
+    # Best fusion first: once `limit` are scored, a candidate whose fusion at the scorer's ceiling is below the
+    # limit-th best score cannot reach the answer (neighbours only raise scores), and none after it can.
+    ceiling = score_ceiling(timed=intent is not None and intent.any)
+    best_scores: list[float] = []  # a min-heap of the `limit` best scores so far
+    for memory_id, fusion in sorted(fused.items(), key=lambda entry: (-entry[1], entry[0])):
+        if len(best_scores) >= query.limit and fusion * ceiling < best_scores[0]:
+            break
         row = facts[memory_id]
         stage, trait_confidence = stages.get(memory_id, (None, None))
         if row.memory_type == "trait" and stage not in ACTIVE_TRAIT_STAGES:
@@ -221,6 +229,10 @@ def _fuse_and_score(query: SearchQuery, semantic: list[RetrievedRow], keyword: l
         score, parts = score_candidate(row, fusion, best, now_seconds, stage, timed)
         if query.min_score is not None and parts["relevance"] < query.min_score:
             continue
+        if len(best_scores) < query.limit:
+            heapq.heappush(best_scores, score)
+        elif score > best_scores[0]:
+            heapq.heapreplace(best_scores, score)
         scored.append((score, memory_id, {  # relevance (0-1, what to threshold on) first, then the raw parts
             "relevance": parts["relevance"], "semantic": similarity.get(memory_id),
             "keyword": keyword_rank.get(memory_id), **parts,
