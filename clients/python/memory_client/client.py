@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Iterator
+from typing import Any, cast
 
 import httpx
 
@@ -159,7 +159,7 @@ class AsyncMemoryClient(Endpoints):
                                   interval: float = 0.25) -> ReflectionCycle:
         deadline = time.monotonic() + timeout
         while True:
-            cycle: ReflectionCycle = await self.reflection_cycle(cycle_id)  # type: ignore[misc]
+            cycle = await cast(Awaitable[ReflectionCycle], self.reflection_cycle(cycle_id))  # awaitable here
             if cycle.finished:
                 return cycle
             if time.monotonic() > deadline:
