@@ -33,10 +33,12 @@ def child_exit(server, worker):
 
 def post_worker_init(worker):
     """Load the embedding model before the worker takes requests: the first health check or
-    search does not wait for it (`manage.py prepare_models`, run by `make run`, made the files)."""
+    search does not wait for it. On a first start (no model files prepared yet under var/models) the
+    files are made and loaded on a thread while the worker already serves: search answers from
+    keywords until then, health says "degraded" (memories/model_warmup.py)."""
     from memories.embedding import prepare_local_embedder_for_a_worker
 
-    failure = prepare_local_embedder_for_a_worker()
+    failure = prepare_local_embedder_for_a_worker(background=True)
     if failure:  # the worker still serves: search answers from keywords and says so
         worker.log.warning("the embedder is not ready: %s", failure)
 

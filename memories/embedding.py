@@ -32,6 +32,7 @@ import numpy as np
 from django.conf import settings
 
 from memories import metrics
+from memories.model_warmup import LoadedOnce, Preparing, marker, one_preparation, preparing, start_in_background
 from memories.models import ActiveEmbedding
 from memories.onnx_support import quiet, session_options
 from memories.process_state import forgotten_on_reset
@@ -442,7 +443,7 @@ def local_model_name(model: str) -> str:
     return name
 
 
-@lru_cache(maxsize=1)
+@LoadedOnce
 def local_minilm() -> MiniLMEmbedder:
     """The process's one MiniLM (its weights loaded once): the embedder's, the intent and emotion models'."""
     return MiniLMEmbedder(EMBEDDING_LOCAL_BACKEND, cache_dir=settings.VAR_DIR / "models",
@@ -451,7 +452,7 @@ def local_minilm() -> MiniLMEmbedder:
                           query_precision=settings.EMBEDDING_LOCAL_QUERY_PRECISION)
 
 
-@lru_cache(maxsize=1)
+@LoadedOnce
 def local_use() -> UseEmbedder:
     """The process's one multilingual USE, shared as local_minilm is."""
     return UseEmbedder(threads=settings.EMBEDDING_LOCAL_THREADS, cache_dir=settings.VAR_DIR / "models",
@@ -516,8 +517,12 @@ def reset_embedders() -> None:
 
 
 def get_embedder() -> Embedder:
-    """The embedder search and new writes use."""
-    return build_embedder(active_spec())
+    """The embedder search and new writes use (a stand-in while a first start prepares the model: model_warmup)."""
+    spec = active_spec()
+    if preparing() and spec.provider == "local":
+        return Preparing(name := local_model_name(spec.model), LOCAL_MODELS[name], load=lambda: build_embedder(spec),
+                         error=EmbeddingError)
+    return build_embedder(spec)
 
 
 def search_query_vector(embedder: Embedder, text: str) -> np.ndarray:
@@ -528,22 +533,25 @@ def search_query_vector(embedder: Embedder, text: str) -> np.ndarray:
 
 
 def prepare_embedder() -> Embedder:
-    """Load the embedder search uses and run it once each way (a document, a search's query):
-    MiniLM's ONNX export and int8 copy and USE's int8 graph are made under var/models once, and the
-    weights are in memory. `manage.py prepare_models` runs it before `make run` serves, and
-    each gunicorn worker runs it before taking requests, so no request pays for it."""
-    embedder = get_embedder()
-    embedder.embed_documents(["prepare"])
-    search_query_vector(embedder, "prepare")
+    """Load the embedder search uses and run it once each way: MiniLM's ONNX export and int8 copy and USE's
+    int8 graph are made under var/models once (one process at a time; a marker says it was done), the weights
+    are in memory. Each gunicorn worker runs it before taking requests (a first start: memories.model_warmup)."""
+    spec = active_spec()
+    with one_preparation(settings.VAR_DIR / "models", local_model_name(spec.model) if spec.provider == "local" else ""):
+        embedder = build_embedder(spec)
+        embedder.embed_documents(["prepare"])
+        search_query_vector(embedder, "prepare")
     return embedder
 
 
-def prepare_local_embedder_for_a_worker() -> str | None:
-    """What a gunicorn worker (before its first request) and a Celery worker process (before its first
-    task) run: the local model loaded by prepare_embedder when it is the provider. Returns why it could
-    not be, for the caller to log: the process still serves (search answers from keywords and says so,
-    an embedding task retries)."""
+def prepare_local_embedder_for_a_worker(*, background: bool = False) -> str | None:
+    """What a gunicorn worker (before its first request; `background`: on a first start, on a thread) and a Celery
+    worker process (before its first task) run. Returns why the local model could not be loaded, for the caller
+    to log: the process still serves (search answers from keywords and says so, an embedding task retries)."""
     if settings.EMBEDDING_PROVIDER != "local":
+        return None
+    if background and not marker(settings.VAR_DIR / "models", local_model_name(settings.EMBEDDING_MODEL)).exists():
+        start_in_background(prepare_embedder)  # memories.model_warmup
         return None
     try:
         prepare_embedder()

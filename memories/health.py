@@ -39,6 +39,9 @@ def _check_database() -> dict:
 def _check_embedder(database_ok: bool) -> dict:
     try:  # with the database down, the model last read (asking would wait DB_POOL_TIMEOUT)
         embedder = get_embedder() if database_ok else build_embedder(last_known_spec())
+        if getattr(embedder, "preparing", False):  # a first start: the service answers, from keywords
+            return {"ok": False, "preparing": True, "provider": settings.EMBEDDING_PROVIDER, "model": embedder.name,
+                    "note": "the model is being prepared (first start); search answers from keywords until it is"}
         return {"ok": True, "provider": settings.EMBEDDING_PROVIDER, "model": embedder.name,
                 "dimensions": embedder.dimensions}
     except Exception as exc:  # noqa: BLE001
@@ -80,8 +83,9 @@ def service_health() -> dict:
     database = _check_database()
     checks = {**database, "embedder": _check_embedder(database["database"]["ok"]), "broker": _check_broker(),
               "working_memory": _check_working_memory()}
-    essential = ("database", "vector_extension", "embedder")
-    status = "ok" if all(checks[name]["ok"] for name in essential) else "unavailable"
+    essential = ("database", "vector_extension", "embedder")  # a model being prepared: degraded, not down
+    status = "ok" if all(checks[name]["ok"] or checks[name].get("preparing") for name in essential) \
+        else "unavailable"
     if status == "ok" and not all(c["ok"] for c in checks.values()):
         status = "degraded"
     return {"status": status, "checks": checks}

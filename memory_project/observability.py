@@ -307,8 +307,11 @@ def ready_view(request: HttpRequest) -> JsonResponse:
         from memories.embedding import get_embedder
 
         embedder = get_embedder()
-        embedder.embed_query("ready")
-        checks["model"] = {"ok": True, "name": embedder.name}
+        if getattr(embedder, "preparing", False):  # a first start (memories/model_warmup.py): say so, never wait
+            checks["model"] = {"ok": False, "preparing": True, "name": embedder.name}
+        else:
+            embedder.embed_query("ready")
+            checks["model"] = {"ok": True, "name": embedder.name}
     except Exception as exc:  # noqa: BLE001
         logger.warning("readiness: model check failed", exc_info=True)
         checks["model"] = {"ok": False, "error": type(exc).__name__}

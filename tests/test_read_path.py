@@ -532,7 +532,7 @@ def test_a_session_is_where_the_agent_is_not_a_wall(api, scoped):
     assert "Alice plays tennis with her brother." in fresh["context"]  # a new session's first turn is not empty
 
 
-def test_readme_agent_loop_works_from_the_first_turn_of_a_new_session(live_server, transactional_db):
+def test_readme_agent_loop_works_from_the_first_turn_of_a_new_session(live_server, transactional_db, monkeypatch):
     """The README's agent loop, run as written (its code block, with this server's URL and a key)."""
     import re
     from pathlib import Path
@@ -541,7 +541,7 @@ def test_readme_agent_loop_works_from_the_first_turn_of_a_new_session(live_serve
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     block = next(code for code in re.findall(r"```python\n(.*?)```", readme, re.S) if "def agent_turn" in code)
-    block = block.replace('"http://127.0.0.1:8000"', repr(live_server.url))
+    monkeypatch.setenv("PORT", live_server.url.rsplit(":", 1)[1])  # the block reads $PORT, as make run does
     namespace: dict = {"KEY": api_key_create(tenant_name="readme").raw_key}
     exec(compile(block, "README.md", "exec"), namespace)
     prompts: list[str] = []

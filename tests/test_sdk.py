@@ -231,14 +231,15 @@ def test_the_people_in_a_users_life(live_server, keys):
     assert mum.id in {p.id for p in persons} and again.name == "Sheila" and again.edges_history
 
 
-def test_the_readme_agent_loop_runs_as_written(live_server, keys):
+def test_the_readme_agent_loop_runs_as_written(live_server, keys, monkeypatch):
     import re
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     code = re.search(r"An agent turn:\n\n```python\n(.*?)```", readme, re.S).group(1)
     namespace: dict = {"KEY": keys[0]}
-    exec(code.replace("http://127.0.0.1:8000", live_server.url), namespace)  # noqa: S102 - our own README
+    monkeypatch.setenv("PORT", live_server.url.rsplit(":", 1)[1])  # the snippet reads $PORT, as make run does
+    exec(code, namespace)  # noqa: S102 - our own README
     prompts: list[str] = []
 
     def llm(prompt: str) -> str:
@@ -286,3 +287,62 @@ def test_every_sdk_model_keeps_the_whole_answer_in_raw():
         parsed = getattr(models, name).from_json(body)
         assert parsed.raw["new_field"] == 1, name
     assert "raw" in {f.name for f in dataclasses.fields(models.Page)}
+
+
+def test_what_the_typescript_sdk_can_the_python_sdk_can(live_server, keys):
+    """Approve as written with a reason, approve redacted, the context's language, page after page,
+    and the async client's wait for a reflection: sync and async, against the live service."""
+    agent_key, reviewer_key, _ = keys  # the first approval loads the emotion models: minutes on a busy machine
+    agent = MemoryClient(live_server.url, api_key=agent_key, timeout=180)
+    reviewer = MemoryClient(live_server.url, api_key=reviewer_key, timeout=180)
+    said = "Please keep my mobile, 07700 900123, for the courier."
+    held = [agent.add("nina", said).candidate, agent.add("nina", said.replace("courier", "florist")).candidate]
+    assert all(c is not None and "sensitive" in c.reasons for c in held)
+    with pytest.raises(ValidationError) as bare:
+        reviewer.approve(held[0].id)
+    assert "text" in bare.value.fields and "approve it redacted" in str(bare.value)
+    with pytest.raises(ValidationError) as no_reason:
+        reviewer.approve(held[0].id, sensitive="as_written")
+    assert "reason" in no_reason.value.fields
+
+    kept = reviewer.approve(held[0].id, sensitive="as_written", reason="the user asked us to keep it for deliveries")
+    assert kept.status == "approved" and kept.resolved_by and kept.resolved_at.tzinfo
+    assert agent.get(kept.result_memory).text == said
+    approval = [e for e in agent.iter_history(kept.result_memory) if e.event == "APPROVE"]
+    assert "kept as written (phone): the user asked us to keep it" in approval[0].reason
+    assert approval[0].new_data["sensitive_reason"] == "the user asked us to keep it for deliveries"
+    redacted = reviewer.approve(held[1].id, sensitive="redacted")
+    assert agent.get(redacted.result_memory).text == "Please keep my mobile, [phone withheld], for the florist."
+
+    agent.add("nina", "Nina's favourite flowers are tulips.")
+    english = agent.context("What flowers does Nina like?", user_id="nina", language="en")
+    chinese = agent.context("What flowers does Nina like?", user_id="nina", language="zh")
+    assert "### Memories" in english.text and "### 记忆" in chinese.text and "tulips" in chinese.text
+    with pytest.raises(ValidationError) as bad_language:
+        agent.context("flowers", user_id="nina", language="fr")
+    assert "language" in bad_language.value.fields
+
+    first = agent.list(user_id="nina", page_size=1)
+    pages, page = [first], agent.next_page(first)
+    while page is not None:
+        pages.append(page)
+        page = agent.next_page(page)
+    listed = [m for p in pages for m in p.results]
+    assert len(pages) == 3 and [m.id for m in listed] == [m.id for m in agent.iter_memories(user_id="nina")]
+    assert all(isinstance(m.access_count, int) and m.content_hash for m in listed)
+    erased = agent.erase_user("nina")  # an agent key erases what it saved; the reviewer's approvals wait for one
+    assert erased.memories == erased.counts["memories"] == 1 and erased.erased_at.tzinfo and erased.pending_candidate_id
+
+    async def the_async_client() -> tuple[int, int, str]:
+        async with AsyncMemoryClient(live_server.url, api_key=agent_key, timeout=180) as memory:
+            for n in range(3):
+                await memory.add("omar", f"Omar visited museum number {n}.")
+            first = await memory.list(user_id="omar", page_size=2)
+            second = await memory.next_page(first)
+            assert await memory.next_page(second) is None
+            cycle = await memory.wait_for_reflection((await memory.reflect("omar")).id)
+            block = await memory.context("museums", user_id="omar", language="zh")
+            return len(first.results) + len(second.results), cycle.started_at is not None, cycle.status + block.text
+
+    count, started, said_back = run_async(the_async_client)
+    assert count == 3 and started and said_back.startswith("completed") and "### 记忆" in said_back

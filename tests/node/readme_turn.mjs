@@ -12,7 +12,8 @@ const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
 const block = /The same turn in TypeScript:\n\n```ts\n([\s\S]*?)```/.exec(readme);
 assert.ok(block, "README.md has the TypeScript agent turn");
 const sdk = pathToFileURL(new URL("../../clients/typescript/dist/esm/index.js", import.meta.url).pathname).href;
-const source = block[1].replace('"memory-client"', JSON.stringify(sdk)).replace("http://127.0.0.1:8000", env("MEMORY_URL"));
+const source = block[1].replace('"memory-client"', JSON.stringify(sdk));
+process.env.PORT = new URL(env("MEMORY_URL")).port; // the turn reads $PORT, as make run serves on it
 const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext,
   target: ts.ScriptTarget.ES2022 }, reportDiagnostics: true });
 const dir = mkdtempSync(join(tmpdir(), "readme-turn-"));

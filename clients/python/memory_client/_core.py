@@ -124,7 +124,19 @@ def _clean(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _page(model: Callable[[dict[str, Any]], T]) -> Callable[[dict[str, Any]], Page[T]]:
-    return lambda body: Page([model(r) for r in body["results"]], body.get("next"), body.get("previous"), body)
+    return lambda body: Page([model(r) for r in body["results"]], body.get("next"), body.get("previous"), body,
+                             item=model)
+
+
+def next_page_call(page: Page[T]) -> Call[Page[T]] | None:
+    """The request for the page after `page` (None on the last page). The link's path and query are
+    followed on the client's own origin: behind a proxy the service may name another host, and the key
+    goes nowhere else."""
+    if not page.next:
+        return None
+    if page.item is None:
+        raise MemoryServiceError("next_page follows a page this client read (list, history)")
+    return Call("GET", httpx.URL(page.next).raw_path.decode("ascii"), _page(page.item))
 
 
 def _write_or_review(body: dict[str, Any]) -> WriteResult:
@@ -238,21 +250,28 @@ class Endpoints:
     def context(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
                 session_id: str | None = None, group_id: str | None = None, limit: int | None = None,
                 trait_limit: int | None = None, max_chars: int | None = None, format: str | None = None,
-                include_working_memory: bool | None = None, condense: bool | None = None) -> ContextBlock:
-        """The block to put in the prompt: traits, the group, relevant memories, working memory."""
+                include_working_memory: bool | None = None, condense: bool | None = None,
+                language: str | None = None) -> ContextBlock:
+        """The block to put in the prompt: traits, the group, relevant memories, working memory.
+        `language`: the headings' language, "auto" (the user's, the default), "en" or "zh"."""
         return self._send(Call("POST", "context", ContextBlock.from_json, json=_clean({
             "query": query, "user_id": user_id, "agent_id": agent_id, "session_id": session_id,
             "group_id": group_id, "limit": limit, "trait_limit": trait_limit, "max_chars": max_chars,
-            "format": format, "include_working_memory": include_working_memory, "condense": condense})))
+            "format": format, "include_working_memory": include_working_memory, "condense": condense,
+            "language": language})))
 
     # -- review (reviewer keys)
     def review_queue(self) -> builtins.list[Candidate]:
         return self._send(Call("GET", "review", lambda body: [Candidate.from_json(c) for c in body["results"]]))
 
-    def approve(self, candidate_id: str, *, text: str | None = None) -> Candidate:
-        """Approve a candidate (with text: approve the edited text instead)."""
+    def approve(self, candidate_id: str, *, text: str | None = None, sensitive: str | None = None,
+                reason: str | None = None) -> Candidate:
+        """Approve a candidate (with text: approve the edited text instead). Text the sensitive-data screen
+        flags is approved only with sensitive="redacted" (what it found is masked) or sensitive="as_written"
+        and a reason (kept verbatim, audited); without either the answer is a ValidationError naming
+        `sensitive`."""
         return self._send(Call("POST", f"review/{_segment(candidate_id)}/approve", Candidate.from_json,
-                               json=_clean({"text": text})))
+                               json=_clean({"text": text, "sensitive": sensitive, "reason": reason})))
 
     def reject(self, candidate_id: str, *, reason: str = "") -> Candidate:
         return self._send(Call("POST", f"review/{_segment(candidate_id)}/reject", Candidate.from_json,

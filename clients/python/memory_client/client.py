@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Iterator
+from typing import Any, cast
 
 import httpx
 
@@ -18,10 +18,11 @@ from memory_client._core import (
     T,
     base_url,
     headers,
+    next_page_call,
     read,
 )
 from memory_client.errors import MemoryServiceError
-from memory_client.models import HistoryEvent, Job, Memory, ReflectionCycle
+from memory_client.models import HistoryEvent, Job, Memory, Page, ReflectionCycle
 
 
 class MemoryClient(Endpoints):
@@ -85,6 +86,12 @@ class MemoryClient(Endpoints):
                 raise MemoryServiceError(f"reflection cycle {cycle_id} still {cycle.status} after {timeout} s")
             time.sleep(interval)
 
+    def next_page(self, page: Page[T]) -> Page[T] | None:
+        """The page after this one (of list, history), or None on the last page; followed on this
+        client's own origin."""
+        call = next_page_call(page)
+        return None if call is None else self._send(call)
+
     def close(self) -> None:
         self._http.close()
 
@@ -147,6 +154,25 @@ class AsyncMemoryClient(Endpoints):
             if time.monotonic() > deadline:
                 raise MemoryServiceError(f"job {job_id} still {job.status} after {timeout} s")
             await asyncio.sleep(interval)
+
+    async def wait_for_reflection(self, cycle_id: int, *, timeout: float = 60.0,
+                                  interval: float = 0.25) -> ReflectionCycle:
+        deadline = time.monotonic() + timeout
+        while True:
+            cycle = await cast(Awaitable[ReflectionCycle], self.reflection_cycle(cycle_id))  # awaitable here
+            if cycle.finished:
+                return cycle
+            if time.monotonic() > deadline:
+                raise MemoryServiceError(f"reflection cycle {cycle_id} still {cycle.status} after {timeout} s")
+            await asyncio.sleep(interval)
+
+    async def next_page(self, page: Page[T]) -> Page[T] | None:
+        """The page after this one, or None on the last page (as MemoryClient.next_page)."""
+        call = next_page_call(page)
+        if call is None:
+            return None
+        following: Page[T] = await self._send(call)
+        return following
 
     async def aclose(self) -> None:
         await self._http.aclose()

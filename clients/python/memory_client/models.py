@@ -4,6 +4,7 @@ to the API is reachable before this package names it."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -50,14 +51,23 @@ class Memory:
     """The other entity the fact names, {id, name}, when one."""
     emotion: dict[str, Any] | None = None
     """{valence -1..1, arousal 0..1, label}, when read."""
+    content_hash: str = ""
+    invalid_at: datetime | None = None
+    """When the fact stopped holding in the world (a later fact contradicted it)."""
+    expired_at: datetime | None = None
+    """When this version stopped being current here (superseded, invalidated)."""
+    archived_at: datetime | None = None
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
     episode: dict[str, Any] | None = None
     """An episode's unit: {title, summary, narrative, subject, keywords, language, facts, part}; None otherwise."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> Memory:
-        return cls(**_pick(cls, body, **{k: _when(body.get(k)) for k in ("created_at", "updated_at", "valid_at",
-                                                                           "expires_at")}))
+        return cls(**_pick(cls, body, **{k: _when(body.get(k)) for k in (
+            "created_at", "updated_at", "valid_at", "expires_at", "invalid_at", "expired_at", "archived_at",
+            "last_accessed_at")}))
 
 
 @dataclass(frozen=True)
@@ -73,6 +83,8 @@ class ScoreParts:
     keyword: float | None = None
     trait_stage: str | None = None
     trait_confidence: float | None = None
+    working_memory: bool | None = None
+    """True for a line of the session's working memory (context), not a stored memory."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -123,11 +135,23 @@ class Candidate:
     changes: Any = None
     result_memory: str | None = None
     created_at: datetime | None = None
+    importance: float | None = None
+    tags: list[str] = field(default_factory=list)
+    target: Memory | None = None
+    """The memory the change is to (UPDATE, DELETE, ...), when one."""
+    session_id: str = ""
+    source_messages: list[Any] = field(default_factory=list)
+    submitted_by_key: int | None = None
+    resolved_by: str = ""
+    resolved_at: datetime | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> Candidate:
-        return cls(**_pick(cls, body, created_at=_when(body.get("created_at"))))
+        target = body.get("target")
+        return cls(**_pick(cls, body, created_at=_when(body.get("created_at")),
+                           resolved_at=_when(body.get("resolved_at")),
+                           target=Memory.from_json(target) if isinstance(target, dict) else None))
 
 
 @dataclass(frozen=True)
@@ -166,6 +190,8 @@ class Job:
     warnings: list[Any] = field(default_factory=list)
     created_at: datetime | None = None
     finished_at: datetime | None = None
+    extractor: str = ""
+    submitted_by_key: int | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -188,6 +214,10 @@ class HistoryEvent:
     new_text: str | None = None
     reason: str = ""
     created_at: datetime | None = None
+    old_data: Any = None
+    new_data: Any = None
+    job_id: str = ""
+    """The conversation job behind the event, when one."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -210,11 +240,20 @@ class Trait:
     children: list[str] = field(default_factory=list)
     evidence: list[dict[str, Any]] = field(default_factory=list)
     confidence_history: list[dict[str, Any]] = field(default_factory=list)
+    context: str = ""
+    reinforcement_count: int = 0
+    last_reinforced_at: datetime | None = None
+    data: Any = None
+    evidence_by_session: list[dict[str, Any]] = field(default_factory=list)
+    """From `trait`: the evidence grouped by session."""
+    reviewer_actions: list[dict[str, Any]] = field(default_factory=list)
+    child_traits: list[dict[str, Any]] = field(default_factory=list)
+    parent_chain: list[dict[str, Any]] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> Trait:
-        return cls(**_pick(cls, body))
+        return cls(**_pick(cls, body, last_reinforced_at=_when(body.get("last_reinforced_at"))))
 
 
 @dataclass(frozen=True)
@@ -245,12 +284,18 @@ class Erasure:
     receipt_id: int | None
     counts: dict[str, Any]
     pending_candidate_id: str | None = None
+    erased_at: datetime | None = None
+    memories: int = 0
+    vectors: int = 0
+    sources: int = 0
+    history_scrubbed: int = 0
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> Erasure:
         candidate = body.get("candidate") or {}
-        return cls(body["user_id"], body.get("receipt_id"), body.get("counts") or {}, candidate.get("id"), body)
+        return cls(**_pick(cls, body, receipt_id=body.get("receipt_id"), counts=body.get("counts") or {},
+                           pending_candidate_id=candidate.get("id"), erased_at=_when(body.get("erased_at"))))
 
 
 @dataclass(frozen=True)
@@ -265,6 +310,8 @@ class ReflectionCycle:
     traits_updated: int = 0
     traits_dissolved: int = 0
     error: str = ""
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -273,7 +320,8 @@ class ReflectionCycle:
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> ReflectionCycle:
-        return cls(**_pick(cls, body))
+        return cls(**_pick(cls, body, started_at=_when(body.get("started_at")),
+                           completed_at=_when(body.get("completed_at"))))
 
 
 @dataclass(frozen=True)
@@ -352,3 +400,5 @@ class Page(Generic[T]):
     next: str | None = None
     previous: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    item: Callable[[dict[str, Any]], T] | None = field(default=None, repr=False, compare=False)
+    """How this page's results were read (`next_page` reads the following page the same way)."""

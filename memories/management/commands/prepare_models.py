@@ -8,7 +8,8 @@ from memories.embedding import EmbeddingError, prepare_embedder
 class Command(BaseCommand):
     help = ("Prepare the embedding model search uses (MiniLM's ONNX export and its int8 copy, and the multilingual "
             "USE's int8 query graph, under var/models, made once), so that the first request does not pay for it. "
-            "`make run` runs it before serving.")
+            "Without it, the first `make run` makes them in its workers while it already serves (search from "
+            "keywords until then).")
 
     def handle(self, *args, **options):
         started = time.monotonic()
