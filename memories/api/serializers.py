@@ -468,7 +468,7 @@ class SearchResultSerializer(serializers.Serializer):
     sources = SourceSerializer(many=True)
 
 
-class TurnSerializer(serializers.Serializer):
+class SearchTurnSerializer(serializers.Serializer):
     job_id = serializers.CharField()
     index = serializers.IntegerField(help_text="the turn's place in the conversation sent")
     role = serializers.CharField()
@@ -484,9 +484,10 @@ class SearchHitSerializer(SearchResultSerializer):
                                              help_text="the query's words (or the keywords given) the memory holds")
     preview = serializers.CharField(allow_blank=True, help_text="the text on one line, at most 200 characters; an "
                                     "episode's turns that match the question")
-    turns = TurnSerializer(many=True, required=False, help_text="with include_turns: the conversation turns the "
-                           "memory was drawn from (at most 10; none for a memory saved without a conversation or "
-                           "whose turns were dropped after their retention)")
+    turns = SearchTurnSerializer(
+        many=True, required=False,
+        help_text="with include_turns: the conversation turns the memory was drawn from (at most 10; none for a "
+                  "memory saved without a conversation or whose turns were dropped after their retention)")
     turns_total = serializers.IntegerField(required=False, help_text="with include_turns: how many turns it cites")
 
 
