@@ -270,6 +270,7 @@ SAMPLES = {
     "SearchResult": {"memory": MEMORY_JSON, "score": 0.5, "scores": {"relevance": 1, "fusion": 0.1, "recency": 1,
                                                                      "importance": 0.5, "stage": 1}, "new_field": 1},
     "SearchResponse": {"results": [], "degraded": [], "new_field": 1},
+    "SearchGroup": {"group_id": "", "count": 1, "best_score": 0.5, "memory_ids": ["m"], "new_field": 1},
     "Candidate": {"id": "c", "user_id": "u", "operation": "ADD", "text": "t", "status": "pending", "new_field": 1},
     "WriteResult": {"operation": "ADD", "memory": MEMORY_JSON, "new_field": 1},
     "Job": {"job_id": "j", "status": "done", "new_field": 1},
