@@ -22,7 +22,15 @@ from memories.models import ApiKey, ConversationJob, KeyRole, Tenant
 from memories.queue import background_queue_full
 from memories.quota import refuse_when_busy
 from memories.replicas import on_replica
-from memories.search import ScoredMemory, SearchPlan, SearchQuery, memory_search
+from memories.search import (
+    ScoredMemory,
+    SearchAnswer,
+    SearchPlan,
+    SearchQuery,
+    memory_search,
+    search_answer_build,
+    turns_behind,
+)
 from memories.timing import timed
 
 
@@ -32,6 +40,17 @@ def search_for_agent(*, tenant: Tenant, query: SearchQuery, plan: SearchPlan | N
     results = on_replica(lambda: memory_search(tenant=tenant, query=query, plan=plan))
     record_memory_access([str(r.memory.id) for r in results])
     return results
+
+
+@timed("work")
+def search_answered(*, tenant: Tenant, query: SearchQuery, include_turns: bool = False) -> SearchAnswer:
+    """A search with what every interface shows beside its ranking (matched keywords, previews, groups, the
+    total, whether a side failed) and, when asked, the original turns behind each memory."""
+    plan = SearchPlan()
+    results = on_replica(lambda: memory_search(tenant=tenant, query=query, plan=plan))
+    record_memory_access([str(r.memory.id) for r in results])
+    turns = on_replica(lambda: turns_behind(tenant.id, [r.memory for r in results])) if include_turns else None
+    return search_answer_build(query, results, plan, turns)
 
 
 @timed("work")

@@ -56,3 +56,8 @@ class TooBusy(ServiceError):
 
 class NotAllowed(ServiceError):
     """The caller is known but may not do this (e.g. approve its own candidate)."""
+
+
+class VectorSearchError(ServiceError):
+    """The vector side of a search failed in the database (seed 001 §9): a semantic search has no other
+    side to answer from (503); a hybrid one answers from its keywords and says so (`degraded`)."""

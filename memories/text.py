@@ -152,6 +152,25 @@ def query_tokens(text: str) -> list[str]:
     return list(seen)
 
 
+def query_words(text: str) -> list[tuple[str, str]]:
+    """Each content word of a query as written (NFKC) beside its term, the token query_tokens makes of it
+    (the same segmentation of the casefolded text), so an answer can say which of the asker's words a
+    memory holds. A text whose casefolding changes its length ("ß") gives its words casefolded."""
+    written = unicodedata.normalize("NFKC", text)
+    folded = written.casefold()
+    source = written if len(written) == len(folded) else folded
+    pieces = _jieba().cut(folded) if has_han(folded) else [folded]
+    out: list[tuple[str, str]] = []
+    offset = 0
+    for piece in pieces:
+        for match in _WORD.finditer(piece):
+            token = match.group()
+            if token not in ENGLISH_STOPWORDS and token not in CHINESE_STOPWORDS:
+                out.append((source[offset + match.start():offset + match.end()], stem(token)))
+        offset += len(piece)
+    return out
+
+
 def index_document(text: str) -> str:
     """The string stored through to_tsvector('simple', ...)."""
     return " ".join(index_tokens(text))

@@ -50,6 +50,16 @@ async def _scenario(session: ClientSession, user: str) -> None:
 
     found = _payload(await session.call_tool("search_memories", {"user_id": user, "query": "bees Porto", "limit": 3}))
     assert found["results"][0]["id"] == memory_id and "semantic" in found["results"][0]["scores"]
+    assert found["results"][0]["matched_keywords"] == ["bees", "Porto"] and found["degraded"] == []
+    assert found["results"][0]["preview"] == "Alex keeps bees in Porto." and "turns" not in found["results"][0]
+    assert found["total_count"] >= 1 and found["groups"][0]["memory_ids"][0] == memory_id
+    keyed = _payload(await session.call_tool("search_memories", {
+        "user_id": user, "query": "what does Alex keep?", "keywords": ["bees"], "mode": "keyword",
+        "time_range_days": 7, "include_turns": True}))
+    assert [r["id"] for r in keyed["results"]] == [memory_id] and keyed["results"][0]["turns"] == []
+    turns = _payload(await session.call_tool("search_memories", {"user_id": user, "query": "vegetarian",
+                                                                 "include_turns": True}))
+    assert turns["results"][0]["turns"][0]["content"] == "I'm a vegetarian since 2019."
     context = _payload(await session.call_tool("get_context", {"user_id": user, "query": "Where are the bees?"}))
     assert "bees" in context["context"]
     listed = _payload(await session.call_tool("list_memories", {"user_id": user, "limit": 1}))
@@ -81,6 +91,8 @@ async def _scenario(session: ClientSession, user: str) -> None:
     for name, arguments, named in [
         ("search_memories", {"user_id": user, "query": "x", "limit": 0}, "limit"),
         ("search_memories", {"query": "x"}, "user_id"),
+        ("search_memories", {"user_id": user, "query": "x", "keywords": ["x"], "mode": "semantic"}, "keywords"),
+        ("search_memories", {"user_id": user, "query": "x", "time_range_days": 0}, "time_range_days"),
         ("add_memory", {"user_id": user, "text": "x" * 100_000}, "text"),
         ("add_memory", {"user_id": "bad\u200bid", "text": "hello"}, "user_id"),
         ("delete_memory", {"memory_id": "not-a-uuid"}, "not found"),

@@ -234,3 +234,21 @@ def test_graph_relations_come_from_the_people_the_service_keeps(client):
     assert any(r == "mother" and d == "Sheila" for _, r, d in relations)
     listed = client.get_all(filters={"user_id": "priya"}, enable_graph=True)
     assert listed["relations"] and "relations" not in client.search("mum", filters={"user_id": "priya"})
+
+
+def test_search_says_its_total_the_words_each_memory_holds_and_honours_keyword_search(client):
+    """Seed 001's controls where Mem0 has a place for them: `keyword_search` (on: hybrid, off: semantic only);
+    beside Mem0's fields, which its client passes through: matched keywords, the total, a failed vector side."""
+    client.add("Alice's database is MySQL 8 on port 3307.", user_id="alice", infer=False)
+    client.add("Alice's sister lives in Porto.", user_id="alice", infer=False)
+    found = client.search("Which database does Alice run?", filters={"user_id": "alice"}, keyword_search=True)
+    top = found["results"][0]
+    assert top["memory"] == "Alice's database is MySQL 8 on port 3307."
+    assert top["matched_keywords"] == ["database", "Alice"]
+    assert found["total_count"] >= 1 and found["degraded"] == [] and found["degraded_reason"] == ""
+    semantic = client.search("Which database does Alice run?", filters={"user_id": "alice"}, keyword_search=False)
+    assert all(r["scores"]["keyword"] is None for r in semantic["results"])  # the keyword side did not run
+    assert any(r["scores"]["keyword"] is not None for r in found["results"])
+    with pytest.raises(Mem0Error) as caught:
+        client.search("q", filters={"user_id": "alice"}, keyword_search="yes")
+    assert caught.value.details == {"keyword_search": ["true or false"]}

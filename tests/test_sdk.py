@@ -86,6 +86,19 @@ def test_the_sync_client_covers_the_api(live_server, keys):
         top = found.results[0]
         assert top.memory.id == memory.id and top.scores.relevance == 1.0 and top.scores.keyword is not None
         assert found.degraded == []
+        # The seeds' controls: a keyword list, a time range in days; matched keywords, a preview, the turns
+        # (none for a memory saved as given), the total and the groups.
+        keyed = client.search("what does she drink?", user_id="alice", mode="keyword", keywords=["genmaicha"],
+                              time_range_days=30, include_turns=True)
+        hit = keyed.results[0]
+        assert hit.memory.id == memory.id and hit.matched_keywords == ["genmaicha"]
+        assert hit.preview == "Alice's favourite tea is genmaicha." and hit.turns == [] and hit.turns_total == 0
+        assert keyed.total_count == len(keyed.results) and keyed.total_count_exact
+        assert [(g.group_id, g.count) for g in keyed.groups] == [("", len(keyed.results))]
+        assert found.results[0].turns is None  # only when asked
+        with pytest.raises(ValidationError) as refused:
+            client.search("tea", user_id="alice", keywords=["tea"], mode="semantic")
+        assert "keywords" in refused.value.fields
 
         updated = client.update(memory.id, importance=0.3, expected_version=1)
         assert updated.operation == "UPDATE" and updated.memory.version == 2
@@ -258,6 +271,7 @@ SAMPLES = {
     "SearchResult": {"memory": MEMORY_JSON, "score": 0.5, "scores": {"relevance": 1, "fusion": 0.1, "recency": 1,
                                                                      "importance": 0.5, "stage": 1}, "new_field": 1},
     "SearchResponse": {"results": [], "degraded": [], "new_field": 1},
+    "SearchGroup": {"group_id": "", "count": 1, "best_score": 0.5, "memory_ids": ["m"], "new_field": 1},
     "Candidate": {"id": "c", "user_id": "u", "operation": "ADD", "text": "t", "status": "pending", "new_field": 1},
     "WriteResult": {"operation": "ADD", "memory": MEMORY_JSON, "new_field": 1},
     "Job": {"job_id": "j", "status": "done", "new_field": 1},

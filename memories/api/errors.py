@@ -13,7 +13,15 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from memories.embedding import EmbeddingError
-from memories.errors import InvalidOperation, MemoryNotFound, NotAllowed, QuotaExceeded, TooBusy, VersionConflict
+from memories.errors import (
+    InvalidOperation,
+    MemoryNotFound,
+    NotAllowed,
+    QuotaExceeded,
+    TooBusy,
+    VectorSearchError,
+    VersionConflict,
+)
 from memories.working import WorkingMemoryUnavailable
 
 logger = logging.getLogger(__name__)
@@ -39,6 +47,8 @@ def exception_handler(exc, context):
         return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, EmbeddingError):
         return Response({"detail": f"embedding service unavailable: {exc}"}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    if isinstance(exc, VectorSearchError):
+        return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
     if isinstance(exc, WorkingMemoryUnavailable):
         return Response({"detail": f"Redis unavailable, nothing was changed; retry later ({exc})"},
                         status=status.HTTP_503_SERVICE_UNAVAILABLE)

@@ -20,6 +20,7 @@ import anyio
 import pydantic_core
 from django.conf import settings
 from django.db import close_old_connections
+from django.utils import timezone
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from rest_framework import serializers as drf_serializers
@@ -43,7 +44,7 @@ from memories.keys import HeaderAuthentication, api_key_authenticate, authentica
 from memories.models import ApiKey
 from memories.network import client_of, meta_of_asgi_scope
 from memories.people.selectors import people_of, person_page
-from memories.search import SearchPlan, SearchQuery, listed_in_scope
+from memories.search import listed_in_scope
 
 INSTRUCTIONS = (
     "Long-term memory for this user. Call get_context at the start of a turn to learn what you should know; "
@@ -156,20 +157,39 @@ def _add_memory_tool(call: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _search_memories_tool(call: Callable[..., Any]) -> Callable[..., Any]:
-    async def search_memories(ctx: Context, user_id: str, query: str, limit: int = 10, agent_id: str | None = None,
-                              session_id: str | None = None, group_id: str | None = None,
-                              mode: Literal["hybrid", "semantic", "keyword"] = "hybrid") -> dict:
-        """Find a user's memories relevant to `query`, best first, with every part of each score."""
+    async def search_memories(ctx: Context, user_id: str, query: str, limit: int | None = None,
+                              agent_id: str | None = None, session_id: str | None = None,
+                              group_id: str | None = None,
+                              mode: Literal["hybrid", "semantic", "keyword"] = "hybrid",
+                              keywords: list[str] | None = None, time_range_days: int | None = None,
+                              min_score: float | None = None, memory_types: list[str] | None = None,
+                              include_turns: bool = False) -> dict:
+        """Find a user's memories relevant to `query`, best first, with every part of each score, the words
+        each holds (`keywords`: look for these words instead of the query's), a preview, the total, the
+        results per group, and `degraded` when the vector side failed (keyword results only, not none).
+        `time_range_days`: only the last N days; `include_turns`: the conversation turns behind each."""
         def work(caller: ApiClient) -> dict:
-            data = _valid(MemorySearchSerializer, {"user_id": user_id, "query": query, "limit": limit,
-                                                   "agent_id": agent_id, "session_id": session_id,
-                                                   "group_id": group_id, "mode": mode})
-            plan = SearchPlan()
-            results = agents.search_for_agent(tenant=caller.tenant, query=SearchQuery(**data), plan=plan)
-            return {"results": [{"id": str(r.memory.id), "text": r.memory.text, "memory_type": r.memory.memory_type,
-                                 "created_at": r.memory.created_at.isoformat(), "score": r.score,
-                                 "scores": r.scores} for r in results],
-                    "degraded": plan.degraded, "degraded_reason": plan.degraded_reason}
+            serializer = MemorySearchSerializer(data={k: v for k, v in {
+                "user_id": user_id, "query": query, "limit": limit, "agent_id": agent_id,
+                "session_id": session_id, "group_id": group_id, "mode": mode, "keywords": keywords,
+                "time_range_days": time_range_days, "min_score": min_score, "memory_types": memory_types,
+                "include_turns": include_turns}.items() if v is not None})
+            if not serializer.is_valid():
+                raise ToolError(_field_errors(serializer.errors))
+            answer = agents.search_answered(tenant=caller.tenant, query=serializer.to_query(now=timezone.now()),
+                                            include_turns=include_turns)
+            results = []
+            for r in answer.results:
+                memory_id = str(r.memory.id)
+                results.append({"id": memory_id, "text": r.memory.text, "memory_type": r.memory.memory_type,
+                                "group_id": r.memory.group_id, "created_at": r.memory.created_at.isoformat(),
+                                "score": r.score, "scores": r.scores,
+                                "matched_keywords": answer.matched_keywords[memory_id],
+                                "preview": answer.previews[memory_id],
+                                **((answer.turns or {}).get(memory_id, {}) if include_turns else {})})
+            plan = answer.plan
+            return {"results": results, "total_count": plan.total_count, "total_count_exact": plan.total_count_exact,
+                    "groups": answer.groups, "degraded": plan.degraded, "degraded_reason": plan.degraded_reason}
         return await call(ctx, work)
     return search_memories
 

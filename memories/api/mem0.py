@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,7 +43,7 @@ from memories.api.serializers import (
 )
 from memories.models import MemoryItem, MemoryType
 from memories.people.selectors import relations_of
-from memories.search import SearchQuery, listed_in_scope
+from memories.search import listed_in_scope
 from memories.vocabulary import SLOT_KEY
 
 # Filter keys with a meaning here, and what they are called in this service.
@@ -442,8 +443,7 @@ class SearchView(Mem0View):
         summary="Mem0: search (filters, top_k, threshold)", request=dict, responses={200: dict})
     def post(self, request):
         payload = self.body()
-        unsupported = {k for k in ("rerank", "keyword_search", "fields", "categories", "reference_date")
-                       if payload.get(k)}
+        unsupported = {k for k in ("rerank", "fields", "categories", "reference_date") if payload.get(k)}
         if unsupported:
             raise _invalid(sorted(unsupported)[0], "not supported by this service's search (docs/mem0.md); "
                                                    "hybrid search with its own fusion always runs")
@@ -458,6 +458,8 @@ class SearchView(Mem0View):
             fields["memory_types"] = FACT_TYPES
         if payload.get("threshold") is not None:
             fields["min_similarity"] = payload["threshold"]
+        if payload.get("keyword_search") is not None:  # Mem0's keyword search beside semantic: hybrid; off: semantic
+            fields["mode"] = "hybrid" if _asks_for(payload, "keyword_search") else "semantic"
         checked = MemorySearchSerializer(data=fields)  # the same bounds as /api/v1/memories/search
         if not checked.is_valid():
             errors = dict(checked.errors)
@@ -465,15 +467,20 @@ class SearchView(Mem0View):
                 if ours in errors:
                     errors[theirs] = errors.pop(ours)
             raise serializers.ValidationError(errors)
-        data = checked.validated_data
         start = scope.get("created_at__gte") or scope.get("created_at__gt")
         end = scope.get("created_at__lte") or scope.get("created_at__lt")
-        results = agents.search_for_agent(tenant=request.user.tenant, query=SearchQuery(
-            **data, **({"start_time": start} if start else {}), **({"end_time": end} if end else {})))
+        query = replace(checked.to_query(now=timezone.now()), **({"start_time": start} if start else {}),
+                        **({"end_time": end} if end else {}))
+        answer = agents.search_answered(tenant=request.user.tenant, query=query)
         # `score` is relevance (0-1: the best hit 1.0, what Mem0's users threshold on); `ranking_score` is the
-        # raw score the results are ordered by (fusion with recency, importance and stage: see `scores`).
+        # raw score the results are ordered by (fusion with recency, importance and stage: see `scores`). Beside
+        # Mem0's fields (its clients pass the rest through): the words each memory holds, the total, and
+        # whether the vector side failed (an answer from keywords alone, not an empty one).
         return Response({"results": [{**mem0_memory(r.memory, r.scores["relevance"]), "ranking_score": r.score,
-                                      "scores": r.scores} for r in results], **_relations(request, payload, scope)})
+                                      "scores": r.scores, "matched_keywords": answer.matched_keywords[str(r.memory.id)]}
+                                     for r in answer.results],
+                         "total_count": answer.plan.total_count, "degraded": answer.plan.degraded,
+                         "degraded_reason": answer.plan.degraded_reason, **_relations(request, payload, scope)})
 
 
 def _relations(request, payload: dict, scope: dict) -> dict:

@@ -20,7 +20,7 @@ from memories.identity import normalize_identifier
 from memories.models import MemoryHistory, MemoryItem, MemoryType, Person
 from memories.people.selectors import person_label
 from memories.permissions import public_actor
-from memories.search import MODES
+from memories.search import MODES, SearchQuery, search_query
 from memories.text import query_tokens
 from memories.timing import phase
 from memories.writing import MemorySpec, episode_unit
@@ -47,6 +47,15 @@ class StrictIntegerField(serializers.IntegerField):
         if isinstance(data, bool) or not isinstance(data, int):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """true or false, and only those: "yes" or 1 for a switch is a client bug."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
 
 
 class StrictDictField(serializers.JSONField):
@@ -289,19 +298,50 @@ class MemorySearchSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     person_id = serializers.UUIDField(required=False, help_text="only memories about this person (subject or "
                                       "object; an id from GET /users/{user_id}/people)")
 
+    keywords = serializers.ListField(
+        child=StrictCharField(max_length=100), required=False, allow_empty=False,
+        max_length=settings.SEARCH_MAX_QUERY_TERMS,
+        help_text="the keyword side looks for these words instead of the query's (keyword and hybrid modes); "
+                  "each result says which it holds (matched_keywords)")
+    time_range_days = StrictIntegerField(required=False, min_value=1, max_value=36500,
+                                         help_text="only memories of the last N days (start_time = now - N days)")
+    include_turns = StrictBooleanField(required=False, default=False,
+                                       help_text="each result carries the conversation turns it was drawn from")
+
     def validate_query(self, value: str) -> str:
         return bounded_query(value)
-    # On the 0-1 relevance scale (scores.relevance), the same in every mode.
+
+    def validate_keywords(self, value: list[str]) -> list[str]:
+        for keyword in value:
+            if not query_tokens(keyword):
+                raise serializers.ValidationError(f"{keyword!r} has no word a search looks for (only stopwords "
+                                                  "or punctuation)")
+        bounded_query(" ".join(value))
+        return value
+    # On the 0-1 relevance scale (scores.relevance), the same in every mode. Absent: the mode's default
+    # (memories/search/defaults.py).
     min_score = StrictFloatField(required=False, min_value=0, max_value=1)
     min_similarity = StrictFloatField(required=False, min_value=-1, max_value=1)  # cosine floor, semantic side
-    limit = StrictIntegerField(required=False, default=10, min_value=1, max_value=settings.SEARCH_MAX_LIMIT)
+    limit = StrictIntegerField(required=False, min_value=1, max_value=settings.SEARCH_MAX_LIMIT)
 
     def validate(self, attrs):
         require_user_or_group(attrs)
         start, end = attrs.get("start_time"), attrs.get("end_time")
         if start and end and start > end:
             raise serializers.ValidationError({"end_time": ["end_time must not be before start_time."]})
+        if attrs.get("time_range_days") is not None and start:
+            raise serializers.ValidationError({"time_range_days": ["give time_range_days or start_time, not both."]})
+        if attrs.get("keywords") and attrs.get("mode") == "semantic":
+            raise serializers.ValidationError({"keywords": ["keywords are for keyword and hybrid search; semantic "
+                                                            "search reads the query only."]})
         return attrs
+
+    def to_query(self, *, now: datetime) -> SearchQuery:
+        """The SearchQuery asked for, the mode's defaults filled in (memories.search.search_query)."""
+        fields = {k: v for k, v in self.validated_data.items() if k != "include_turns"}
+        if fields.get("keywords"):
+            fields["keywords"] = tuple(fields["keywords"])
+        return search_query(now=now, **fields)
 
 
 def _iso_utc(value: datetime, zone: tzinfo) -> str:
@@ -448,11 +488,50 @@ class SearchResultSerializer(serializers.Serializer):
     sources = SourceSerializer(many=True)
 
 
+class SearchTurnSerializer(serializers.Serializer):
+    job_id = serializers.CharField()
+    index = serializers.IntegerField(help_text="the turn's place in the conversation sent")
+    role = serializers.CharField()
+    speaker = serializers.CharField(allow_blank=True)
+    content = serializers.CharField(allow_blank=True, help_text="as an episode keeps it: sensitive data redacted")
+    created_at = serializers.CharField(allow_null=True)
+
+
+class SearchHitSerializer(SearchResultSerializer):
+    """A search result with what the search answer adds (seed 001 §5.2, seed 002 §5.7)."""
+
+    matched_keywords = serializers.ListField(child=serializers.CharField(),
+                                             help_text="the query's words (or the keywords given) the memory holds")
+    preview = serializers.CharField(allow_blank=True, help_text="the text on one line, at most 200 characters; an "
+                                    "episode's turns that match the question")
+    turns = SearchTurnSerializer(
+        many=True, required=False,
+        help_text="with include_turns: the conversation turns the memory was drawn from (at most 10; none for a "
+                  "memory saved without a conversation or whose turns were dropped after their retention)")
+    turns_total = serializers.IntegerField(required=False, help_text="with include_turns: how many turns it cites")
+
+
+class SearchGroupSerializer(serializers.Serializer):
+    group_id = serializers.CharField(allow_blank=True, help_text='the group conversation; "" outside any group')
+    count = serializers.IntegerField()
+    best_score = serializers.FloatField()
+    memory_ids = serializers.ListField(child=serializers.UUIDField(), help_text="best first")
+
+
 class SearchResponseSerializer(serializers.Serializer):
-    results = SearchResultSerializer(many=True)
+    results = SearchHitSerializer(many=True)
+    total_count = serializers.IntegerField(help_text="memories that passed the scope, filters and floors among "
+                                           "the candidates each side fetched (at most max(3 x limit, 50) each)")
+    total_count_exact = serializers.BooleanField(help_text="false when a side stopped at its pool: total_count is "
+                                                 "then a lower bound")
+    groups = SearchGroupSerializer(many=True, help_text="the results per group conversation (group_id), in the "
+                                   "order of each group's best result")
     degraded = serializers.ListField(child=serializers.CharField(),
-                                     help_text='sides that could not run, e.g. ["semantic"] when the embedder failed')
-    degraded_reason = serializers.CharField(allow_blank=True)
+                                     help_text='sides that could not run, e.g. ["semantic"] when the embedder or '
+                                               "the vector search failed: an answer from the keyword side alone, "
+                                               "not an empty one")
+    degraded_reason = serializers.CharField(allow_blank=True, help_text='"embedding failed: ..." or '
+                                            '"vector search failed: ..."')
 
 
 class PublicActorField(serializers.CharField):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import AuthenticationFailed
@@ -13,6 +14,7 @@ from rest_framework.views import APIView
 
 from memories import agents, erasure, governance, ingestion, selectors, writing
 from memories.api.auth import ApiClient, ApiKeyAuthentication, IsReviewerKey
+from memories.api.examples import SEARCH_EXAMPLES
 from memories.api.filters import MemoryFilter
 from memories.api.pagination import HistoryCursorPagination
 from memories.api.serializers import (
@@ -44,7 +46,7 @@ from memories.errors import MemoryNotFound
 from memories.health import service_health
 from memories.models import MemoryItem
 from memories.permissions import key_may_read_job
-from memories.search import SearchPlan, SearchQuery
+from memories.search import SearchAnswer
 from memories.timing import phase, timed
 
 
@@ -205,17 +207,32 @@ class MemoryHistoryView(APIView):
         return paginator.get_paginated_response(HistorySerializer(rows, many=True).data)
 
 
+def search_body(answer: SearchAnswer, request) -> dict:
+    """A search's answer: each result with its matched keywords and preview (and its turns when asked),
+    the total, the groups, and whether a side failed (an answer from keywords alone, not an empty one)."""
+    results = _scored(answer.results, request)
+    for found, body in zip(answer.results, results, strict=True):
+        memory_id = str(found.memory.id)
+        body["matched_keywords"] = answer.matched_keywords.get(memory_id, [])
+        body["preview"] = answer.previews.get(memory_id, "")
+        if answer.turns is not None:
+            body.update(answer.turns.get(memory_id) or {"turns": [], "turns_total": 0})
+    plan = answer.plan
+    return {"results": results, "total_count": plan.total_count, "total_count_exact": plan.total_count_exact,
+            "groups": answer.groups, "degraded": plan.degraded, "degraded_reason": plan.degraded_reason}
+
+
 class MemorySearchView(APIView):
-    @extend_schema(request=MemorySearchSerializer, responses={200: SearchResponseSerializer})
+    @extend_schema(request=MemorySearchSerializer, responses={200: SearchResponseSerializer},
+                   examples=SEARCH_EXAMPLES)
     def post(self, request):
-        """Search a user's (or a group's) memories: hybrid, semantic or keyword, with every score part."""
+        """Search a user's (or a group's) memories: hybrid, semantic or keyword, with every score part.
+        Left out, `limit`, `min_score` and `min_similarity` take the mode's defaults (docs/search.md)."""
         serializer = MemorySearchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        plan = SearchPlan()
-        results = agents.search_for_agent(tenant=request.user.tenant, query=SearchQuery(**serializer.validated_data),
-                                          plan=plan)
-        return Response({"results": _scored(results, request), "degraded": plan.degraded,
-                         "degraded_reason": plan.degraded_reason})
+        answer = agents.search_answered(tenant=request.user.tenant, query=serializer.to_query(now=timezone.now()),
+                                        include_turns=serializer.validated_data["include_turns"])
+        return Response(search_body(answer, request))
 
 
 class UserMemoriesView(APIView):

@@ -35,13 +35,20 @@ def uses_kept_statistics(q: SearchQuery) -> bool:
             and q.user_id is not None and q.as_of is None)
 
 
+def keyword_terms(q: SearchQuery) -> list[str]:
+    """The keyword side's terms: those of the explicit keywords when given (seed 001's keyword list), else the
+    query's; what the search leaves out (the user's name) dropped; at most SEARCH_MAX_QUERY_TERMS (the API
+    refuses more, internal callers pass long texts, and each term is a SQL column)."""
+    text = " ".join(q.keywords) if q.keywords else q.query
+    return [t for t in query_tokens(text) if t not in q.keyword_ignore][: settings.SEARCH_MAX_QUERY_TERMS]
+
+
 def keyword_sql(tenant: Tenant, q: SearchQuery, pool: int, now: datetime) -> tuple[str, list[Any]] | None:
     """The full-text statement (columns id, rank_value and SCORE_COLUMNS) ranked
     as SEARCH_KEYWORD_RANKING says: bm25 (better recall; one heavier statement)
     or ts_rank (Postgres' ts_rank_cd: no IDF, about 1 ms cheaper per search).
     None when the query has no terms."""
-    # Capped here too (the API refuses more): internal callers pass long texts, and each term is a SQL column.
-    tokens = [t for t in query_tokens(q.query) if t not in q.keyword_ignore][: settings.SEARCH_MAX_QUERY_TERMS]
+    tokens = keyword_terms(q)
     if not tokens:
         return None
     if tuning.SEARCH_KEYWORD_RANKING == "ts_rank":

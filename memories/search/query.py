@@ -48,6 +48,9 @@ class SearchQuery:
     min_similarity: float | None = None
     limit: int = 10
     person_id: uuid.UUID | None = None  # only memories about this person (memories.people): subject or object
+    # Seed 001's explicit keyword list: the keyword side looks for these instead of the query's words (the
+    # semantic side still reads the query).
+    keywords: tuple[str, ...] | None = None
     # Terms the keyword side leaves out: the user's own name, which every fact about them says (set by
     # the search itself from the user's profile; a question naming the user is no match for all of them).
     keyword_ignore: tuple[str, ...] = ()
@@ -72,3 +75,7 @@ class SearchPlan:
     candidates_keyword: int = 0
     degraded: list[str] = field(default_factory=list)  # sides that could not run ("semantic")
     degraded_reason: str = ""
+    # How many memories passed the scope, the filters and the floors among the candidates the sides fetched
+    # (each at most scoring.search_pool(limit)); exact unless a side stopped at its pool (a lower bound then).
+    total_count: int = 0
+    total_count_exact: bool = True

@@ -6,19 +6,22 @@ import heapq
 import logging
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from memories import metrics
 from memories.embedding import Embedder, EmbeddingError, embed_query, get_embedder
+from memories.errors import VectorSearchError
 from memories.models import Tenant
 from memories.search import tuning
 from memories.search.filters import db
-from memories.search.keyword import keyword_candidates, keyword_sql, uses_kept_statistics
+from memories.search.keyword import keyword_candidates, keyword_sql, keyword_terms, uses_kept_statistics
 from memories.search.neighbours import next_in_session, spread_to_neighbours
 from memories.search.query import MODES, ScoredMemory, SearchPlan, SearchQuery
 from memories.search.reads import jobs_of, memories_by_id, own_name_terms, texts_of
@@ -36,7 +39,6 @@ from memories.search.scoring import (
 )
 from memories.search.semantic import cached_vector_plan, exact_result, exact_semantic_sql, semantic_search
 from memories.search.temporal import mentions_time, time_intent, time_match
-from memories.text import query_tokens
 from memories.trait_lines import trait_stages_read
 
 logger = logging.getLogger(__name__)
@@ -130,7 +132,7 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
                    query_vector: Callable[[], np.ndarray] | None) -> list[ScoredMemory]:
     """Retrieve both sides -> fuse and score -> lend to session neighbours -> load the winners."""
     now = timezone.now()
-    if query.user_id is not None and query.mode != "semantic" and not query.keyword_ignore:
+    if query.user_id is not None and query.mode != "semantic" and not query.keyword_ignore and not query.keywords:
         query = replace(query, keyword_ignore=own_name_terms(tenant.id, query.user_id))
     semantic, keyword, sides = _retrieve(tenant, query, embedder, plan, query_vector, now)
     scored = _fuse_and_score(query, semantic, keyword, sides, now)
@@ -139,6 +141,9 @@ def _memory_search(tenant: Tenant, query: SearchQuery, embedder: Embedder | None
     facts: dict[str, RetrievedRow] = {r.id: r for r in [*semantic, *keyword]}
     if query.mode == "hybrid":
         scored = _with_neighbours(tenant, query, scored, facts, now)
+    pool = search_pool(query.limit)
+    plan.total_count = len(scored)
+    plan.total_count_exact = plan.candidates_semantic < pool and plan.candidates_keyword < pool
     scored = below_their_facts(scored[: query.limit], {i for i, row in facts.items() if row.episode})
     if query.fill is not None:
         scored = filling(scored, {i: row.chars for i, row in facts.items()}, query.fill)
@@ -159,24 +164,17 @@ def _retrieve(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, pla
     if query.mode in ("semantic", "hybrid"):
         embedder = embedder or get_embedder()
         vector = _query_vector(query, embedder, plan, query_vector)
-        if vector is not None:
+        found = _vector_side(tenant, query, embedder, vector, plan, pool, now) if vector is not None else None
+        if found is not None:
             sides.append(_semantic_weight(query))
-            plan.vector_plan = cached_vector_plan(tenant, query.user_id, embedder.name)
-            exact_rows = None
-            if plan.vector_plan == "exact" and query.mode == "hybrid":
-                exact_rows, keyword = _exact_and_keyword(tenant, query, vector, embedder.name, pool, now)
-                keyword_done = True
-            if exact_rows is not None:
-                semantic = exact_rows
-            else:  # semantic mode, a tenant-wide or large user, or the exact plan stopped at its cap
-                known = cached_vector_plan(tenant, query.user_id, embedder.name)
-                semantic, plan.vector_plan = semantic_search(tenant, query, vector, embedder.name,
-                                                             embedder.dimensions, pool, now, known)
+            semantic, keyword_rows = found
+            if keyword_rows is not None:
+                keyword, keyword_done = keyword_rows, True
         else:
             plan.vector_plan = "none"
     if query.mode != "semantic" and not keyword_done:  # keyword mode, hybrid through HNSW, or degraded
         keyword = keyword_candidates(tenant, query, pool, now)
-    if query.mode != "semantic" and any(t not in query.keyword_ignore for t in query_tokens(query.query)):
+    if query.mode != "semantic" and keyword_terms(query):
         sides.append(tuning.SEARCH_KEYWORD_WEIGHT)
         if tuning.SEARCH_KEYWORD_RANKING == "bm25":
             plan.keyword_statistics = "kept" if uses_kept_statistics(query) else "scanned"
@@ -184,6 +182,38 @@ def _retrieve(tenant: Tenant, query: SearchQuery, embedder: Embedder | None, pla
         semantic = [r for r in semantic if 1.0 - r.rank_value >= query.min_similarity]
     plan.candidates_semantic, plan.candidates_keyword = len(semantic), len(keyword)
     return semantic, keyword, sides
+
+
+def _vector_side(tenant: Tenant, query: SearchQuery, embedder: Embedder, vector: np.ndarray, plan: SearchPlan,
+                 pool: int, now: datetime) -> tuple[list[RetrievedRow], list[RetrievedRow] | None] | None:
+    """The semantic candidates (with the keyword ones when a per-user hybrid fetched both in one statement),
+    or None when the vector statement failed and hybrid answers from its keywords (the plan says so, seed 001
+    §9's VectorSearchError). Semantic mode has nothing else: the failure is raised as VectorSearchError."""
+    connection = db()
+    # Inside a transaction (a test's, a caller's) the failed statement needs its own savepoint; a request's
+    # autocommit read needs none, and pays no round trip for it.
+    guard = transaction.atomic(using=connection.alias) if connection.in_atomic_block else nullcontext()
+    try:
+        with guard:
+            plan.vector_plan = cached_vector_plan(tenant, query.user_id, embedder.name)
+            if plan.vector_plan == "exact" and query.mode == "hybrid":
+                exact_rows, keyword = _exact_and_keyword(tenant, query, vector, embedder.name, pool, now)
+                if exact_rows is not None:
+                    return exact_rows, keyword
+            else:
+                keyword = None
+            # semantic mode, a tenant-wide or large user, or the exact plan stopped at its cap
+            known = cached_vector_plan(tenant, query.user_id, embedder.name)
+            semantic, plan.vector_plan = semantic_search(tenant, query, vector, embedder.name,
+                                                         embedder.dimensions, pool, now, known)
+            return semantic, keyword
+    except DatabaseError as exc:
+        if query.mode == "semantic":
+            raise VectorSearchError(f"vector search failed: {exc}"[:500]) from exc
+        logger.warning("vector search failed; answering from the keyword side: %s", exc)
+        plan.degraded.append("semantic")
+        plan.degraded_reason = f"vector search failed: {exc}"[:500]
+        return None
 
 
 def _semantic_weight(query: SearchQuery) -> float:

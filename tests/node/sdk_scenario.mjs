@@ -114,6 +114,19 @@ async function api() {
     const elsewhere = await agent.search("genmaicha tea", { user_id: "alice", session_id: "no-such-session",
       agent_id: "no-such-agent", group_id: "no-such-group" });
     assert.ok(elsewhere.results.every((r) => r.memory.session_id === "no-such-session" || r.memory.session_id === ""));
+    // The seeds' controls: a keyword list, a time range in days, the answer's matched keywords, preview,
+    // original turns (none for a memory saved as given), total and groups.
+    const keyed = await agent.search("what does she drink?", { user_id: "alice", mode: "keyword",
+      keywords: ["genmaicha"], time_range_days: 30, include_turns: true });
+    assert.equal(keyed.results[0].memory.id, memoryId);
+    assert.deepEqual(keyed.results[0].matched_keywords, ["genmaicha"]);
+    assert.ok(keyed.results[0].preview.length > 0 && keyed.results[0].preview.length <= 200);
+    assert.deepEqual(keyed.results[0].turns, []);
+    assert.equal(keyed.results[0].turns_total, 0);
+    assert.equal(keyed.total_count, keyed.results.length);
+    assert.deepEqual(keyed.groups.map((g) => g.group_id), [""]);
+    await assert.rejects(agent.search("tea", { user_id: "alice", keywords: ["tea"], mode: "semantic" }),
+      (error) => error instanceof ValidationError && "keywords" in error.fields);
   });
 
   await check("update, conflict and history", async () => {

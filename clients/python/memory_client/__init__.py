@@ -29,6 +29,7 @@ from memory_client.models import (
     PersonFact,
     ReflectionCycle,
     ScoreParts,
+    SearchGroup,
     SearchResponse,
     SearchResult,
     Trait,
@@ -39,6 +40,6 @@ __all__ = [
     "AsyncMemoryClient", "AuthenticationError", "Candidate", "Conflict", "ContextBlock", "Erasure", "HistoryEvent",
     "Job", "Memory", "MemoryClient", "MemoryServiceError", "NotFound", "NotSupported", "Page", "PermissionDenied",
     "Person", "PersonEdge", "PersonFact", "QuotaExceeded", "RateLimited", "ReflectionCycle", "RetryPolicy",
-    "ScoreParts", "SearchResponse", "SearchResult", "ServerError", "ServiceUnavailable", "Trait", "TransportError",
-    "ValidationError", "WriteResult",
+    "ScoreParts", "SearchGroup", "SearchResponse", "SearchResult", "ServerError", "ServiceUnavailable", "Trait",
+    "TransportError", "ValidationError", "WriteResult",
 ]

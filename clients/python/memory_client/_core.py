@@ -216,15 +216,22 @@ class Endpoints:
                tags: builtins.list[str] | None = None,
                start_time: str | None = None, end_time: str | None = None, as_of: str | None = None,
                min_score: float | None = None, min_similarity: float | None = None,
-               person_id: str | None = None, include_data: bool = False) -> SearchResponse:
-        """Hybrid (or semantic / keyword) search; each result carries its score parts. `person_id`: only
-        memories about that person (an id from `people`)."""
+               person_id: str | None = None, include_data: bool = False,
+               keywords: builtins.list[str] | None = None, time_range_days: int | None = None,
+               include_turns: bool = False) -> SearchResponse:
+        """Hybrid (or semantic / keyword) search; each result carries its score parts, the words it holds
+        (`matched_keywords`) and a `preview`; the answer its `total_count`, its `groups` and `degraded` when
+        the vector side failed. `person_id`: only memories about that person (an id from `people`);
+        `keywords`: the keyword side looks for these instead of the query's words; `time_range_days`: only
+        the last N days; `include_turns`: each result carries the conversation turns it was drawn from.
+        Left out, `limit`, `min_score` and `min_similarity` take the mode's defaults."""
         return self._send(Call("POST", "memories/search", SearchResponse.from_json,
                                params={"include": "data"} if include_data else {}, json=_clean({
             "query": query, "user_id": user_id, "agent_id": agent_id, "session_id": session_id,
             "group_id": group_id, "mode": mode, "limit": limit, "memory_types": memory_types, "tags": tags,
             "start_time": start_time, "end_time": end_time, "as_of": as_of, "min_score": min_score,
-            "min_similarity": min_similarity, "person_id": person_id})))
+            "min_similarity": min_similarity, "person_id": person_id, "keywords": keywords,
+            "time_range_days": time_range_days, "include_turns": include_turns or None})))
 
     def erase_user(self, user_id: str, *, agent_id: str | None = None) -> Erasure:
         """Erase everything of a user (or one agent's part): nothing of their words remains."""

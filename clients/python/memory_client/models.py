@@ -99,24 +99,56 @@ class SearchResult:
     scores: ScoreParts
     sources: list[dict[str, Any]] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    matched_keywords: list[str] = field(default_factory=list)
+    """The query's words (or the keywords given) the memory holds."""
+    preview: str = ""
+    """The text on one line, at most 200 characters (an episode: its turns that match the question)."""
+    turns: list[dict[str, Any]] | None = None
+    """With include_turns: the conversation turns it was drawn from ({job_id, index, role, speaker, content,
+    created_at}, sensitive data redacted); None when not asked."""
+    turns_total: int | None = None
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> SearchResult:
         return cls(Memory.from_json(body["memory"]), body["score"], ScoreParts.from_json(body.get("scores") or {}),
-                   body.get("sources") or [], body)
+                   body.get("sources") or [], body, matched_keywords=body.get("matched_keywords") or [],
+                   preview=body.get("preview") or "", turns=body.get("turns"), turns_total=body.get("turns_total"))
+
+
+@dataclass(frozen=True)
+class SearchGroup:
+    """The results of one group conversation (`group_id`; "" for memories saved outside any group)."""
+
+    group_id: str
+    count: int
+    best_score: float
+    memory_ids: list[str] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> SearchGroup:
+        return cls(**_pick(cls, body))
 
 
 @dataclass(frozen=True)
 class SearchResponse:
     results: list[SearchResult]
     degraded: list[str] = field(default_factory=list)
+    """The sides that could not run (["semantic"]: the embedder or the vector search failed, and the results
+    are the keyword side's alone), told apart from an empty answer."""
     degraded_reason: str = ""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    total_count: int = 0
+    """Memories that passed the scope, filters and floors among the candidates fetched."""
+    total_count_exact: bool = True
+    groups: list[SearchGroup] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> SearchResponse:
         return cls([SearchResult.from_json(r) for r in body["results"]], body.get("degraded") or [],
-                   body.get("degraded_reason") or "", body)
+                   body.get("degraded_reason") or "", body, total_count=body.get("total_count") or 0,
+                   total_count_exact=body.get("total_count_exact", True),
+                   groups=[SearchGroup.from_json(g) for g in body.get("groups") or []])
 
 
 @dataclass(frozen=True)

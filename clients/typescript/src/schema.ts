@@ -230,6 +230,7 @@ export interface paths {
         /**
          * Search a user's (or a group's) memories: hybrid, semantic or keyword, with every score part
          * @description Search a user's (or a group's) memories: hybrid, semantic or keyword, with every score part.
+         *     Left out, `limit`, `min_score` and `min_similarity` take the mode's defaults (docs/search.md).
          */
         post: operations["api_v1_memories_search_create"];
         delete?: never;
@@ -1094,11 +1095,19 @@ export interface components {
              * @description only memories about this person (subject or object; an id from GET /users/{user_id}/people)
              */
             person_id?: string;
+            /** @description the keyword side looks for these words instead of the query's (keyword and hybrid modes); each result says which it holds (matched_keywords) */
+            keywords?: string[];
+            /** @description only memories of the last N days (start_time = now - N days) */
+            time_range_days?: number;
+            /**
+             * @description each result carries the conversation turns it was drawn from
+             * @default false
+             */
+            include_turns?: boolean;
             /** Format: double */
             min_score?: number;
             /** Format: double */
             min_similarity?: number;
-            /** @default 10 */
             limit?: number;
         };
         /**
@@ -1279,10 +1288,42 @@ export interface components {
             trait_confidence?: number | null;
             working_memory?: boolean;
         };
+        SearchGroup: {
+            /** @description the group conversation; "" outside any group */
+            group_id: string;
+            count: number;
+            /** Format: double */
+            best_score: number;
+            /** @description best first */
+            memory_ids: string[];
+        };
+        /** @description A search result with what the search answer adds (seed 001 §5.2, seed 002 §5.7). */
+        SearchHit: {
+            memory: components["schemas"]["Memory"];
+            /** Format: double */
+            score: number;
+            scores: components["schemas"]["Score"];
+            sources: components["schemas"]["Source"][];
+            /** @description the query's words (or the keywords given) the memory holds */
+            matched_keywords: string[];
+            /** @description the text on one line, at most 200 characters; an episode's turns that match the question */
+            preview: string;
+            /** @description with include_turns: the conversation turns the memory was drawn from (at most 10; none for a memory saved without a conversation or whose turns were dropped after their retention) */
+            turns?: components["schemas"]["SearchTurn"][];
+            /** @description with include_turns: how many turns it cites */
+            turns_total?: number;
+        };
         SearchResponse: {
-            results: components["schemas"]["SearchResult"][];
-            /** @description sides that could not run, e.g. ["semantic"] when the embedder failed */
+            results: components["schemas"]["SearchHit"][];
+            /** @description memories that passed the scope, filters and floors among the candidates each side fetched (at most max(3 x limit, 50) each) */
+            total_count: number;
+            /** @description false when a side stopped at its pool: total_count is then a lower bound */
+            total_count_exact: boolean;
+            /** @description the results per group conversation (group_id), in the order of each group's best result */
+            groups: components["schemas"]["SearchGroup"][];
+            /** @description sides that could not run, e.g. ["semantic"] when the embedder or the vector search failed: an answer from the keyword side alone, not an empty one */
             degraded: string[];
+            /** @description "embedding failed: ..." or "vector search failed: ..." */
             degraded_reason: string;
         };
         SearchResult: {
@@ -1291,6 +1332,16 @@ export interface components {
             score: number;
             scores: components["schemas"]["Score"];
             sources: components["schemas"]["Source"][];
+        };
+        SearchTurn: {
+            job_id: string;
+            /** @description the turn's place in the conversation sent */
+            index: number;
+            role: string;
+            speaker: string;
+            /** @description as an episode keeps it: sensitive data redacted */
+            content: string;
+            created_at: string | null;
         };
         /**
          * @description * `as_written` - as_written

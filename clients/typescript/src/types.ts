@@ -37,6 +37,13 @@ export type Candidate = Schemas["Candidate"];
 /** Why a memory ranked where it did: every part of its score. */
 export type ScoreParts = Schemas["Score"];
 export type SearchResult = Schemas["SearchResult"];
+/** A search result with its matched keywords, preview and (with `include_turns`) original turns. */
+export type SearchHit = Schemas["SearchHit"];
+/** The results of one group conversation (`group_id`; "" outside any group). */
+export type SearchGroup = Schemas["SearchGroup"];
+/** One conversation turn behind a memory, as an episode keeps it (sensitive data redacted). */
+export type SearchTurn = Schemas["SearchTurn"];
+/** Results, `total_count`, `groups`, and `degraded` when the vector side failed (keyword results only). */
 export type SearchResponse = Schemas["SearchResponse"];
 export type SearchMode = Schemas["ModeEnum"];
 /** A conversation's extraction (poll it with `job`, or `waitForJob`). */
