@@ -14,7 +14,8 @@ import os
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from functools import lru_cache
 
 from django.conf import settings
 from django.db import connections, transaction
@@ -207,6 +208,79 @@ def enqueue(task_name: str, *args, on_commit: bool = True, swallow_broker_errors
         transaction.on_commit(send)
     else:
         send()
+
+
+# ------------------------------------------------------------------ a nudge sent once per user per window
+# A stream of saves nudged reflection once each: a task per save, the worker's CPU spent asking the same user
+# the same question. A nudge now claims a key per user in Redis (SET NX); only the nudge that claims it sends
+# the task, `window` seconds later, and the task lets the key go as it starts (coalesced_taken), before it
+# reads: a save that committed before that is read by it, and a later one claims the key again. A task that
+# runs later than the key lives (a backlog) is sent twice, never not at all.
+
+
+@lru_cache(maxsize=4)
+def _redis(url: str):
+    import redis  # only with a broker and REDIS_URL: eager installs need no Redis client
+
+    return redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+
+
+forgotten_on_reset(_redis.cache_clear)  # a client's sockets are not to be shared with a forked child
+
+
+def _coalesce_key(task_name: str, tenant_id: int, user_id: str) -> str:
+    digest = hashlib.blake2b(f"{tenant_id}:{user_id}".encode(), digest_size=12).hexdigest()  # no id as written
+    return f"memory:coalesce:{task_name}:{digest}"
+
+
+def enqueue_coalesced(task_name: str, tenant_id: int, user_ids: list[str], *, window: float,
+                      on_commit: bool = True) -> None:
+    """Send `task_name(tenant_id, users)` for the users no earlier call has a task waiting for, `window`
+    seconds from now (after the surrounding commit by default). Eager, without REDIS_URL, with window 0
+    or when Redis fails: sent at once for every user, as `enqueue` does. Broker errors are logged."""
+
+    def send() -> None:
+        from celery import current_app as app  # the project's app (memory_project/celery.py)
+
+        users, claimed, countdown = list(user_ids), [], None
+        if window > 0 and settings.REDIS_URL and not app.conf.task_always_eager:
+            keys = [_coalesce_key(task_name, tenant_id, user_id) for user_id in users]
+            try:
+                client = _redis(settings.REDIS_URL)
+                pipe = client.pipeline(transaction=False)
+                for key in keys:
+                    pipe.set(key, "1", nx=True, ex=max(60, int(window * 10)))
+                fresh = pipe.execute()
+                users = [user_id for user_id, new in zip(users, fresh, strict=True) if new]
+                claimed = [key for key, new in zip(keys, fresh, strict=True) if new]
+                countdown = window
+            except Exception:  # noqa: BLE001 - Redis down: every nudge is sent, as before coalescing
+                logger.warning("could not coalesce %s; sent at once", task_name, exc_info=True)
+        if not users:
+            return
+        try:
+            _registered(app, task_name).apply_async(args=(tenant_id, users), countdown=countdown)
+        except Exception:
+            logger.exception("could not enqueue %s; a sweep will pick the work up", task_name)
+            if claimed:  # not sent: the next nudge must not wait for a task that will never run
+                with suppress(Exception):
+                    _redis(settings.REDIS_URL).delete(*claimed)
+
+    if on_commit:
+        transaction.on_commit(send)
+    else:
+        send()
+
+
+def coalesced_taken(task_name: str, tenant_id: int, user_ids: list[str]) -> None:
+    """A coalesced task, starting: the next nudge of these users sends a task again. Called before the task
+    reads anything, so what committed before is read by this run and what commits after by the next."""
+    if not settings.REDIS_URL or not user_ids:
+        return
+    try:
+        _redis(settings.REDIS_URL).delete(*[_coalesce_key(task_name, tenant_id, user_id) for user_id in user_ids])
+    except Exception:  # noqa: BLE001 - the keys expire on their own; nudges meanwhile wait for them
+        logger.warning("could not release the coalesced %s of %d users", task_name, len(user_ids), exc_info=True)
 
 
 def queue_depth(queue: str = "celery") -> int | None:

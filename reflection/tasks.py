@@ -7,9 +7,11 @@ import time
 
 from celery import shared_task
 
+from memories import vocabulary
 from memories.consistency import consistency_check as run_consistency_check
 from memories.identity import identifier_digest
 from memories.models import MemoryItem, Tenant
+from memories.queue import coalesced_taken
 from reflection.engine import (
     ReflectionBusy,
     cycles_reclaim,
@@ -102,7 +104,9 @@ def reflect_due_users() -> int:
 
 @shared_task
 def reflect_if_important(tenant_id: int, user_ids: list[str]) -> int:
-    """Importance trigger, sent by ingestion after it saved memories."""
+    """Importance trigger, sent by saves and ingestion after they saved memories (once per user per
+    REFLECTION_NUDGE_WINDOW: the next nudge sends again from here on)."""
+    coalesced_taken(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, user_ids)
     tenant = Tenant.objects.filter(id=tenant_id).first()
     return maybe_reflect(tenant, set(user_ids)) if tenant else 0
 
