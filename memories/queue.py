@@ -210,12 +210,13 @@ def enqueue(task_name: str, *args, on_commit: bool = True, swallow_broker_errors
         send()
 
 
-# ------------------------------------------------------------------ a nudge sent once per user per window
-# A stream of saves nudged reflection once each: a task per save, the worker's CPU spent asking the same user
-# the same question. A nudge now claims a key per user in Redis (SET NX); only the nudge that claims it sends
-# the task, `window` seconds later, and the task lets the key go as it starts (coalesced_taken), before it
-# reads: a save that committed before that is read by it, and a later one claims the key again. A task that
-# runs later than the key lives (a backlog) is sent twice, never not at all.
+# ------------------------------------------------------------------ a nudge sent once per tenant per window
+# A stream of saves nudged reflection once each: a task per save, the worker's CPU spent asking again and again.
+# A nudge now adds its users to the tenant's set in Redis and claims the tenant's key (SET NX), both in one
+# MULTI; only the nudge that claims it sends the task, `window` seconds later. The task, as it starts, takes
+# the set and lets the key go in one MULTI (coalesced_taken), before it reads: a save that committed before
+# that is in the set it took, a later one claims the key again and sends the next task. A task that runs
+# later than the key lives (a backlog) is sent twice, never not at all.
 
 
 @lru_cache(maxsize=4)
@@ -228,43 +229,42 @@ def _redis(url: str):
 forgotten_on_reset(_redis.cache_clear)  # a client's sockets are not to be shared with a forked child
 
 
-def _coalesce_key(task_name: str, tenant_id: int, user_id: str) -> str:
-    digest = hashlib.blake2b(f"{tenant_id}:{user_id}".encode(), digest_size=12).hexdigest()  # no id as written
-    return f"memory:coalesce:{task_name}:{digest}"
+def _coalesce_keys(task_name: str, tenant_id: int) -> tuple[str, str]:
+    """(the claim, the set of users waiting) of one task and tenant."""
+    return f"memory:coalesce:{task_name}:{tenant_id}", f"memory:coalesce:{task_name}:{tenant_id}:users"
 
 
 def enqueue_coalesced(task_name: str, tenant_id: int, user_ids: list[str], *, window: float,
                       on_commit: bool = True) -> None:
-    """Send `task_name(tenant_id, users)` for the users no earlier call has a task waiting for, `window`
-    seconds from now (after the surrounding commit by default). Eager, without REDIS_URL, with window 0
-    or when Redis fails: sent at once for every user, as `enqueue` does. Broker errors are logged."""
+    """Send `task_name(tenant_id, users)` once for every call about the tenant within `window` seconds, that
+    long after the first (after the surrounding commit by default); the task takes the other calls' users
+    from Redis (coalesced_taken). Eager, without REDIS_URL, with window 0 or when Redis fails: sent at once,
+    as `enqueue` does. Broker errors are logged, never raised."""
 
     def send() -> None:
         from celery import current_app as app  # the project's app (memory_project/celery.py)
 
-        users, claimed, countdown = list(user_ids), [], None
+        claim, users = _coalesce_keys(task_name, tenant_id)
+        claimed, countdown = False, None
         if window > 0 and settings.REDIS_URL and not app.conf.task_always_eager:
-            keys = [_coalesce_key(task_name, tenant_id, user_id) for user_id in users]
+            lifetime = max(60, int(window * 10))
             try:
-                client = _redis(settings.REDIS_URL)
-                pipe = client.pipeline(transaction=False)
-                for key in keys:
-                    pipe.set(key, "1", nx=True, ex=max(60, int(window * 10)))
-                fresh = pipe.execute()
-                users = [user_id for user_id, new in zip(users, fresh, strict=True) if new]
-                claimed = [key for key, new in zip(keys, fresh, strict=True) if new]
-                countdown = window
+                pipe = _redis(settings.REDIS_URL).pipeline(transaction=True)
+                pipe.sadd(users, *user_ids).expire(users, lifetime).set(claim, "1", nx=True, ex=lifetime)
+                claimed = bool(pipe.execute()[2])
             except Exception:  # noqa: BLE001 - Redis down: every nudge is sent, as before coalescing
                 logger.warning("could not coalesce %s; sent at once", task_name, exc_info=True)
-        if not users:
-            return
+            else:
+                if not claimed:
+                    return  # a task of the tenant is waiting: it takes these users from the set
+                countdown = window
         try:
-            _registered(app, task_name).apply_async(args=(tenant_id, users), countdown=countdown)
+            _registered(app, task_name).apply_async(args=(tenant_id, list(user_ids)), countdown=countdown)
         except Exception:
             logger.exception("could not enqueue %s; a sweep will pick the work up", task_name)
             if claimed:  # not sent: the next nudge must not wait for a task that will never run
                 with suppress(Exception):
-                    _redis(settings.REDIS_URL).delete(*claimed)
+                    _redis(settings.REDIS_URL).delete(claim)
 
     if on_commit:
         transaction.on_commit(send)
@@ -272,15 +272,19 @@ def enqueue_coalesced(task_name: str, tenant_id: int, user_ids: list[str], *, wi
         send()
 
 
-def coalesced_taken(task_name: str, tenant_id: int, user_ids: list[str]) -> None:
-    """A coalesced task, starting: the next nudge of these users sends a task again. Called before the task
-    reads anything, so what committed before is read by this run and what commits after by the next."""
-    if not settings.REDIS_URL or not user_ids:
-        return
+def coalesced_taken(task_name: str, tenant_id: int, user_ids: list[str]) -> list[str]:
+    """A coalesced task, starting: its own users and those later calls added, the set emptied and the claim
+    let go together, so the next call sends a task again. Called before the task reads anything."""
+    if not settings.REDIS_URL:
+        return list(user_ids)
+    claim, users = _coalesce_keys(task_name, tenant_id)
     try:
-        _redis(settings.REDIS_URL).delete(*[_coalesce_key(task_name, tenant_id, user_id) for user_id in user_ids])
-    except Exception:  # noqa: BLE001 - the keys expire on their own; nudges meanwhile wait for them
-        logger.warning("could not release the coalesced %s of %d users", task_name, len(user_ids), exc_info=True)
+        pipe = _redis(settings.REDIS_URL).pipeline(transaction=True)
+        waiting = pipe.smembers(users).delete(users).delete(claim).execute()[0]
+    except Exception:  # noqa: BLE001 - the keys expire on their own; calls meanwhile wait for them
+        logger.warning("could not take the coalesced %s of tenant %s", task_name, tenant_id, exc_info=True)
+        return list(user_ids)
+    return sorted({*user_ids, *(member.decode() for member in waiting)})
 
 
 def queue_depth(queue: str = "celery") -> int | None:

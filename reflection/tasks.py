@@ -104,9 +104,9 @@ def reflect_due_users() -> int:
 
 @shared_task
 def reflect_if_important(tenant_id: int, user_ids: list[str]) -> int:
-    """Importance trigger, sent by saves and ingestion after they saved memories (once per user per
-    REFLECTION_NUDGE_WINDOW: the next nudge sends again from here on)."""
-    coalesced_taken(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, user_ids)
+    """Importance trigger, sent by saves and ingestion after they saved memories: once per tenant per
+    REFLECTION_NUDGE_WINDOW, for every user nudged meanwhile (the next nudge sends again from here on)."""
+    user_ids = coalesced_taken(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, user_ids)
     tenant = Tenant.objects.filter(id=tenant_id).first()
     return maybe_reflect(tenant, set(user_ids)) if tenant else 0
 

@@ -23,6 +23,7 @@ from memories.writing import MemorySpec, memory_create_batch
 from tests.conftest import celery_on_broker, start_celery_worker, stop_process
 
 BROKER = "redis://127.0.0.1:6379/9"  # this file's own database: the broker's queue and the nudges' keys
+WINDOW = 3  # seconds a burst's nudges are coalesced over (a burst takes well under it)
 
 
 def _queued_task_names() -> list[str]:
@@ -118,46 +119,52 @@ def test_a_saves_emotion_read_from_its_vector_is_the_encoders_own(settings):
 
 @pytest.fixture
 def worker(transactional_db, settings):
-    """A real worker on Redis, nudges coalesced over one second."""
-    settings.REDIS_URL, settings.REFLECTION_NUDGE_WINDOW = BROKER, 1.0
+    """A real worker on Redis, nudges coalesced over WINDOW seconds."""
+    settings.REDIS_URL, settings.REFLECTION_NUDGE_WINDOW = BROKER, WINDOW
     with celery_on_broker(BROKER):
-        process = start_celery_worker(BROKER, capture_output=True, REDIS_URL=BROKER, REFLECTION_NUDGE_WINDOW="1")
+        process = start_celery_worker(BROKER, capture_output=True, REDIS_URL=BROKER,
+                                      REFLECTION_NUDGE_WINDOW=str(WINDOW))
         yield process
         stop_process(process)
 
 
-def _cycles(tenant, seconds: float = 60) -> list:
-    """The user's completed cycles once the worker has been idle for three seconds."""
+def _cycles(tenant, seconds: float = 60) -> dict[str, list]:
+    """Each user's cycles (status, memories scanned) once all completed and none came for WINDOW + 3 seconds."""
     from reflection.models import ReflectionCycle
 
     deadline, last, quiet_since = time.monotonic() + seconds, None, time.monotonic()
     while time.monotonic() < deadline:
-        now = list(ReflectionCycle.objects.filter(tenant=tenant, user_id="alice").order_by("id")
-                   .values_list("status", "memories_scanned"))
+        now: dict[str, list] = {}
+        for user_id, status, scanned in ReflectionCycle.objects.filter(tenant=tenant).order_by("id").values_list(
+                "user_id", "status", "memories_scanned"):
+            now.setdefault(user_id, []).append((status, scanned))
         if now != last:
             last, quiet_since = now, time.monotonic()
-        elif now and all(status == "completed" for status, _ in now) and time.monotonic() - quiet_since > 3:
+        elif now and all(s == "completed" for c in now.values() for s, _ in c) and \
+                time.monotonic() - quiet_since > WINDOW + 3:
             return now
         time.sleep(0.2)
     raise AssertionError(f"cycles did not settle: {last}")
 
 
 def _burst(tenant, count: int, start: int) -> None:
-    """`count` saves of one user, one transaction each (as that many requests), importance 0.9 each."""
+    """`count` saves for each of two users, one transaction each (as that many requests), importance 0.9."""
     for index in range(start, start + count):
-        memory_create_batch(tenant=tenant, actor="test", enqueue_embedding=False, specs=[
-            MemorySpec(user_id="alice", text=f"Alice tried hobby number {index}.", importance=0.9)])
+        for user_id in ("alice", "bob"):
+            memory_create_batch(tenant=tenant, actor="test", enqueue_embedding=False, specs=[
+                MemorySpec(user_id=user_id, text=f"{user_id} tried hobby number {index}.", importance=0.9)])
 
 
 def test_a_burst_of_saves_asks_reflection_once_and_it_reads_every_one(worker):
-    """Ten saves past the importance threshold (5) within the window: one trigger, one cycle of all ten
-    (without coalescing each save past the threshold queued its own cycle). A later burst asks again."""
+    """Ten saves each of two users past the importance threshold (5) within the window: one trigger of the
+    tenant, one cycle of each user's ten (without coalescing each save past the threshold queued its own
+    cycle). A later burst asks again."""
     from memories.keys import api_key_create
 
     tenant = api_key_create(tenant_name="nudges").api_key.tenant
     _burst(tenant, 10, 0)
-    assert _cycles(tenant) == [("completed", 10)]
+    assert _cycles(tenant) == {"alice": [("completed", 10)], "bob": [("completed", 10)]}
     _burst(tenant, 10, 10)
     cycles = _cycles(tenant)
-    assert len(cycles) == 2 and cycles[1][1] >= 10, cycles
-    assert MemoryItem.objects.filter(tenant=tenant).count() == 20
+    assert [len(c) for c in cycles.values()] == [2, 2] and all(c[1][1] >= 10 for c in cycles.values()), cycles
+    assert MemoryItem.objects.filter(tenant=tenant).count() == 40

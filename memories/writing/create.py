@@ -240,6 +240,6 @@ def reflection_nudge(tenant_id: int, user_ids: Sequence[str], *, on_commit: bool
     """Ask reflection (by task name: it builds on memories) whether these users' new memories now weigh
     enough for a cycle: after the surrounding commit, or at once (`on_commit=False`: a conversation job
     asks after its own transaction). A broker fault never fails a save or a job that is already kept. With a
-    broker, a user's nudges within REFLECTION_NUDGE_WINDOW seconds send one task (queue.enqueue_coalesced)."""
+    broker, a tenant's nudges within REFLECTION_NUDGE_WINDOW seconds send one task (queue.enqueue_coalesced)."""
     enqueue_coalesced(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, list(user_ids), on_commit=on_commit,
                       window=settings.REFLECTION_NUDGE_WINDOW)
