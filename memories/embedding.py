@@ -297,11 +297,9 @@ class ScriptWeightedEmbedder:
                             self.use.embed_search_query(text)[None, :])[0]
 
     def parts(self, texts: list[str], vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(MiniLM's, USE's) own unit vectors of `texts`, taken back out of their joined document vectors (each
-        part was scaled by the text's share, never 0 or 1): what the emotion model reads, without running the
-        two encoders a second time."""
-        shares = np.array([minilm_share(text) for text in texts], dtype=np.float32)[:, None]
-        split = MiniLMEmbedder.dimensions
+        """(MiniLM's, USE's) unit vectors of `texts`, taken back out of their joined document vectors (a part's
+        scale, the text's share, is never 0 or 1): what the emotion model reads, the encoders not run again."""
+        shares, split = np.array([minilm_share(t) for t in texts], dtype=np.float32)[:, None], MiniLMEmbedder.dimensions
         return (vectors[:, :split] / np.sqrt(shares)).astype(np.float32), \
             (vectors[:, split:] / np.sqrt(1.0 - shares)).astype(np.float32)
 
