@@ -7,11 +7,10 @@ import time
 
 from celery import shared_task
 
-from memories import vocabulary
 from memories.consistency import consistency_check as run_consistency_check
 from memories.identity import identifier_digest
 from memories.models import MemoryItem, Tenant
-from memories.queue import coalesced_taken
+from memories.writing import reflection_nudge_taken
 from reflection.engine import (
     ReflectionBusy,
     cycles_reclaim,
@@ -106,7 +105,7 @@ def reflect_due_users() -> int:
 def reflect_if_important(tenant_id: int, user_ids: list[str]) -> int:
     """Importance trigger, sent by saves and ingestion after they saved memories: once per tenant per
     REFLECTION_NUDGE_WINDOW, for every user nudged meanwhile (the next nudge sends again from here on)."""
-    user_ids = coalesced_taken(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, user_ids)
+    user_ids = reflection_nudge_taken(tenant_id, user_ids)
     tenant = Tenant.objects.filter(id=tenant_id).first()
     return maybe_reflect(tenant, set(user_ids)) if tenant else 0
 

@@ -57,6 +57,7 @@ from memories.writing.create import (
     memory_create,
     memory_create_batch,
     reflection_nudge,
+    reflection_nudge_taken,
 )
 from memories.writing.derived import (
     memories_emotion_fill,
@@ -119,6 +120,7 @@ __all__ = [
     "merged_text_default",
     "merged_text_of",
     "reflection_nudge",
+    "reflection_nudge_taken",
     "refuse_sensitive",
     "refuse_sensitive_identifiers",
     "search_document",

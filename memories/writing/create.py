@@ -27,7 +27,7 @@ from memories.models import (
     MemoryStatus,
     Tenant,
 )
-from memories.queue import enqueue_coalesced
+from memories.queue import coalesced_taken, enqueue_coalesced
 from memories.quota import quota_check
 from memories.text import content_hash
 from memories.writing.core import (
@@ -243,3 +243,9 @@ def reflection_nudge(tenant_id: int, user_ids: Sequence[str], *, on_commit: bool
     broker, a tenant's nudges within REFLECTION_NUDGE_WINDOW seconds send one task (queue.enqueue_coalesced)."""
     enqueue_coalesced(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, list(user_ids), on_commit=on_commit,
                       window=settings.REFLECTION_NUDGE_WINDOW)
+
+
+def reflection_nudge_taken(tenant_id: int, user_ids: Sequence[str]) -> list[str]:
+    """Reflection's importance trigger, starting: these users and every user nudged since its task was sent
+    (queue.coalesced_taken); the next nudge sends a task again."""
+    return coalesced_taken(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, list(user_ids))
