@@ -297,6 +297,13 @@ class ScriptWeightedEmbedder:
         return self._joined([text], self.minilm.embed_search_query(text)[None, :],
                             self.use.embed_search_query(text)[None, :])[0]
 
+    def parts(self, texts: list[str], vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(MiniLM's, USE's) unit vectors of `texts`, taken back out of their joined document vectors (a part's
+        scale, the text's share, is never 0 or 1): what the emotion model reads, the encoders not run again."""
+        shares, split = np.array([minilm_share(t) for t in texts], dtype=np.float32)[:, None], MiniLMEmbedder.dimensions
+        return (vectors[:, :split] / np.sqrt(shares)).astype(np.float32), \
+            (vectors[:, split:] / np.sqrt(1.0 - shares)).astype(np.float32)
+
 
 QUERY_PRECISIONS = ("fp32", "int8")
 

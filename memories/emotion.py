@@ -16,13 +16,14 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from memories.embedding import local_minilm, local_use
+from memories.embedding import Embedder, ScriptWeightedEmbedder, local_minilm, local_use
 from memories.excerpts import FORGOTTEN_TURN
 from memories.models import MemoryItem
 from memories.process_state import forgotten_on_reset
@@ -180,13 +181,46 @@ def emotions_of(texts: list[str]) -> list[dict | None]:
     return model.read(emotion_features(texts), list(texts))  # type: ignore[return-value]
 
 
-def emotions_fill(memory_ids: list[str]) -> int:
+def reads_emotion_from_vectors(embedder: Embedder) -> bool:
+    """Whether emotions_from_vectors reads this embedder's vectors (else it runs the encoders)."""
+    return isinstance(embedder, ScriptWeightedEmbedder)
+
+
+def emotions_from_vectors(texts: list[str], vectors: np.ndarray, embedder: Embedder) -> list[dict | None]:
+    """Each text's emotion, read from the document vectors the default embedder (the pair) made of these very
+    texts: its two parts are what emotion_features would compute again (to float rounding), so a save or a
+    job's statement runs the encoders once for its vector and its emotion. Another embedder's vectors say
+    nothing of the encoders: the encoders run (emotions_of)."""
+    vectors = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+    if not isinstance(embedder, ScriptWeightedEmbedder) or vectors.shape[1] != embedder.dimensions:
+        return emotions_of(texts)
+    with _lock:
+        model = _shipped()
+    if model is None or not texts:
+        return [None] * len(texts)
+    minilm, use = embedder.parts(list(texts), vectors)
+    return model.read(np.hstack([use, minilm]), list(texts))  # type: ignore[return-value]
+
+
+def emotions_fill(memory_ids: list[str], *, vectors: Mapping[str, np.ndarray] | None = None,
+                  embedder: Embedder | None = None) -> int:
     """Read the emotion of saved memories that have none (a save writes its memory without one: the encoders
-    run after the commit, beside its embedding, not in the request). Returns how many were filled."""
+    run after the commit, beside its embedding, not in the request). `vectors`: memory id -> the document
+    vector of its whole text that `embedder` just made (vectors.EmbedReport.whole), read instead of running
+    the encoders again. Returns how many were filled."""
     rows = list(MemoryItem.objects.filter(id__in=memory_ids, emotion__isnull=True).exclude(text=FORGOTTEN_TURN)
                 .exclude(tags__contains=[Tag.EPISODE]).values_list("id", "text"))  # a session has no one feeling
     if not rows:
         return 0
-    read = emotions_of([text for _, text in rows])
-    return memories_emotion_fill({str(memory_id): emotion for (memory_id, _), emotion in zip(rows, read, strict=True)
-                                  if emotion is not None})
+    vectors = vectors or {}
+    known = [(str(memory_id), text) for memory_id, text in rows if str(memory_id) in vectors]
+    others = [(str(memory_id), text) for memory_id, text in rows if str(memory_id) not in vectors]
+    read = dict(zip([memory_id for memory_id, _ in others], emotions_of([text for _, text in others]), strict=True))
+    if known and embedder is not None:
+        texts, matrix = [text for _, text in known], np.stack([vectors[memory_id] for memory_id, _ in known])
+        read |= dict(zip([memory_id for memory_id, _ in known], emotions_from_vectors(texts, matrix, embedder),
+                         strict=True))
+    elif known:
+        read |= dict(zip([memory_id for memory_id, _ in known], emotions_of([text for _, text in known]),
+                         strict=True))
+    return memories_emotion_fill({memory_id: emotion for memory_id, emotion in read.items() if emotion is not None})

@@ -25,7 +25,7 @@ from memories.applier import Applied, Submitter, apply_decision, people_reader
 from memories.closeness import read_by_meaning, said_with
 from memories.dedupe import Neighbour, Proposal, decide, says_forgotten, turns_forgotten
 from memories.embedding import Embedder, EmbeddingError, get_embedder
-from memories.emotion import emotions_of
+from memories.emotion import emotions_from_vectors, reads_emotion_from_vectors
 from memories.episode_record import narratives, record_episodes
 from memories.erasure import erased_since
 from memories.errors import InvalidOperation, get_or_not_found
@@ -62,6 +62,7 @@ from memories.screening import said_sensitive, shown_while_held, split_sensitive
 from memories.search import SearchQuery, memory_search, nearest_memories, profile_display_name
 from memories.text import content_hash
 from memories.transient import run_retrying, transient_cause
+from memories.vectors import vectors_store_known
 from memories.vocabulary import KEY_FACT_SLOTS, SLOT_KEY, Tag
 from memories.working import WorkingMemoryUnavailable, working_memory_clear, working_memory_push
 from memories.writing import (
@@ -305,8 +306,7 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
     split = split_sensitive(extracted.messages)
     said_kinds = said_sensitive(extracted.statements, extracted.messages)
     fresh: dict[str, list[tuple[np.ndarray, MemoryItem]]] = {}
-    emotions = dict(zip((s.text for s in extracted.statements), emotions_of([s.text for s in extracted.statements]),
-                        strict=True)) if settings.MEMORY_EMOTION else {}  # one batch for the whole job
+    vectors, emotions = _statement_vectors(extracted.statements, embedder)
     people = {user_id: people_reader(job.tenant, user_id, ACTOR, names=(label, *speakers_of(job)), job_id=str(job.id))
               for label, user_id in speakers.items() if user_id not in erased}
     # Forget requests last: within one conversation they reach what was said in it, whatever the order the
@@ -326,7 +326,11 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
             if message.role == "user" and _speaker_of(message, speakers) == reader.user_id:
                 reader.hear(index, message.content, extracted.now)  # who "she" is, by the turn it was said in
         _apply_statement(job, statement, speakers[statement.subject], embedder, outcome, fresh, extracted.now,
-                         split_sensitive=tuple(kinds), people=reader, emotion=emotions.get(statement.text))
+                         split_sensitive=tuple(kinds), people=reader, emotion=emotions.get(statement.text),
+                         vector=vectors.get(statement.text))
+    # What deduplication embedded is the memory's vector: written here, not embedded again after commit.
+    vectors_store_known([(memory.id, memory.text, vector) for pairs in fresh.values() for vector, memory in pairs],
+                        embedder=embedder)
     _forget_held(job, speakers, outcome)
     for user_id, forgotten in sorted(outcome.forgotten.items()):  # what earlier episodes said of it goes too
         redacted = episode_forget_turns(tenant=job.tenant, user_id=user_id, actor=ACTOR, job_id=str(job.id),
@@ -448,17 +452,30 @@ def gather_neighbours(tenant: Tenant, user_id: str, vector: np.ndarray, embedder
     return neighbours, rows
 
 
-def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_id: str, embedder: Embedder,
-                     outcome: JobOutcome, fresh: dict, now: datetime, *, split_sensitive: tuple[str, ...] = (),
-                     people: PeopleReader | None = None, emotion: dict | None = None) -> None:
-    """Gather neighbours -> decide -> apply (applier.apply_decision: written, or held for review)."""
-    if statement.importance < MEMORY_IMPORTANCE_THRESHOLD:
-        outcome.count("dropped")
-        return
+def _statement_vectors(statements: Sequence[ExtractedStatement],
+                       embedder: Embedder) -> tuple[dict[str, np.ndarray], dict[str, dict | None]]:
+    """The document vector of each statement worth keeping, in one call of the model for the whole job: what
+    deduplication compares, the vector the memory keeps (vectors_store_known), and what its emotion is read
+    from (emotion.emotions_from_vectors: the encoders run once). Text -> vector, text -> emotion."""
+    texts = list(dict.fromkeys(s.text for s in statements if s.importance >= MEMORY_IMPORTANCE_THRESHOLD))
+    if not texts:
+        return {}, {}
     try:
-        vector = embedder.embed_query(statement.text)
+        matrix = embedder.embed_documents(texts)
     except Exception as exc:  # the transaction rolls back; the task retries the whole job with backoff
         raise ExtractionError(f"embedding failed: {type(exc).__name__}: {exc}", retryable=True) from exc
+    emotions = emotions_from_vectors(texts, matrix, embedder) if settings.MEMORY_EMOTION else [None] * len(texts)
+    return dict(zip(texts, matrix, strict=True)), dict(zip(texts, emotions, strict=True))
+
+
+def _apply_statement(job: ConversationJob, statement: ExtractedStatement, user_id: str, embedder: Embedder,
+                     outcome: JobOutcome, fresh: dict, now: datetime, *, split_sensitive: tuple[str, ...] = (),
+                     people: PeopleReader | None = None, emotion: dict | None = None,
+                     vector: np.ndarray | None = None) -> None:
+    """Gather neighbours -> decide -> apply (applier.apply_decision); `vector`: from _statement_vectors."""
+    if statement.importance < MEMORY_IMPORTANCE_THRESHOLD or vector is None:
+        outcome.count("dropped")
+        return
     targeted = statement.forget or statement.replaces
     neighbours, rows = gather_neighbours(job.tenant, user_id, vector, embedder, key=statement.key,
                                          contradicts=statement.contradicts, text=statement.text,
@@ -563,6 +580,11 @@ def memory_save_inferred(*, tenant: Tenant, spec: MemorySpec, actor: str, role: 
         vector = embedder.embed_query(spec.text)
     except Exception as exc:
         raise EmbeddingError(f"infer needs the query embedding: {exc}") from exc
+    # The vector is the memory's too (written with it, not embedded again after commit) when its emotion
+    # can be read from it here (the default embedder) or is not read at all; else the task reads it.
+    keep_vector = not settings.MEMORY_EMOTION or reads_emotion_from_vectors(embedder)
+    if settings.MEMORY_EMOTION and keep_vector and spec.emotion is None:
+        spec.emotion = emotions_from_vectors([spec.text], vector[None, :], embedder)[0]
     key, value = str(spec.data.get("key", "")), str(spec.data.get("value", ""))
     with transaction.atomic():
         user_write_lock(tenant.id, spec.user_id)
@@ -570,5 +592,9 @@ def memory_save_inferred(*, tenant: Tenant, spec: MemorySpec, actor: str, role: 
         decision = decide(Proposal(text=spec.text, key=key, value=value), neighbours,
                           near_duplicate=MEMORY_NEAR_DUPLICATE)
         target = rows.get(decision.target) if decision.target else None
-        return apply_decision(tenant=tenant, decision=decision, target=target, spec=spec, confidence=spec.confidence,
-                              submitter=Submitter(actor=actor, role=role, api_key_id=api_key_id))
+        applied = apply_decision(tenant=tenant, decision=decision, target=target, spec=spec,
+                                 confidence=spec.confidence,
+                                 submitter=Submitter(actor=actor, role=role, api_key_id=api_key_id))
+        if keep_vector and applied.operation in ("ADD", "UPDATE") and applied.memory is not None:
+            vectors_store_known([(applied.memory.id, spec.text, vector)], embedder=embedder)
+        return applied

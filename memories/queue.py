@@ -14,7 +14,8 @@ import os
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from functools import lru_cache
 
 from django.conf import settings
 from django.db import connections, transaction
@@ -207,6 +208,83 @@ def enqueue(task_name: str, *args, on_commit: bool = True, swallow_broker_errors
         transaction.on_commit(send)
     else:
         send()
+
+
+# ------------------------------------------------------------------ a nudge sent once per tenant per window
+# A stream of saves nudged reflection once each: a task per save, the worker's CPU spent asking again and again.
+# A nudge now adds its users to the tenant's set in Redis and claims the tenant's key (SET NX), both in one
+# MULTI; only the nudge that claims it sends the task, `window` seconds later. The task, as it starts, takes
+# the set and lets the key go in one MULTI (coalesced_taken), before it reads: a save that committed before
+# that is in the set it took, a later one claims the key again and sends the next task. A task that runs
+# later than the key lives (a backlog) is sent twice, never not at all.
+
+
+@lru_cache(maxsize=4)
+def _redis(url: str):
+    import redis  # only with a broker and REDIS_URL: eager installs need no Redis client
+
+    return redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+
+
+forgotten_on_reset(_redis.cache_clear)  # a client's sockets are not to be shared with a forked child
+
+
+def _coalesce_keys(task_name: str, tenant_id: int) -> tuple[str, str]:
+    """(the claim, the set of users waiting) of one task and tenant."""
+    return f"memory:coalesce:{task_name}:{tenant_id}", f"memory:coalesce:{task_name}:{tenant_id}:users"
+
+
+def enqueue_coalesced(task_name: str, tenant_id: int, user_ids: list[str], *, window: float,
+                      on_commit: bool = True) -> None:
+    """Send `task_name(tenant_id, users)` once for every call about the tenant within `window` seconds, that
+    long after the first (after the surrounding commit by default); the task takes the other calls' users
+    from Redis (coalesced_taken). Eager, without REDIS_URL, with window 0 or when Redis fails: sent at once,
+    as `enqueue` does. Broker errors are logged, never raised."""
+
+    def send() -> None:
+        from celery import current_app as app  # the project's app (memory_project/celery.py)
+
+        claim, users = _coalesce_keys(task_name, tenant_id)
+        claimed, countdown = False, None
+        if window > 0 and settings.REDIS_URL and not app.conf.task_always_eager:
+            lifetime = max(60, int(window * 10))
+            try:
+                pipe = _redis(settings.REDIS_URL).pipeline(transaction=True)
+                pipe.sadd(users, *user_ids).expire(users, lifetime).set(claim, "1", nx=True, ex=lifetime)
+                claimed = bool(pipe.execute()[2])
+            except Exception:  # noqa: BLE001 - Redis down: every nudge is sent, as before coalescing
+                logger.warning("could not coalesce %s; sent at once", task_name, exc_info=True)
+            else:
+                if not claimed:
+                    return  # a task of the tenant is waiting: it takes these users from the set
+                countdown = window
+        try:
+            _registered(app, task_name).apply_async(args=(tenant_id, list(user_ids)), countdown=countdown)
+        except Exception:
+            logger.exception("could not enqueue %s; a sweep will pick the work up", task_name)
+            if claimed:  # not sent: the next nudge must not wait for a task that will never run
+                with suppress(Exception):
+                    _redis(settings.REDIS_URL).delete(claim)
+
+    if on_commit:
+        transaction.on_commit(send)
+    else:
+        send()
+
+
+def coalesced_taken(task_name: str, tenant_id: int, user_ids: list[str]) -> list[str]:
+    """A coalesced task, starting: its own users and those later calls added, the set emptied and the claim
+    let go together, so the next call sends a task again. Called before the task reads anything."""
+    if not settings.REDIS_URL:
+        return list(user_ids)
+    claim, users = _coalesce_keys(task_name, tenant_id)
+    try:
+        pipe = _redis(settings.REDIS_URL).pipeline(transaction=True)
+        waiting = pipe.smembers(users).delete(users).delete(claim).execute()[0]
+    except Exception:  # noqa: BLE001 - the keys expire on their own; calls meanwhile wait for them
+        logger.warning("could not take the coalesced %s of tenant %s", task_name, tenant_id, exc_info=True)
+        return list(user_ids)
+    return sorted({*user_ids, *(member.decode() for member in waiting)})
 
 
 def queue_depth(queue: str = "celery") -> int | None:

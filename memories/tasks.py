@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import Error
 
 from memories.access import flush_access_counts as flush
-from memories.embedding import EmbeddingError
+from memories.embedding import EmbeddingError, get_embedder
 from memories.emotion import emotions_fill
 from memories.extraction import ExtractionError
 from memories.ingestion import conversation_job_run
@@ -43,7 +43,10 @@ def embed_memories(self, item_ids: list[str]) -> dict:
             logger.warning("embedding failed for %d memories: %s", len(item_ids), exc)
             return {"embedded": 0, "failed": len(item_ids)}
         raise self.retry(exc=exc, countdown=min(2 ** self.request.retries * 5, 300)) from exc
-    emotions = emotions_fill(item_ids) if settings.MEMORY_EMOTION else 0  # saves: read here, not in the request
+    # Saves' emotions: read here, not in the request, from the vectors just made (companions' too: their own
+    # tasks then find them fresh and read).
+    emotions = emotions_fill(list(dict.fromkeys([*item_ids, *report.whole])), vectors=report.whole,
+                             embedder=get_embedder()) if settings.MEMORY_EMOTION else 0
     return {"embedded": report.embedded, "vectors": report.vectors, "fresh": report.fresh, "emotions": emotions}
 
 

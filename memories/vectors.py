@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 import numpy as np
@@ -25,7 +26,7 @@ from memories import vocabulary
 from memories.chunking import split_text
 from memories.embedding import Embedder, EmbeddingError, get_embedder
 from memories.models import EmbeddingState, MemoryItem, MemoryVector
-from memories.writing import memory_set_embedding_state
+from memories.writing import memories_embedded_in_transaction, memory_set_embedding_state
 
 # Long texts are embedded in chunks of this many characters, overlapping by this many: a memory is short (the
 # input bound is MEMORY_MAX_TEXT_CHARS), so most have one chunk and a long one is still found by its parts.
@@ -50,6 +51,9 @@ class EmbedReport:
     missing: int
     changed: int = 0  # edited while being embedded: left to the edit's own task
     fresh: int = 0  # already held vectors of their current text (embed_waiting)
+    # memory id -> the float32 vector of its whole text (one chunk), for what reads the same encoders
+    # (emotion.emotions_fill) without running them again
+    whole: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def embed_items(item_ids: Sequence[str], *, embedder: Embedder | None = None,
@@ -74,6 +78,10 @@ def embed_items(item_ids: Sequence[str], *, embedder: Embedder | None = None,
             mark_embedding_failed([str(i.id) for i in items], exc)
         raise EmbeddingError(str(exc)) from exc
     with transaction.atomic():
+        # Derived data: committed without waiting for the disk. A crash can lose the last commits' vectors
+        # and their `done` marks together; those memories are still `pending` and the embed-pending sweep
+        # (maintenance.embeddings_sweep, a beat job) embeds them again.
+        commit_without_waiting_for_the_disk()
         # Rows erased meanwhile must not get orphan vectors, and rows edited meanwhile must not get
         # the old text's (the edit set them pending and queued their own embedding): lock what still
         # exists and keep what still says what was embedded.
@@ -86,8 +94,48 @@ def embed_items(item_ids: Sequence[str], *, embedder: Embedder | None = None,
         _copy_vectors(rows, embedder)
         if mark_state:
             memory_set_embedding_state(memory_ids=list(alive), state=EmbeddingState.DONE)
+    by_item: dict[uuid.UUID, list[np.ndarray]] = {}
+    for (item, _, _), vector in zip(chunks, matrix, strict=True):
+        by_item.setdefault(item.id, []).append(vector)
     return EmbedReport(embedded=len(alive), vectors=len(rows), missing=len(item_ids) - len(now_text),
-                       changed=len(now_text) - len(alive))
+                       changed=len(now_text) - len(alive),
+                       whole={str(i): v[0] for i, v in by_item.items() if len(v) == 1 and i in alive})
+
+
+def commit_without_waiting_for_the_disk() -> None:
+    """The surrounding transaction commits without waiting for its WAL to reach the disk (SET LOCAL: this
+    transaction only). For derived writes a crash may lose and a sweep redoes, never for what a client
+    was told is kept."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL synchronous_commit = off")
+
+
+def vectors_store_known(known: Sequence[tuple[uuid.UUID | str, str, np.ndarray]], *, embedder: Embedder) -> list[str]:
+    """(memory id, the text embedded, its document vector): vectors the caller's transaction already made of
+    memories it wrote (deduplication embedded the text first), stored in that same transaction and marked
+    done, so no task embeds them again after commit (writing.memories_embedded_in_transaction). Only for a
+    memory that still holds that text, in one chunk (a longer one is embedded chunk by chunk after commit),
+    and has no vector under the model yet. Returns the ids stored."""
+    if not known:
+        return []
+    assert connection.in_atomic_block, "vectors_store_known writes inside the transaction that wrote the memories"
+    ensure_hnsw_index_once(embedder.name, embedder.dimensions)
+    by_id = {str(memory_id): (text, vector) for memory_id, text, vector in known}
+    held = {str(i) for i in MemoryVector.objects.filter(item_id__in=list(by_id), model=embedder.name)
+            .values_list("item_id", flat=True)}
+    rows = []
+    for item in MemoryItem.objects.filter(id__in=list(by_id)).only("id", "tenant_id", "user_id", "memory_type",
+                                                                   "status", "text"):
+        text, vector = by_id[str(item.id)]
+        if item.text == text and str(item.id) not in held and \
+                split_text(text, size=EMBEDDING_CHUNK_CHARS, overlap=EMBEDDING_CHUNK_OVERLAP) == [text]:
+            rows.append((item, 0, text, vector))
+    _copy_vectors(rows, embedder)
+    stored = [str(item.id) for item, _, _, _ in rows]
+    if stored:
+        memory_set_embedding_state(memory_ids=stored, state=EmbeddingState.DONE)
+        memories_embedded_in_transaction(stored)
+    return stored
 
 
 def waiting_companions(item_ids: Sequence[str], limit: int) -> list[str]:

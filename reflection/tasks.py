@@ -10,6 +10,7 @@ from celery import shared_task
 from memories.consistency import consistency_check as run_consistency_check
 from memories.identity import identifier_digest
 from memories.models import MemoryItem, Tenant
+from memories.writing import reflection_nudge_taken
 from reflection.engine import (
     ReflectionBusy,
     cycles_reclaim,
@@ -102,7 +103,9 @@ def reflect_due_users() -> int:
 
 @shared_task
 def reflect_if_important(tenant_id: int, user_ids: list[str]) -> int:
-    """Importance trigger, sent by ingestion after it saved memories."""
+    """Importance trigger, sent by saves and ingestion after they saved memories: once per tenant per
+    REFLECTION_NUDGE_WINDOW, for every user nudged meanwhile (the next nudge sends again from here on)."""
+    user_ids = reflection_nudge_taken(tenant_id, user_ids)
     tenant = Tenant.objects.filter(id=tenant_id).first()
     return maybe_reflect(tenant, set(user_ids)) if tenant else 0
 

@@ -43,6 +43,7 @@ from memories.writing.core import (
     apply_change_unless_same,
     current_memories,
     default_expiry,
+    memories_embedded_in_transaction,
     memories_write_lock,
     owners_write_lock,
     refuse_sensitive,
@@ -71,6 +72,7 @@ from memories.writing.create import (
     memory_create,
     memory_create_batch,
     reflection_nudge,
+    reflection_nudge_taken,
 )
 from memories.writing.derived import (
     memories_emotion_fill,
@@ -129,6 +131,7 @@ __all__ = [
     "episode_lines",
     "episode_unit",
     "memories_archive_expired",
+    "memories_embedded_in_transaction",
     "memory_add_reads",
     "memory_add_session_sources",
     "memory_compare_and_set_confidence",
@@ -150,6 +153,7 @@ __all__ = [
     "merged_text_default",
     "merged_text_of",
     "reflection_nudge",
+    "reflection_nudge_taken",
     "refuse_sensitive",
     "refuse_sensitive_identifiers",
     "search_document",

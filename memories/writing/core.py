@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchVector
 from django.core.exceptions import ValidationError
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import QuerySet, Value
 from django.utils import timezone
 
@@ -147,14 +148,45 @@ INDEXED_TEXT = Computed("to_tsvector('simple', {})", "text",
                         lambda item: index_document(item.text))  # type: ignore[attr-defined]
 
 
+_embedded_here = threading.local()  # this thread's memories whose vectors their own transaction wrote
+_EMBEDDED_HERE_MAX = 10_000  # a bound on what rolled-back transactions leave in it
+
+
+def _embedded_in_transaction() -> set[str]:
+    ids: set[str] | None = getattr(_embedded_here, "ids", None)
+    if ids is None:
+        ids = _embedded_here.ids = set()
+    return ids
+
+
+def memories_embedded_in_transaction(item_ids: Iterable[uuid.UUID | str]) -> None:
+    """The surrounding transaction wrote these memories' vectors itself (the text was embedded already,
+    to deduplicate it: vectors.vectors_store_known): the embedding their save queued is not sent."""
+    ids = _embedded_in_transaction()
+    if len(ids) > _EMBEDDED_HERE_MAX:
+        ids.clear()
+    ids.update(str(i) for i in item_ids)
+
+
 def enqueue_embedding_after_commit(item_ids: Iterable[uuid.UUID]) -> None:
     """Embed after commit. More than EMBEDDING_INLINE_MAX_ITEMS at once (a batch, an import) never embed
     inside the request: a worker, or with no broker the in-process background pool. Whatever a crash
-    or a broker outage leaves `pending` is picked up by the embed-pending sweep (a beat job)."""
+    or a broker outage leaves `pending` is picked up by the embed-pending sweep (a beat job). Memories
+    whose vectors the same transaction wrote (memories_embedded_in_transaction) are left out."""
     ids = [str(i) for i in item_ids]
-    if ids:
-        enqueue(vocabulary.TASK_EMBED_MEMORIES, ids, swallow_broker_errors=True,
-                background=len(ids) > settings.EMBEDDING_INLINE_MAX_ITEMS)
+    if not ids:
+        return
+    background = len(ids) > settings.EMBEDDING_INLINE_MAX_ITEMS
+
+    def send() -> None:
+        embedded = _embedded_in_transaction()
+        wanted = [i for i in ids if i not in embedded]
+        embedded.difference_update(ids)
+        if wanted:
+            enqueue(vocabulary.TASK_EMBED_MEMORIES, wanted, swallow_broker_errors=True, background=background,
+                    on_commit=False)
+
+    transaction.on_commit(send)
 
 
 def sync_vector_status(items: Iterable[MemoryItem]) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -26,7 +27,7 @@ from memories.models import (
     MemoryStatus,
     Tenant,
 )
-from memories.queue import enqueue
+from memories.queue import coalesced_taken, enqueue_coalesced
 from memories.quota import quota_check
 from memories.text import content_hash
 from memories.writing.core import (
@@ -238,6 +239,13 @@ def _write_batch(tenant: Tenant, specs: Sequence[MemorySpec], plans: Sequence[Pl
 def reflection_nudge(tenant_id: int, user_ids: Sequence[str], *, on_commit: bool = True) -> None:
     """Ask reflection (by task name: it builds on memories) whether these users' new memories now weigh
     enough for a cycle: after the surrounding commit, or at once (`on_commit=False`: a conversation job
-    asks after its own transaction). A broker fault never fails a save or a job that is already kept."""
-    enqueue(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, list(user_ids), on_commit=on_commit,
-            swallow_broker_errors=True)
+    asks after its own transaction). A broker fault never fails a save or a job that is already kept. With a
+    broker, a tenant's nudges within REFLECTION_NUDGE_WINDOW seconds send one task (queue.enqueue_coalesced)."""
+    enqueue_coalesced(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, list(user_ids), on_commit=on_commit,
+                      window=settings.REFLECTION_NUDGE_WINDOW)
+
+
+def reflection_nudge_taken(tenant_id: int, user_ids: Sequence[str]) -> list[str]:
+    """Reflection's importance trigger, starting: these users and every user nudged since its task was sent
+    (queue.coalesced_taken); the next nudge sends a task again."""
+    return coalesced_taken(vocabulary.TASK_REFLECT_IF_IMPORTANT, tenant_id, list(user_ids))
