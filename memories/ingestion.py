@@ -299,8 +299,7 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
     """Under the speakers' write locks (taken before the job's row): each statement decided and applied, the
     episodes kept, the job done."""
     speakers, outcome = extracted.speakers, extracted.outcome  # their write locks: taken by _apply_retrying
-    # Under the same per-user lock erasure takes: a user erased after this
-    # job was queued gets nothing written from it.
+    # Under the same per-user lock erasure takes: a user erased after this job was queued gets nothing from it.
     erased = erased_since(job.tenant, set(speakers.values()), job.created_at, job.agent_id, job.api_key_id)
     embedder = get_embedder()
     split = split_sensitive(extracted.messages)
@@ -336,8 +335,7 @@ def _apply_job(job: ConversationJob, extracted: Extracted, deadline: float) -> N
         redacted = episode_forget_turns(tenant=job.tenant, user_id=user_id, actor=ACTOR, job_id=str(job.id),
                                         says_it=_forgotten_matcher(forgotten, speakers), digest=unit_of)
         outcome.counts["turns_forgotten"] = outcome.counts.get("turns_forgotten", 0) + redacted
-        # ... and so does every conversation job's copy of it (this one's, then earlier ones'): turns,
-        # and the operations that quoted it
+        # ... and so does every conversation job's copy (this one's, then earlier ones'): turns, operations
         said = _forgotten_matcher(forgotten, speakers)
         ids = outcome.forgotten_ids.get(user_id, set())
         _blank_turns(job, forgotten, outcome.forgotten_turns.get(user_id, set()), speakers, outcome)
