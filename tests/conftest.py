@@ -15,6 +15,46 @@ from rest_framework.test import APIClient
 
 from memories.keys import api_key_create
 
+# The suite runs in two pytest-xdist worker processes (pyproject's addopts); each has its own test database
+# (pytest-django's gw0/gw1 suffix). What the workers share, the machine's Redis databases, RabbitMQ's queues
+# and fixed database names in subprocess tests, is made per worker here or kept to one worker by an
+# xdist_group mark (see pytest_collection_modifyitems).
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+# Redis databases a worker may flush: worker n uses 14-4n down to 12-4n (three of them; 0 and 1 are the
+# developer's own, `make up`'s), so at most three workers.
+REDIS_DATABASES_PER_WORKER = 4
+
+
+def worker_index() -> int:
+    """0 outside xdist and for gw0, 1 for gw1, ..."""
+    return int(XDIST_WORKER.removeprefix("gw") or 0)
+
+
+def per_worker(name: str) -> str:
+    """A database (or other) name of this worker: `name` outside xdist, `name_gw1` in worker gw1."""
+    return f"{name}_{XDIST_WORKER}" if XDIST_WORKER else name
+
+
+def redis_test_url(slot: int) -> str:
+    """A Redis database only this worker uses (slot 0: the redis_url fixture, 1 and 2: brokers); tests
+    flush it, so two workers must never share one (outside xdist: 14, 13, 12 as before)."""
+    assert 0 <= slot < 3 and worker_index() < 3, (slot, XDIST_WORKER)
+    return f"redis://127.0.0.1:6379/{14 - slot - REDIS_DATABASES_PER_WORKER * worker_index()}"
+
+
+# Files whose tests use RabbitMQ's default queue ("celery" on vhost /, purged at their start) or start
+# `make up`'s processes: one worker runs them all, one after another.
+SHARED_BROKER_FILES = {"test_production.py", "test_load_smoke.py", "test_replay_load.py"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks
+def pytest_collection_modifyitems(config, items):
+    """`--dist loadgroup` sends each group to one worker: a group per file (a file's module fixtures
+    are made once), the files on the machine's shared broker together."""
+    for item in items:
+        name = item.path.name
+        item.add_marker(pytest.mark.xdist_group("shared-broker" if name in SHARED_BROKER_FILES else name))
+
 
 class Api:
     """A tenant's API client; on-commit callbacks (embedding) run before it returns."""
@@ -161,10 +201,10 @@ def wait_for_cycle(api: Api, cycle_id: int, seconds: float = 90) -> dict:
 
 @pytest.fixture
 def redis_url(settings):
-    """The machine's Redis (database 14), emptied before and after."""
+    """The machine's Redis (a database of this xdist worker, redis_test_url), emptied before and after."""
     import redis
 
-    url = "redis://127.0.0.1:6379/14"
+    url = redis_test_url(0)
     client = redis.Redis.from_url(url)
     client.flushdb()
     settings.REDIS_URL = url

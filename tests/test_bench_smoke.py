@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import per_worker
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "locomo_dev.json"
 
@@ -17,7 +19,8 @@ DATA = ROOT.parent / "shared" / "data" / "locomo_dev.json"
 @pytest.mark.slow
 @pytest.mark.skipif(not DATA.exists(), reason="LoCoMo data (../shared/data) is not beside this checkout")
 def test_the_locomo_benchmark_completes_in_quick_mode():
-    env = {**os.environ, "EMBEDDED_DB_NAME": "memory_bench_smoke", "DJANGO_SETTINGS_MODULE": "memory_project.settings"}
+    env = {**os.environ, "EMBEDDED_DB_NAME": per_worker("memory_bench_smoke"),
+           "DJANGO_SETTINGS_MODULE": "memory_project.settings"}
     env.pop("EMBEDDING_PROVIDER", None)
     result = subprocess.run([sys.executable, "locomo.py", "--quick"], cwd=ROOT / "bench", env=env,
                             capture_output=True, text=True, timeout=300)

@@ -7,9 +7,9 @@ from rest_framework.test import APIClient
 
 from memories.keys import api_key_create
 from memories.models import MemoryItem
-from tests.conftest import celery_on_broker, start_celery_worker, stop_process
+from tests.conftest import celery_on_broker, redis_test_url, start_celery_worker, stop_process
 
-BROKER = "redis://127.0.0.1:6379/13"
+BROKER = redis_test_url(1)  # a Redis database of this xdist worker
 
 
 @pytest.fixture

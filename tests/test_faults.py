@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from memories.keys import api_key_create
 from memories.models import ConversationJob, MemoryItem
-from tests.conftest import celery_on_broker, converse, start_celery_worker, stop_process
+from tests.conftest import celery_on_broker, converse, redis_test_url, start_celery_worker, stop_process
 from tests.fake_openai import Reply, chat_reply
 from tests.figures import FIGURES, record
 
@@ -140,7 +140,7 @@ def test_the_database_stopped_mid_batch_loses_no_acknowledged_batch():
     _count_fault(lost=sum(500 - counts.get(f"batch-{b}", 0) for b in acked))
 
 
-BROKER = "redis://127.0.0.1:6379/12"
+BROKER = redis_test_url(2)  # a Redis database of this xdist worker
 
 
 def test_a_worker_killed_mid_task_is_replaced_and_the_job_completes(transactional_db, fake_openai):

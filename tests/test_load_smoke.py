@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import per_worker
 from tests.figures import record
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -18,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 def test_a_short_mixed_load_has_no_errors():
-    env = {**os.environ, "EMBEDDED_DB_NAME": "memory_load_smoke", "DJANGO_SETTINGS_MODULE": "memory_project.settings"}
+    env = {**os.environ, "EMBEDDED_DB_NAME": per_worker("memory_load_smoke"),
+           "DJANGO_SETTINGS_MODULE": "memory_project.settings"}
     env.pop("EMBEDDING_PROVIDER", None)
     result = subprocess.run([sys.executable, "load.py", "--seconds", "6", "--clients", "4", "--memories", "500",
                              "--users", "20", "--configs", "2x1", "--rounds", "1", "--warmup", "1",

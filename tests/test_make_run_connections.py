@@ -5,6 +5,7 @@ connections (the thread-per-request server used to: 293 of them were 503)."""
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -38,7 +39,10 @@ def _status(url: str, headers: dict) -> int:
 def test_a_burst_through_make_run_gets_no_server_error():
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE", "EMBEDDED_DB_NAME")}
     port = _free_port()
-    server = subprocess.Popen(["make", "run", f"PORT={port}"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+    # Its metrics away from var/prometheus, which `make up` in another xdist worker empties at its start.
+    metrics_dir = tempfile.mkdtemp(prefix="memory-run-metrics-")
+    server = subprocess.Popen(["make", "run", f"PORT={port}", f"METRICS_DIR={metrics_dir}"], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         base = f"http://127.0.0.1:{port}/api/v1"

@@ -18,9 +18,10 @@ import pytest
 
 from memories.keys import api_key_create
 from memory_project.observability import JsonFormatter, request_id_for
+from tests.conftest import redis_test_url
 
 ROOT = Path(__file__).resolve().parent.parent
-BROKERS = {"rabbitmq": "amqp://guest:guest@127.0.0.1:5672//", "redis": "redis://127.0.0.1:6379/12"}
+BROKERS = {"rabbitmq": "amqp://guest:guest@127.0.0.1:5672//", "redis": redis_test_url(2)}
 
 
 def _free_port() -> int:
@@ -68,15 +69,17 @@ def test_make_up_runs_web_worker_and_beat_on_a_real_broker(transactional_db, bro
     port = _free_port()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memory_project.test_settings",
            "EMBEDDED_DB_NAME": connection.settings_dict["NAME"], "CELERY_BROKER_URL": BROKERS[broker],
-           "REDIS_URL": "redis://127.0.0.1:6379/13", "WEB_CONCURRENCY": "2", "WORKER_CONCURRENCY": "1",
+           "REDIS_URL": redis_test_url(1), "WEB_CONCURRENCY": "2", "WORKER_CONCURRENCY": "1",
            "EXPIRY_INTERVAL": "1", "LOG_FORMAT": "json",
            # honcho writes to a file: unbuffered, so a kill at the end can't drop what it printed.
            "PYTHONUNBUFFERED": "1"}
     _purge(BROKERS[broker])  # the machine's broker is shared: start from an empty queue
     # Output to a file, not a pipe: nobody reads a pipe while the test runs, and a full one blocks the processes.
     log = tempfile.TemporaryFile()
-    up = subprocess.Popen(["make", "up", f"PORT={port}", f"BROKER={broker}"], cwd=ROOT, env=env,
-                          stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    # Not var/prometheus, which `make run` in another xdist worker empties at its start.
+    metrics_dir = tempfile.mkdtemp(prefix="memory-up-metrics-")
+    up = subprocess.Popen(["make", "up", f"PORT={port}", f"BROKER={broker}", f"METRICS_DIR={metrics_dir}"], cwd=ROOT,
+                          env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {key}"}
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import per_worker
 from tests.figures import record
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +36,7 @@ def _replay(topology: str, database: str) -> dict[str, int]:
 @pytest.mark.slow
 @pytest.mark.parametrize("topology", ["run", "up"])
 def test_every_acknowledged_job_of_overlapping_conversations_finishes_with_its_memories(topology):
-    counts = _replay(topology, f"memory_replay_{topology}")
+    counts = _replay(topology, per_worker(f"memory_replay_{topology}"))
     record(f"replay under make {topology}: jobs / done / failed",
            f"{counts['jobs']} / {counts['done']} / {counts['failed']}")
     assert counts["jobs"] == 48 and counts["refused"] == 0  # 6 groups x 4 sessions x 2 senders, all 202
