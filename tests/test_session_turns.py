@@ -100,3 +100,17 @@ def test_the_python_sdk_lists_sessions_and_turns(live_server, transactional_db):
         assert "page_size" in bad.value.fields
     with MemoryClient(live_server.url, api_key=other) as stranger:
         assert stranger.session_turns("hana", "s9").results == [] and stranger.sessions("hana") == []
+
+
+def test_an_agent_key_reads_the_turns_it_sent_as_it_reads_jobs(api, reviewer, django_capture_on_commit_callbacks):
+    from tests.conftest import Api
+
+    converse(api, ["I live in Leeds."], session_id="s1")
+    other_agent = Api(api_key_create(tenant_name="acme", name="other agent").raw_key,
+                      django_capture_on_commit_callbacks)
+    converse(other_agent, ["I keep bees."], session_id="s1")
+    assert [t["content"] for t in turns_of(api, "alice", "s1")["results"]] == ["I live in Leeds."]
+    assert [t["content"] for t in turns_of(other_agent, "alice", "s1")["results"]] == ["I keep bees."]
+    assert [t["content"] for t in turns_of(reviewer, "alice", "s1")["results"]] == ["I live in Leeds.",
+                                                                                   "I keep bees."]
+    assert [s["jobs"] for s in reviewer.get("users/alice/sessions").json()["sessions"]] == [2]
