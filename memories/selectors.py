@@ -8,9 +8,10 @@ from datetime import date, datetime, timedelta
 from typing import Any, NamedTuple
 
 from django.db import connection
-from django.db.models import Count, F, Max, Min, QuerySet
+from django.db.models import Count, F, Func, IntegerField, Max, Min, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from memories import vocabulary
 from memories.errors import MemoryNotFound, get_or_not_found
@@ -344,3 +345,67 @@ def job_reading(job: ConversationJob) -> JobReading:
     return JobReading([TurnOutcome(i, m.get("name") or m.get("role", ""), m.get("content", ""), produced.get(i, []))
                        for i, m in enumerate(job.messages or [])],
                       list(episodes.values()), [shown(operations[p]) for p in unplaced])
+
+
+# --------------------------------------------------------------------------- a session's raw turns
+
+
+class SessionTurn(NamedTuple):
+    """One stored turn of a session: as the job keeps it (a forgotten turn is its marker)."""
+
+    job_id: uuid.UUID
+    position: int  # its index in the job's messages
+    role: str
+    name: str
+    content: str
+    created_at: datetime  # the turn's own time when it was sent with one, else its job's
+
+
+class SessionRow(NamedTuple):
+    session_id: str
+    first_turn_at: datetime
+    last_turn_at: datetime
+    turns: int
+    jobs: int
+
+
+def _session_jobs(*, tenant: Tenant, user_id: str, key_id: int | None) -> QuerySet[ConversationJob]:
+    """The user's conversation jobs of the tenant; only the key's own when `key_id` is given (agent keys).
+    Erasure scrubs a job's session id to "" (erasure.ERASED; an API session id is never empty): those are
+    no session's."""
+    jobs = ConversationJob.objects.filter(tenant=tenant, user_id=user_id).exclude(session_id="")
+    return jobs if key_id is None else jobs.filter(api_key_id=key_id)
+
+
+def session_turns(*, tenant: Tenant, user_id: str, session_id: str, key_id: int | None = None) -> list[SessionTurn]:
+    """The user's raw turns of one session in order (by job, then position), read from the jobs' kept
+    messages: a turn a forget reached reads as its marker, turns a retention sweep dropped are gone."""
+    turns: list[SessionTurn] = []
+    rows = _session_jobs(tenant=tenant, user_id=user_id, key_id=key_id).filter(session_id=session_id)
+    for job in rows.order_by("created_at", "id").only("id", "messages", "created_at").iterator(chunk_size=100):
+        for index, message in enumerate(job.messages or []):
+            given = message.get("created_at")
+            at = _parsed_time(given) if isinstance(given, str) else None
+            turns.append(SessionTurn(job.id, index, str(message.get("role", "")), str(message.get("name") or ""),
+                                     str(message.get("content", "")), at or job.created_at))
+    return turns
+
+
+def _parsed_time(value: str) -> datetime | None:
+    try:
+        return parse_datetime(value)
+    except ValueError:
+        return None
+
+
+def user_sessions(*, tenant: Tenant, user_id: str, key_id: int | None = None) -> list[SessionRow]:
+    """The user's sessions, latest first: when the first and last job came, how many turns and jobs."""
+    rows = (_session_jobs(tenant=tenant, user_id=user_id, key_id=key_id).values("session_id")
+            .annotate(first=Min("created_at"), last=Max("created_at"), jobs=Count("id"),
+                      turns=Sum(JsonbArrayLength("messages"))).order_by("-last", "session_id"))
+    return [SessionRow(r["session_id"], r["first"], r["last"], int(r["turns"] or 0), r["jobs"]) for r in rows]
+
+
+class JsonbArrayLength(Func):
+    function = "jsonb_array_length"
+    output_field = IntegerField()

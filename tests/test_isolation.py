@@ -75,7 +75,10 @@ def attacks(ids: dict) -> list[tuple[str, str, dict | None, str]]:
                                        "messages": [{"role": "user", "content": "I like probes."}]}, "conversations"),
             ("delete", f"users/{ids['user']}/memories", None, "users/<str:user_id>/memories"),
             ("get", "health", None, "health"),
-            ("get", f"users/{ids['user']}/people", None, "users/<str:user_id>/people")]
+            ("get", f"users/{ids['user']}/people", None, "users/<str:user_id>/people"),
+            ("get", f"users/{ids['user']}/sessions", None, "users/<str:user_id>/sessions"),
+            ("get", f"users/{ids['user']}/sessions/s1/turns", None,
+             "users/<str:user_id>/sessions/<str:session_id>/turns")]
     for person_id in (ids["person"], random_id):
         out.append(("get", f"users/{ids['user']}/people/{person_id}", None,
                     "users/<str:user_id>/people/<uuid:person_id>"))

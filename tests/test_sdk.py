@@ -285,6 +285,8 @@ SAMPLES = {
     "PersonEdge": {"id": "e", "predicate": "lives_in", "source_id": "p", "value": "Leeds", "new_field": 1},
     "Person": {"id": "p", "name": "Sheila", "kind": "person", "current_facts": [{"id": "m", "text": "t"}],
                "edges": [{"id": "e", "predicate": "lives_in", "source_id": "p"}], "new_field": 1},
+    "SessionTurn": {"job_id": "j", "index": 0, "role": "user", "content": "c", "new_field": 1},
+    "Session": {"session_id": "s", "turns": 1, "jobs": 1, "new_field": 1},
 }
 
 

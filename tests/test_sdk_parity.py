@@ -55,6 +55,8 @@ ENDPOINTS = {
     "reflection_cycle": ("get", "/api/v1/reflection-cycles/{cycle_id}"),
     "people": ("get", "/api/v1/users/{user_id}/people"),
     "person": ("get", "/api/v1/users/{user_id}/people/{person_id}"),
+    "sessions": ("get", "/api/v1/users/{user_id}/sessions"),
+    "session_turns": ("get", "/api/v1/users/{user_id}/sessions/{session_id}/turns"),
     "health": ("get", "/api/v1/health"),
 }
 # Python parameter -> schema field, where the names differ.
@@ -67,7 +69,7 @@ MODELS = {
     "Memory": "Memory", "ScoreParts": "Score", "SearchResult": "SearchResult", "SearchResponse": "SearchResponse",
     "Candidate": "Candidate", "WriteResult": "WriteResult", "Job": "Job", "HistoryEvent": "History",
     "Trait": "TraitDetail", "ContextBlock": "ContextResponse", "Erasure": "Erasure", "ReflectionCycle": "Cycle",
-    "Person": "Person",
+    "Person": "Person", "Session": "Session", "SessionTurn": "SessionTurn",
 }
 FIELD_NAMES = {("ContextBlock", "context"): "text", ("Erasure", "candidate"): "pending_candidate_id"}
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memories.api import people, views
+from memories.api import people, sessions, views
 
 urlpatterns = [
     path("memories", views.MemoryListCreateView.as_view(), name="memory-list"),
@@ -12,6 +12,9 @@ urlpatterns = [
     path("users/<str:user_id>/memories", views.UserMemoriesView.as_view(), name="user-memories"),
     path("users/<str:user_id>/people", people.PeopleView.as_view(), name="user-people"),
     path("users/<str:user_id>/people/<uuid:person_id>", people.PersonDetailView.as_view(), name="user-person"),
+    path("users/<str:user_id>/sessions", sessions.UserSessionsView.as_view(), name="user-sessions"),
+    path("users/<str:user_id>/sessions/<str:session_id>/turns", sessions.SessionTurnsView.as_view(),
+         name="user-session-turns"),
     path("conversations", views.ConversationView.as_view(), name="conversations"),
     path("jobs/<uuid:job_id>", views.JobDetailView.as_view(), name="job-detail"),
     path("jobs/<uuid:job_id>/retry", views.JobRetryView.as_view(), name="job-retry"),

@@ -32,6 +32,8 @@ from memory_client.models import (
     SearchGroup,
     SearchResponse,
     SearchResult,
+    Session,
+    SessionTurn,
     Trait,
     WriteResult,
 )
@@ -40,6 +42,7 @@ __all__ = [
     "AsyncMemoryClient", "AuthenticationError", "Candidate", "Conflict", "ContextBlock", "Erasure", "HistoryEvent",
     "Job", "Memory", "MemoryClient", "MemoryServiceError", "NotFound", "NotSupported", "Page", "PermissionDenied",
     "Person", "PersonEdge", "PersonFact", "QuotaExceeded", "RateLimited", "ReflectionCycle", "RetryPolicy",
-    "ScoreParts", "SearchGroup", "SearchResponse", "SearchResult", "ServerError", "ServiceUnavailable", "Trait",
+    "ScoreParts", "SearchGroup", "SearchResponse", "SearchResult", "ServerError", "ServiceUnavailable", "Session",
+    "SessionTurn", "Trait",
     "TransportError", "ValidationError", "WriteResult",
 ]

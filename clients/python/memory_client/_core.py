@@ -24,6 +24,8 @@ from memory_client.models import (
     Person,
     ReflectionCycle,
     SearchResponse,
+    Session,
+    SessionTurn,
     Trait,
     WriteResult,
 )
@@ -318,6 +320,20 @@ class Endpoints:
         """One person of the user (NotFound for another user's): as in `people`, plus the facts that stopped
         holding, every edge with its times, the history of changes, and who is within two hops."""
         return self._send(Call("GET", f"users/{_segment(user_id)}/people/{_segment(person_id)}", Person.from_json))
+
+    # -- sessions
+    def sessions(self, user_id: str) -> builtins.list[Session]:
+        """The user's sessions, latest first: first and last conversation job time, turns and jobs."""
+        return self._send(Call("GET", f"users/{_segment(user_id)}/sessions",
+                               lambda body: [Session.from_json(s) for s in body["sessions"]]))
+
+    def session_turns(self, user_id: str, session_id: str, *, page_size: int | None = None,
+                      cursor_url: str | None = None) -> Page[SessionTurn]:
+        """One page of the user's raw turns of a session, in order, as the conversation jobs keep them (a
+        forgotten turn reads as its marker); pass the page's `next` as cursor_url, or use next_page."""
+        path = f"users/{_segment(user_id)}/sessions/{_segment(session_id)}/turns"
+        return self._send(Call("GET", cursor_url or path, _page(SessionTurn.from_json),
+                               params={} if cursor_url else _clean({"page_size": page_size})))
 
     # -- service
     def health(self) -> dict[str, Any]:

@@ -425,6 +425,40 @@ class Person:
 
 
 @dataclass(frozen=True)
+class SessionTurn:
+    """One raw turn of a session as its conversation job keeps it (a forgotten turn reads as its marker)."""
+
+    job_id: str
+    index: int
+    role: str
+    content: str
+    name: str | None = None
+    created_at: datetime | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> SessionTurn:
+        return cls(**_pick(cls, body, created_at=_when(body.get("created_at"))))
+
+
+@dataclass(frozen=True)
+class Session:
+    """One session of a user: when its first and last conversation job came, how many turns and jobs."""
+
+    session_id: str
+    turns: int = 0
+    jobs: int = 0
+    first_turn_at: datetime | None = None
+    last_turn_at: datetime | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> Session:
+        return cls(**_pick(cls, body, first_turn_at=_when(body.get("first_turn_at")),
+                           last_turn_at=_when(body.get("last_turn_at"))))
+
+
+@dataclass(frozen=True)
 class Page(Generic[T]):
     """One page of a cursor-paginated list; `next` is the link to the following page (or None)."""
 

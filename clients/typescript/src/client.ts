@@ -8,8 +8,8 @@ import { type RetryPolicy, RETRY_STATUSES, retryAfterSeconds, retryDelay } from 
 import type {
   AddOptions, ApiPath, ApproveOptions, Candidate, ContextBlock, ContextOptions, ConversationOptions, Erasure, Health,
   HistoryEvent, Job, ListFilters, Memory, MergeOptions, Message, NewMemory, Page, PeopleOptions, Person, PersonDetail,
-  Readiness, ReflectionCycle, RejectOptions, SearchOptions, SearchResponse, TraitDetail, UpdateOptions, UserTraits,
-  WriteResult,
+  Readiness, ReflectionCycle, RejectOptions, SearchOptions, SearchResponse, Session, SessionTurn, SessionTurnsOptions,
+  TraitDetail, UpdateOptions, UserTraits, WriteResult,
 } from "./types.js";
 
 export const VERSION = "0.1.0";
@@ -269,6 +269,22 @@ export class MemoryClient {
   person(userId: string, personId: string): Promise<PersonDetail> {
     return this.send({ method: "GET", path: "/api/v1/users/{user_id}/people/{person_id}",
       params: { user_id: userId, person_id: personId } });
+  }
+
+  // -- sessions
+
+  /** The user's sessions, latest first: first and last conversation job time, how many turns and jobs. */
+  async sessions(userId: string): Promise<Session[]> {
+    const answer = await this.send<{ sessions: Session[] }>({ method: "GET", path: "/api/v1/users/{user_id}/sessions",
+      params: { user_id: userId } });
+    return answer.sessions;
+  }
+
+  /** One page of the user's raw turns of a session, in order, as the conversation jobs keep them (a forgotten
+   * turn reads as its marker); follow `next` with nextPage. */
+  sessionTurns(userId: string, sessionId: string, options: SessionTurnsOptions = {}): Promise<Page<SessionTurn>> {
+    return this.send({ method: "GET", path: "/api/v1/users/{user_id}/sessions/{session_id}/turns",
+      params: { user_id: userId, session_id: sessionId }, query: options });
   }
 
   // -- pages and the service

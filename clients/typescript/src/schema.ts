@@ -448,6 +448,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/{user_id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The user's sessions, latest first: when their first and last conversation job came, how many
+         * @description The user's sessions, latest first: when their first and last conversation job came, how many
+         *     turns the jobs keep and how many jobs.
+         */
+        get: operations["users_sessions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/sessions/{session_id}/turns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The user's raw turns of one session, in order (job by job, each job's turns by position), as the
+         * @description The user's raw turns of one session, in order (job by job, each job's turns by position), as the
+         *     conversation jobs keep them: a turn the user asked to forget reads as its marker; an erased user has
+         *     none. Another tenant's user, or a session with no jobs, is an empty list.
+         */
+        get: operations["users_session_turns_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/{user_id}/traits": {
         parameters: {
             query?: never;
@@ -1349,6 +1392,15 @@ export interface components {
          * @enum {string}
          */
         SensitiveEnum: "as_written" | "redacted";
+        Session: {
+            session_id: string;
+            /** Format: date-time */
+            first_turn_at: string;
+            /** Format: date-time */
+            last_turn_at: string;
+            turns: number;
+            jobs: number;
+        };
         /**
          * @description Typos in field names are errors, not silently ignored options. (The input
          *     serializers' base: their validation is timed as the request's `validate` phase.)
@@ -1359,6 +1411,35 @@ export interface components {
         SessionEvidence: {
             session_id: string;
             evidence: components["schemas"]["Evidence"][];
+        };
+        SessionTurn: {
+            /** Format: uuid */
+            job_id: string;
+            /** @description position in the job's turns */
+            index: number;
+            role: string;
+            /** @description the speaker's name */
+            name: string | null;
+            /** @description as stored: a forgotten turn reads as its marker */
+            content: string;
+            /**
+             * Format: date-time
+             * @description the turn's own time if sent with one, else its job's
+             */
+            created_at: string;
+        };
+        SessionTurnPage: {
+            user_id: string;
+            session_id: string;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["SessionTurn"][];
+        };
+        Sessions: {
+            user_id: string;
+            sessions: components["schemas"]["Session"][];
         };
         Source: {
             session_id: string;
@@ -3835,6 +3916,210 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Cycle"];
+                };
+            };
+            /** @description bad input: the body names each field and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no key, or an invalid, revoked or expired one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the key's role may not do this, or a quota is full (nothing was written) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no such object in this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests or too much waiting work: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the database, Redis or the embedder is unavailable: nothing was written; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    users_sessions_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Sessions"];
+                };
+            };
+            /** @description bad input: the body names each field and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no key, or an invalid, revoked or expired one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the key's role may not do this, or a quota is full (nothing was written) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no such object in this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests or too much waiting work: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the database, Redis or the embedder is unavailable: nothing was written; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    users_session_turns_list: {
+        parameters: {
+            query?: {
+                /** @description a page's `next` or `previous` link */
+                cursor?: string;
+                /** @description at most 500 */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                session_id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionTurnPage"];
                 };
             };
             /** @description bad input: the body names each field and what is wrong with it */

@@ -125,6 +125,12 @@ export type PersonDetail = Person & {
 };
 /** The filter of `people`: one kind only. */
 export type PeopleOptions = NonNullable<paths["/api/v1/users/{user_id}/people"]["get"]["parameters"]["query"]>;
+/** One raw turn of a session as its conversation job keeps it (a forgotten turn reads as its marker). */
+export type SessionTurn = Schemas["SessionTurn"];
+/** One session of a user: first and last conversation job time, turns and jobs. */
+export type Session = Schemas["Session"];
+/** A page of `sessionTurns`: at most `page_size` turns. */
+export type SessionTurnsOptions = { page_size?: number };
 /** One turn of a conversation. */
 export type Message = Schemas["MessageRequest"];
 
