@@ -38,7 +38,7 @@ from memories.models import (
     MemoryStatus,
     MemoryVector,
 )
-from memories.search import MODES, SearchPlan, SearchQuery, memory_search
+from memories.search import MODES, SearchPlan, memory_search
 from memories.selectors import candidates_against, memory_lineage_ids, memory_standing
 from memories.text import counted
 
@@ -405,7 +405,7 @@ class MemoryItemAdmin(MemoryCorrections):
                 context["error"] = "; ".join(f"{field}: {' '.join(str(m) for m in messages)}"
                                              for field, messages in search.errors.items())
             else:
-                query = SearchQuery(**search.validated_data)
+                query = search.to_query(now=timezone.now())  # the mode's defaults, as the API fills them
                 plan = SearchPlan()
                 context["results"] = memory_search(tenant=tenant, plan=plan, query=query)
                 context["plan"] = plan
