@@ -310,7 +310,9 @@ def test_a_conversation_job_retries_a_failed_embedding_by_itself(api, settings, 
     settings.EXTRACTION_RETRY_BACKOFF = 0.05
     reset()
     try:
-        fake_openai.script("/v1/embeddings", Reply(status=500, body={"error": {"message": "busy"}}))
+        # A job embeds its statements as one batch of documents, which the client retries twice itself
+        # (OpenAIEmbedder: max_retries=2): three failures in a row reach the job, which retries as a whole.
+        fake_openai.script("/v1/embeddings", *[Reply(status=500, body={"error": {"message": "busy"}})] * 3)
         job = converse(api, ["I have a cat named Miso."])
     finally:
         reset()
