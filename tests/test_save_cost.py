@@ -20,10 +20,17 @@ from memories.maintenance import embeddings_sweep
 from memories.models import EmbeddingState, MemoryItem, MemoryVector
 from memories.vectors import commit_without_waiting_for_the_disk, embed_items, vectors_store_known
 from memories.writing import MemorySpec, memory_create_batch
-from tests.conftest import celery_on_broker, start_celery_worker, stop_process
+from tests.conftest import celery_on_broker, redis_test_url, start_celery_worker, stop_process
 
-BROKER = "redis://127.0.0.1:6379/9"  # this file's own database: the broker's queue and the nudges' keys
+# A Redis database of this xdist worker (the broker's queue and the nudges' keys), emptied before each test:
+# a fixed database was shared with the other worker's Celery workers, which took this file's tasks.
+BROKER = redis_test_url(2)
 WINDOW = 3  # seconds a burst's nudges are coalesced over (a burst takes well under it)
+
+
+@pytest.fixture(autouse=True)
+def _empty_broker():
+    redis.Redis.from_url(BROKER).flushdb()
 
 
 def _queued_task_names() -> list[str]:
