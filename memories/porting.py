@@ -233,6 +233,17 @@ def _user(value, line: int) -> str:
 # --------------------------------------------------------------------------- readers
 
 
+def jsonl_rows(path: Path) -> Iterator[tuple[int, dict]]:
+    """A JSON-lines file's rows with their line numbers, blank lines skipped (every importer's JSONL)."""
+    with path.open(encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if raw.strip():
+                try:
+                    yield number, json.loads(raw)
+                except json.JSONDecodeError as exc:
+                    raise ImportFailed(f"{path.name} is not valid JSON ({exc.msg})", line=number) from None
+
+
 def _read_rows(path: Path) -> Iterator[tuple[int, dict]]:
     """(line number, row) from a .csv, .jsonl or .json (list) file."""
     suffix = path.suffix.lower()
@@ -241,13 +252,7 @@ def _read_rows(path: Path) -> Iterator[tuple[int, dict]]:
             for number, row in enumerate(csv.DictReader(handle), start=2):
                 yield number, row
     elif suffix == ".jsonl":
-        with path.open(encoding="utf-8") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if raw.strip():
-                    try:
-                        yield number, json.loads(raw)
-                    except json.JSONDecodeError as exc:
-                        raise ImportFailed(f"not valid JSON ({exc.msg})", line=number) from None
+        yield from jsonl_rows(path)
     elif suffix == ".json":
         try:
             rows = json.loads(path.read_text(encoding="utf-8"))

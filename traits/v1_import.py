@@ -25,7 +25,6 @@ nothing; an interrupted one resumes after its last committed batch.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,16 +154,6 @@ def plan_embedding_row(row: dict, line: int) -> ImportRecord | PlannedTrait | No
     ), vector=porting._vector(row.get("embedding"), line), vector_model=V1_VECTOR_MODEL)
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if raw.strip():
-                try:
-                    yield number, json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    raise ImportFailed(f"{path.name} is not valid JSON ({exc.msg})", line=number) from None
-
-
 def read_v1(directory: Path, report: V1Report) -> tuple[Iterator[ImportRecord], list[PlannedTrait]]:
     """The memories to write (read lazily) and the traits, from a V1 export directory."""
     embeddings, key_values = directory / "embeddings.jsonl", directory / "key_values.jsonl"
@@ -172,12 +161,12 @@ def read_v1(directory: Path, report: V1Report) -> tuple[Iterator[ImportRecord], 
         raise ImportFailed(f"{embeddings} does not exist (a V1 export holds embeddings.jsonl, key_values.jsonl)")
     traits: list[PlannedTrait] = []
     profile_facts: list[ImportRecord] = []
-    for number, row in _rows(embeddings):
+    for number, row in porting.jsonl_rows(embeddings):
         planned = plan_embedding_row(row, number)
         if isinstance(planned, PlannedTrait):
             traits.append(planned)
     if key_values.exists():
-        for number, row in _rows(key_values):
+        for number, row in porting.jsonl_rows(key_values):
             entries = plan_profile_entry(row, number)
             if entries is None:
                 report.configuration += 1
@@ -189,7 +178,7 @@ def read_v1(directory: Path, report: V1Report) -> tuple[Iterator[ImportRecord], 
                     profile_facts.append(ImportRecord(line=number, spec=entry))
 
     def memories() -> Iterator[ImportRecord]:
-        for number, row in _rows(embeddings):
+        for number, row in porting.jsonl_rows(embeddings):
             planned = plan_embedding_row(row, number)
             if isinstance(planned, ImportRecord):
                 yield planned
